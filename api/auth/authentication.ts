@@ -1,0 +1,65 @@
+import type { Request } from 'express';
+import passport from 'passport';
+import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
+import { config } from '../../platform/config';
+import { AppError } from '../../platform/errors';
+import { isUuid } from '../../platform/ids';
+import { ROLES, type Role } from '../../models/user';
+
+/** The authenticated caller, as every service sees it. */
+export interface Caller {
+  id: string;
+  roles: Role[];
+}
+
+export const isStaff = (caller: Caller): boolean => caller.roles.includes('compliance') || caller.roles.includes('admin');
+
+let configured = false;
+
+function ensureStrategy(): void {
+  if (configured) return;
+  const { jwt } = config();
+  passport.use(
+    new JwtStrategy(
+      {
+        jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
+        secretOrKey: jwt.secret,
+        algorithms: ['HS256'],
+        issuer: jwt.issuer,
+        audience: jwt.audience,
+        jsonWebTokenOptions: { maxAge: `${jwt.ttlSeconds}s` },
+      },
+      (payload: { sub?: unknown; roles?: unknown }, done: (err: unknown, user?: Caller | false) => void) => {
+        const roles = Array.isArray(payload.roles) ? payload.roles : [];
+        if (typeof payload.sub !== 'string' || !isUuid(payload.sub) || !roles.every((r) => ROLES.includes(r as Role))) {
+          done(null, false);
+          return;
+        }
+        done(null, { id: payload.sub, roles: roles as Role[] });
+      },
+    ),
+  );
+  configured = true;
+}
+
+/** Verify the bearer token of a request; resolves to the caller, or rejects with `unauthenticated`. */
+export function authenticateRequest(request: Request): Promise<Caller> {
+  ensureStrategy();
+  return new Promise((resolve, reject) => {
+    const handler = passport.authenticate('jwt', { session: false }, (err: unknown, user: Caller | false) => {
+      if (err || !user) reject(new AppError('unauthenticated', 'a valid bearer token is required'));
+      else resolve(user);
+    }) as (req: Request, res: Request['res'], next: () => void) => void;
+    handler(request, request.res, () => undefined);
+  });
+}
+
+/** tsoa's authentication hook: `@Security('jwt', ['compliance', 'admin'])` admits any listed role. */
+export async function expressAuthentication(request: Request, securityName: string, scopes: string[] = []): Promise<Caller> {
+  if (securityName !== 'jwt') throw new AppError('unauthenticated', `unknown security scheme ${securityName}`);
+  const caller = await authenticateRequest(request);
+  if (scopes.length > 0 && !scopes.some((role) => caller.roles.includes(role as Role))) {
+    throw new AppError('forbidden', `requires one of the roles: ${scopes.join(', ')}`);
+  }
+  return caller;
+}

@@ -1,0 +1,30 @@
+import type { Request as ExpressRequest } from 'express';
+import { Body, Controller, Header, Hidden, Post, Request, Response, Route, SuccessResponse, Tags } from 'tsoa';
+import type { Problem } from '../problem';
+import { handleSandboxCallback } from '../services/callback-service';
+
+interface SandboxCallbackBody {
+  reference: string;
+  status: 'succeeded' | 'failed';
+  failure_code: string | null;
+  provider_code: string | null;
+}
+
+@Route('callbacks')
+@Tags('Callbacks')
+export class CallbacksController extends Controller {
+  /** Outcome notifications from the sandbox rails, signed with HMAC-SHA256 in `X-Sandbox-Signature`. */
+  @Post('sandbox')
+  @Hidden()
+  @SuccessResponse(204, 'Accepted')
+  @Response<Problem>(401, 'Bad signature')
+  @Response<Problem>(404, 'Unknown reference')
+  public async sandbox(
+    @Body() _body: SandboxCallbackBody,
+    @Header('X-Sandbox-Signature') signature: string | undefined,
+    @Request() req: ExpressRequest & { rawBody?: Buffer },
+  ): Promise<void> {
+    await handleSandboxCallback(req.rawBody?.toString('utf8') ?? '', signature);
+    this.setStatus(204);
+  }
+}

@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import type { RequestHandler, Response } from 'express';
+import { QueryTypes } from 'sequelize';
+import { database } from '../../platform/database';
+import { AppError } from '../../platform/errors';
+import { authenticateRequest } from '../auth/authentication';
+
+/**
+ * Idempotency-Key (IETF draft, Stripe semantics) for every POST, backed by Postgres.
+ * Scope: (caller, method, path, key), kept 24 h. The first request runs; a repeat with the same body
+ * gets the stored response byte-for-byte with `Idempotent-Replayed: true`; a repeat with another body is
+ * 422 `idempotency_key_reused`; a repeat while the first still runs is 409 `idempotency_in_progress`.
+ * Responses that say nothing about the request itself (5xx, 401, 403, 409, 429) are not kept, so the
+ * client can retry with the same key.
+ */
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+const TTL_HOURS = 24;
+/** An in-flight claim older than this is taken to be abandoned (its process died) and can be taken over. */
+const STALE_AFTER_SECONDS = 60;
+const NOT_KEPT = new Set([401, 403, 409, 429]);
+const REPLAYED_HEADERS = ['content-type', 'location'];
+
+interface StoredKey {
+  request_hash: string;
+  state: 'in_progress' | 'completed';
+  response_status: number | null;
+  response_headers: Record<string, string> | null;
+  response_body: string | null;
+  stale: boolean;
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}
+
+const hashBody = (body: unknown): string =>
+  createHash('sha256')
+    .update(JSON.stringify(canonical(body ?? null)))
+    .digest('hex');
+
+export function idempotency(options: { requiredOn: string[] }): RequestHandler {
+  return async (req, res, next) => {
+    if (req.method !== 'POST') return next();
+    const key = req.get('Idempotency-Key');
+    const required = options.requiredOn.includes(req.path);
+    let scope: string;
+    try {
+      scope = `user:${(await authenticateRequest(req)).id}`;
+    } catch {
+      // Unauthenticated: protected routes answer 401 themselves; public ones are scoped by address.
+      if (required) return next();
+      scope = `ip:${req.ip ?? 'unknown'}`;
+    }
+    if (key === undefined) {
+      return next(
+        required ? new AppError('idempotency_key_missing', 'send an Idempotency-Key header (e.g. a UUID) with this request') : undefined,
+      );
+    }
+    if (!KEY.test(key)) {
+      return next(
+        new AppError('validation_failed', 'Idempotency-Key must be 1 to 255 visible ASCII characters', {
+          errors: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }],
+        }),
+      );
+    }
+    const sequelize = database();
+    const id = { scope, method: req.method, path: req.path, key };
+    const requestHash = hashBody(req.body);
+    try {
+      const claimed = await sequelize.query(
+        `INSERT INTO idempotency_keys (scope, method, path, key, request_hash, expires_at)
+         VALUES (:scope, :method, :path, :key, :requestHash, now() + interval '${TTL_HOURS} hours')
+         ON CONFLICT (scope, method, path, key) DO UPDATE
+           SET request_hash = EXCLUDED.request_hash, locked_at = now(), expires_at = EXCLUDED.expires_at
+           WHERE idempotency_keys.expires_at < now()
+              OR (idempotency_keys.state = 'in_progress'
+                  AND idempotency_keys.locked_at < now() - interval '${STALE_AFTER_SECONDS} seconds'
+                  AND idempotency_keys.request_hash = EXCLUDED.request_hash)
+         RETURNING 1`,
+        { replacements: { ...id, requestHash }, type: QueryTypes.SELECT },
+      );
+      if (claimed.length === 0) {
+        const [stored] = await sequelize.query<StoredKey>(
+          `SELECT request_hash, state, response_status, response_headers, response_body,
+                  locked_at < now() - interval '${STALE_AFTER_SECONDS} seconds' AS stale
+             FROM idempotency_keys WHERE scope = :scope AND method = :method AND path = :path AND key = :key`,
+          { replacements: id, type: QueryTypes.SELECT },
+        );
+        if (!stored) return next(new AppError('idempotency_in_progress', 'retry the request'));
+        if (stored.request_hash !== requestHash) {
+          return next(new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request body'));
+        }
+        if (stored.state !== 'completed') {
+          return next(
+            new AppError('idempotency_in_progress', 'the first request with this Idempotency-Key is still being processed', {
+              headers: { 'Retry-After': '1' },
+            }),
+          );
+        }
+        return replay(res, stored);
+      }
+    } catch (err) {
+      return next(err);
+    }
+    captureResponse(res, async (status, headers, body) => {
+      if (status >= 500 || NOT_KEPT.has(status)) {
+        await sequelize.query('DELETE FROM idempotency_keys WHERE scope = :scope AND method = :method AND path = :path AND key = :key', {
+          replacements: id,
+        });
+        return;
+      }
+      await sequelize.query(
+        `UPDATE idempotency_keys SET state = 'completed', response_status = :status, response_headers = :headers,
+                response_body = :body
+          WHERE scope = :scope AND method = :method AND path = :path AND key = :key`,
+        { replacements: { ...id, status, headers: JSON.stringify(headers), body } },
+      );
+    });
+    next();
+  };
+}
+
+function replay(res: Response, stored: StoredKey): void {
+  for (const [name, value] of Object.entries(stored.response_headers ?? {})) res.setHeader(name, value);
+  res.setHeader('Idempotent-Replayed', 'true');
+  res.status(stored.response_status ?? 200).end(stored.response_body ?? '');
+}
+
+/** Persist the response before it is sent, so that a retry arriving right after it sees it. */
+function captureResponse(res: Response, persist: (status: number, headers: Record<string, string>, body: string) => Promise<void>): void {
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  res.end = ((...args: unknown[]) => {
+    const [chunk, encoding] = args;
+    const body =
+      typeof chunk === 'string'
+        ? chunk
+        : Buffer.isBuffer(chunk)
+          ? chunk.toString(typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+          : '';
+    const headers: Record<string, string> = {};
+    for (const name of REPLAYED_HEADERS) {
+      const value = res.getHeader(name);
+      if (value !== undefined) headers[name] = String(value);
+    }
+    persist(res.statusCode, headers, body)
+      .catch((err: unknown) => res.req.log?.error({ err }, 'could not store the idempotent response'))
+      .finally(() => end(...args));
+    return res;
+  }) as Response['end'];
+}

@@ -1,0 +1,70 @@
+import { ValidateError } from '@tsoa/runtime';
+import type { ErrorRequestHandler, Response } from 'express';
+import { AppError, type ErrorCode, type FieldError } from '../platform/errors';
+import { componentLogger } from '../platform/logger';
+
+/** RFC 9457 problem details, as every error response of the API carries them. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  errors?: FieldError[];
+  request_id: string;
+}
+
+const log = componentLogger('http');
+
+export function sendProblem(res: Response, err: AppError): void {
+  const requestId = String(res.getHeader('X-Request-Id') ?? '');
+  const problem: Problem = {
+    type: `https://paygate.dev/problems/${err.code.replace(/_/g, '-')}`,
+    title: err.title,
+    status: err.status,
+    detail: err.detail ?? err.title,
+    code: err.code,
+    ...(err.options.errors ? { errors: err.options.errors } : {}),
+    request_id: requestId,
+  };
+  for (const [name, value] of Object.entries(err.options.headers ?? {})) res.setHeader(name, value);
+  res.status(err.status).type('application/problem+json').send(JSON.stringify(problem));
+}
+
+const fieldName = (key: string): string => key.replace(/^(body|query|path|header)\.?/, '') || key;
+
+/** Turn anything thrown into an AppError: tsoa validation, body-parser failures, or an unknown bug. */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof ValidateError) {
+    const errors = Object.entries(err.fields).map(([key, value]) => ({
+      field: fieldName(key),
+      message: value.message,
+    }));
+    const headerMissing = errors.find((e) => e.field.toLowerCase() === 'idempotency-key');
+    if (headerMissing) return new AppError('idempotency_key_missing', 'send an Idempotency-Key header (e.g. a UUID) with this request');
+    return new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+  }
+  const bodyError = err as { type?: string; status?: number };
+  switch (bodyError?.type) {
+    case 'entity.parse.failed':
+      return new AppError('malformed_json', 'the request body is not valid JSON');
+    case 'entity.too.large':
+      return new AppError('payload_too_large', 'the request body exceeds 64 KiB');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError('unsupported_media_type', 'unsupported body encoding');
+  }
+  return new AppError('internal', 'an unexpected error occurred; quote the request_id when reporting it');
+}
+
+export const problemHandler: ErrorRequestHandler = (err, req, res, next) => {
+  if (res.headersSent) {
+    next(err);
+    return;
+  }
+  const appError = toAppError(err);
+  if (appError.status >= 500) req.log?.error({ err }, 'request failed');
+  else if (appError.code === 'internal') log.error({ err }, 'request failed');
+  sendProblem(res, appError);
+};

@@ -1,0 +1,129 @@
+import { Algorithm, hash, verify } from '@node-rs/argon2';
+import { UniqueConstraintError } from 'sequelize';
+import { config } from '../../platform/config';
+import { AppError, validationError } from '../../platform/errors';
+import { uuidv7 } from '../../platform/ids';
+import { User } from '../../models';
+import type { Role } from '../../models/user';
+import { normaliseKenyanPhone } from '../../domain/phone';
+import { issueAccessToken, type IssuedToken } from '../auth/tokens';
+import { assertAccountNotLocked, clearFailedLogins, limitLoginByIp, limitRegisterByIp, recordFailedLogin } from './rate-limits';
+
+export interface RegisterInput {
+  email: string;
+  password: string;
+  full_name: string;
+  phone?: string;
+}
+
+export interface UserView {
+  user_id: string;
+  email: string;
+  full_name: string;
+  phone: string | null;
+  /** The highest role held: admin, compliance or user. */
+  role: Role;
+  roles: Role[];
+  kyc_status: 'unverified' | 'pending' | 'verified' | 'rejected';
+  created_at: string;
+}
+
+// OWASP's argon2id recommendation (19 MiB, 2 iterations, 1 lane).
+const ARGON2 = { algorithm: Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 };
+// Verified against when the e-mail is unknown, so a login takes as long whether or not the account exists.
+let decoyHash: Promise<string> | undefined;
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,}$/;
+
+export function toUserView(user: User): UserView {
+  const role: Role = user.roles.includes('admin') ? 'admin' : user.roles.includes('compliance') ? 'compliance' : 'user';
+  return {
+    user_id: user.id,
+    email: user.email,
+    full_name: user.fullName,
+    phone: user.phone,
+    role,
+    roles: user.roles,
+    kyc_status: user.kycStatus,
+    created_at: user.createdAt.toISOString(),
+  };
+}
+
+function normaliseEmail(raw: string): string {
+  const email = raw.trim().toLowerCase();
+  if (!EMAIL.test(email)) throw validationError('email', 'must be an e-mail address');
+  return email;
+}
+
+function checkPassword(password: string): void {
+  if (password.length < 10) throw validationError('password', 'must be at least 10 characters');
+  if (password.length > 256) throw validationError('password', 'must be at most 256 characters');
+}
+
+export async function registerUser(input: RegisterInput, ip: string): Promise<UserView> {
+  const email = normaliseEmail(input.email);
+  checkPassword(input.password);
+  const fullName = input.full_name.trim();
+  if (fullName.length < 2 || fullName.length > 140) throw validationError('full_name', 'must be 2 to 140 characters');
+  let phone: string | null = null;
+  if (input.phone !== undefined && input.phone !== null && input.phone !== '') {
+    phone = normaliseKenyanPhone(input.phone);
+    if (!phone) throw validationError('phone', 'must be a Kenyan phone number in E.164 form, e.g. +254712345678');
+  }
+  await limitRegisterByIp(ip);
+  try {
+    const user = await User.create({
+      id: uuidv7(),
+      email,
+      passwordHash: await hash(input.password, ARGON2),
+      fullName,
+      phone,
+    });
+    return toUserView(user);
+  } catch (err) {
+    if (err instanceof UniqueConstraintError) throw new AppError('conflict', 'an account with this e-mail already exists');
+    throw err;
+  }
+}
+
+export async function login(emailRaw: string, password: string, ip: string): Promise<IssuedToken> {
+  const email = emailRaw.trim().toLowerCase();
+  await limitLoginByIp(ip);
+  await assertAccountNotLocked(email);
+  const user = await User.findOne({ where: { email } });
+  decoyHash ??= hash('decoy-password-for-timing', ARGON2);
+  const ok = await verify(user?.passwordHash ?? (await decoyHash), password).catch(() => false);
+  if (!user || !ok) {
+    await recordFailedLogin(email);
+    throw new AppError('unauthenticated', 'wrong e-mail or password');
+  }
+  await clearFailedLogins(email);
+  return issueAccessToken(config().jwt, { sub: user.id, roles: user.roles });
+}
+
+export async function currentUser(userId: string): Promise<UserView> {
+  const user = await User.findByPk(userId);
+  if (!user) throw new AppError('unauthenticated', 'the account no longer exists');
+  return toUserView(user);
+}
+
+/** Make sure an admin account exists (boot with ADMIN_EMAIL/ADMIN_PASSWORD, or the admin:create command). */
+export async function ensureAdmin(emailRaw: string, password: string): Promise<{ user: UserView; created: boolean }> {
+  const email = normaliseEmail(emailRaw);
+  checkPassword(password);
+  const existing = await User.findOne({ where: { email } });
+  if (existing) {
+    const roles = Array.from(new Set<Role>([...existing.roles, 'compliance', 'admin']));
+    if (roles.length !== existing.roles.length) await existing.update({ roles, updatedAt: new Date() });
+    return { user: toUserView(existing), created: false };
+  }
+  const user = await User.create({
+    id: uuidv7(),
+    email,
+    passwordHash: await hash(password, ARGON2),
+    fullName: 'Administrator',
+    phone: null,
+    roles: ['user', 'compliance', 'admin'],
+  });
+  return { user: toUserView(user), created: true };
+}

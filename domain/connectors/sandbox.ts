@@ -1,0 +1,217 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import { uuidv7 } from '../../platform/ids';
+import { componentLogger } from '../../platform/logger';
+import { MPESA_RESULT_CODES } from './mpesa-codes';
+import { RailError, type RailAccepted, type RailConnector, type RailStatus, type RailSubmission } from './types';
+
+/**
+ * The sandbox rails: a deterministic simulation of the outside world (bank, M-Pesa, exchanges) behind the
+ * same connector interface as the real ones. Its provider-side state lives in `sandbox_transfers`, so it
+ * survives restarts exactly as a real provider would.
+ *
+ * Magic values:
+ * - `bank_transfer` to an `account_number` ending in `0000` → refused at submission: `account_not_found`.
+ * - any amount whose first two decimals are `13` (e.g. `"1500.13"`) → accepted, then `insufficient_funds`.
+ * - `mobile_money` to `+254700000999` → succeeds but never calls back: polling must resolve it.
+ * - `mobile_money` to `+254700` + a six-digit M-Pesa ResultCode (e.g. `+254700001032`, `+254700002001`,
+ *   `+254700001037`, `+254700000001`) → fails with that code's mapped `failure_code`; the busy codes
+ *   (`+254700000017`, `+254700000026`) refuse the first submission and accept the retry.
+ * - `crypto` to `exchange_id: "sandbox_maintenance"` → the exchange is in maintenance: every submission is
+ *   retried, then the payment fails with `exchange_unavailable`.
+ */
+
+export const SANDBOX_SILENT_PHONE = '+254700000999';
+export const SANDBOX_MAINTENANCE_EXCHANGE = 'sandbox_maintenance';
+
+export interface SandboxOptions {
+  sequelize: Sequelize;
+  callbackSecret: string;
+  callbackDelayMs: number;
+  fetchImpl?: typeof fetch;
+}
+
+interface Verdict {
+  outcome: 'succeeded' | 'failed';
+  failureCode: string | null;
+  providerCode: string | null;
+  sendsCallback: boolean;
+  busyOnFirstSubmission: boolean;
+}
+
+interface TransferRow {
+  reference: string;
+  outcome: 'succeeded' | 'failed';
+  failure_code: string | null;
+  provider_code: string | null;
+  sends_callback: boolean;
+  settles_at: Date;
+  submissions: number;
+  callback_sent_at: Date | null;
+}
+
+export interface SandboxCallbackBody {
+  reference: string;
+  status: 'succeeded' | 'failed';
+  failure_code: string | null;
+  provider_code: string | null;
+}
+
+export function signSandboxCallback(secret: string, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+}
+
+export function verifySandboxCallback(secret: string, body: string, signature: string | undefined): boolean {
+  if (!signature) return false;
+  const expected = Buffer.from(signSandboxCallback(secret, body));
+  const given = Buffer.from(signature);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+/** Decide what the simulated provider will do with a transfer; pure and deterministic. */
+export function sandboxVerdict(s: Pick<RailSubmission, 'method' | 'amount' | 'destination'>): Verdict | RailError {
+  const base: Verdict = {
+    outcome: 'succeeded',
+    failureCode: null,
+    providerCode: null,
+    sendsCallback: true,
+    busyOnFirstSubmission: false,
+  };
+  const d = s.destination;
+  if (s.method === 'bank_transfer' && d.account_number?.endsWith('0000')) {
+    return new RailError('account_not_found', 'the beneficiary bank reports no such account', false);
+  }
+  if (s.method === 'crypto' && d.exchange_id === SANDBOX_MAINTENANCE_EXCHANGE) {
+    return new RailError('exchange_unavailable', 'the exchange is under maintenance', true);
+  }
+  if (s.method === 'mobile_money' && d.phone) {
+    if (d.phone === SANDBOX_SILENT_PHONE) return { ...base, sendsCallback: false };
+    const magic = /^\+254700(\d{6})$/.exec(d.phone);
+    const code = magic ? String(Number(magic[1])) : undefined;
+    const mapped = code ? MPESA_RESULT_CODES[code] : undefined;
+    if (code && mapped) {
+      return mapped.retryable
+        ? { ...base, providerCode: '0', busyOnFirstSubmission: true }
+        : { ...base, outcome: 'failed', failureCode: mapped.failureCode, providerCode: code };
+    }
+  }
+  const cents = s.amount.split('.')[1] ?? '';
+  if (cents.slice(0, 2) === '13' && /^0*$/.test(cents.slice(2))) {
+    return { ...base, outcome: 'failed', failureCode: 'insufficient_funds', providerCode: s.method === 'mobile_money' ? '1' : null };
+  }
+  return base;
+}
+
+export class SandboxConnector implements RailConnector {
+  readonly name = 'sandbox';
+  private readonly log = componentLogger('sandbox-rail');
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(private readonly options: SandboxOptions) {
+    this.fetchImpl = options.fetchImpl ?? fetch;
+  }
+
+  async submit(submission: RailSubmission): Promise<RailAccepted> {
+    const verdict = sandboxVerdict(submission);
+    if (verdict instanceof RailError) throw verdict;
+    const { sequelize } = this.options;
+    const [row] = await sequelize.query<TransferRow>(
+      `INSERT INTO sandbox_transfers (id, idempotency_key, method, reference, request, outcome, failure_code,
+                                      provider_code, sends_callback, settles_at)
+       VALUES (:id, :key, :method, :reference, :request, :outcome, :failureCode, :providerCode, :sendsCallback,
+               now() + make_interval(secs => :delaySeconds))
+       ON CONFLICT (idempotency_key) DO UPDATE SET submissions = sandbox_transfers.submissions + 1
+       RETURNING reference, outcome, failure_code, provider_code, sends_callback, settles_at, submissions,
+                 callback_sent_at`,
+      {
+        replacements: {
+          id: uuidv7(),
+          key: submission.idempotencyKey,
+          method: submission.method,
+          reference: `SBX-${submission.method.toUpperCase().replace('_', '')}-${submission.orderId.slice(-12)}-${Date.now().toString(36)}`,
+          request: JSON.stringify(submission),
+          outcome: verdict.outcome,
+          failureCode: verdict.failureCode,
+          providerCode: verdict.providerCode,
+          sendsCallback: verdict.sendsCallback,
+          delaySeconds: this.options.callbackDelayMs / 1000,
+        },
+        type: QueryTypes.SELECT,
+      },
+    );
+    if (!row) throw new Error('sandbox transfer insert returned no row');
+    if (verdict.busyOnFirstSubmission && row.submissions === 1) {
+      throw new RailError('provider_busy', 'the provider is busy, try again', true, '17');
+    }
+    if (row.sends_callback && row.callback_sent_at === null) this.scheduleCallback(submission.callbackUrl, row);
+    return { reference: row.reference };
+  }
+
+  async status(reference: string): Promise<RailStatus> {
+    const [row] = await this.options.sequelize.query<TransferRow>(
+      'SELECT reference, outcome, failure_code, provider_code, settles_at FROM sandbox_transfers WHERE reference = :reference',
+      { replacements: { reference }, type: QueryTypes.SELECT },
+    );
+    if (!row) throw new RailError('unknown_reference', `no transfer with reference ${reference}`, false);
+    if (new Date(row.settles_at).getTime() > Date.now()) return { state: 'pending', reference };
+    return toOutcome(row);
+  }
+
+  health(): Promise<'up' | 'down'> {
+    return Promise.resolve('up');
+  }
+
+  private scheduleCallback(url: string, row: TransferRow): void {
+    const body = JSON.stringify({
+      reference: row.reference,
+      status: row.outcome,
+      failure_code: row.failure_code,
+      provider_code: row.provider_code,
+    } satisfies SandboxCallbackBody);
+    const timer = setTimeout(() => {
+      void this.deliverCallback(url, row.reference, body);
+    }, this.options.callbackDelayMs);
+    timer.unref();
+  }
+
+  private async deliverCallback(url: string, reference: string, body: string): Promise<void> {
+    try {
+      const res = await this.fetchImpl(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-sandbox-signature': signSandboxCallback(this.options.callbackSecret, body),
+        },
+        body,
+        signal: AbortSignal.timeout(5000),
+      });
+      if (res.ok) {
+        await this.options.sequelize.query('UPDATE sandbox_transfers SET callback_sent_at = now() WHERE reference = :reference', {
+          replacements: { reference },
+        });
+      } else {
+        this.log.warn({ reference, status: res.status }, 'callback refused; the payment will be resolved by polling');
+      }
+    } catch (err) {
+      this.log.warn({ reference, err: (err as Error).message }, 'callback not delivered; the payment will be resolved by polling');
+    }
+  }
+}
+
+function toOutcome(row: Pick<TransferRow, 'reference' | 'outcome' | 'failure_code' | 'provider_code'>): RailStatus {
+  if (row.outcome === 'succeeded') return { state: 'succeeded', reference: row.reference, providerCode: row.provider_code ?? undefined };
+  const code = row.failure_code ?? 'rail_error';
+  return {
+    state: 'failed',
+    reference: row.reference,
+    failureCode: code,
+    reason: describeFailure(code, row.provider_code),
+    providerCode: row.provider_code ?? undefined,
+  };
+}
+
+export function describeFailure(failureCode: string, providerCode: string | null | undefined): string {
+  const mapped = providerCode ? MPESA_RESULT_CODES[providerCode] : undefined;
+  if (mapped && mapped.failureCode === failureCode) return mapped.reason;
+  return failureCode.replace(/_/g, ' ');
+}

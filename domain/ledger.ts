@@ -1,0 +1,91 @@
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import { uuidv7 } from '../platform/ids';
+import type { LedgerKind } from '../models/ledger';
+
+/**
+ * The double-entry ledger. Each posting is one `ledger_transactions` row, unique per (order, kind), and
+ * its balanced entries: posting the same kind for the same order twice is a no-op, so retries and
+ * replays never move money twice. The database refuses updates, deletes and unbalanced transactions.
+ *
+ * Accounts: `user:<user_id>` (the customer's funds), `hold:<order_id>` (funds reserved for one payment),
+ * `rail:<method>` (settlement with the payment rail).
+ */
+
+export interface LedgerLine {
+  account: string;
+  direction: 'debit' | 'credit';
+  amountMinor: string;
+}
+
+export interface PaymentAccounts {
+  orderId: string;
+  userId: string;
+  method: string;
+  currency: string;
+  amountMinor: string;
+}
+
+const transfer = (from: string, to: string, amountMinor: string): LedgerLine[] => [
+  { account: from, direction: 'debit', amountMinor },
+  { account: to, direction: 'credit', amountMinor },
+];
+
+/** The balanced lines each kind of posting makes for a payment. */
+export function paymentLines(kind: LedgerKind, p: PaymentAccounts): LedgerLine[] {
+  const user = `user:${p.userId}`;
+  const hold = `hold:${p.orderId}`;
+  const rail = `rail:${p.method}`;
+  switch (kind) {
+    case 'hold':
+      return transfer(user, hold, p.amountMinor);
+    case 'release':
+      return transfer(hold, user, p.amountMinor);
+    case 'settle':
+      return transfer(hold, rail, p.amountMinor);
+    case 'reverse':
+      return transfer(rail, user, p.amountMinor);
+  }
+}
+
+/** Post `kind` for the payment inside `tx`; returns false when it was already posted. */
+export async function postPayment(sequelize: Sequelize, tx: Transaction, kind: LedgerKind, p: PaymentAccounts): Promise<boolean> {
+  const id = uuidv7();
+  const inserted = await sequelize.query<{ id: string }>(
+    `INSERT INTO ledger_transactions (id, order_id, kind, currency) VALUES (:id, :orderId, :kind, :currency)
+     ON CONFLICT (order_id, kind) DO NOTHING RETURNING id`,
+    { replacements: { id, orderId: p.orderId, kind, currency: p.currency }, type: QueryTypes.SELECT, transaction: tx },
+  );
+  if (inserted.length === 0) return false;
+  const lines = paymentLines(kind, p);
+  const values = lines.map((_, i) => `(:tx, :account${i}, :currency, :direction${i}, :amount${i})`).join(', ');
+  const replacements: Record<string, string> = { tx: id, currency: p.currency };
+  lines.forEach((line, i) => {
+    replacements[`account${i}`] = line.account;
+    replacements[`direction${i}`] = line.direction;
+    replacements[`amount${i}`] = line.amountMinor;
+  });
+  await sequelize.query(`INSERT INTO ledger_entries (transaction_id, account, currency, direction, amount_minor) VALUES ${values}`, {
+    replacements,
+    transaction: tx,
+  });
+  return true;
+}
+
+export async function postedKinds(sequelize: Sequelize, orderId: string, tx?: Transaction): Promise<LedgerKind[]> {
+  const rows = await sequelize.query<{ kind: LedgerKind }>('SELECT kind FROM ledger_transactions WHERE order_id = :orderId', {
+    replacements: { orderId },
+    type: QueryTypes.SELECT,
+    transaction: tx,
+  });
+  return rows.map((r) => r.kind);
+}
+
+/** Debits minus credits per currency over the whole ledger: every value must be "0". */
+export async function ledgerImbalanceByCurrency(sequelize: Sequelize): Promise<Record<string, string>> {
+  const rows = await sequelize.query<{ currency: string; imbalance: string }>(
+    `SELECT currency, sum(CASE direction WHEN 'debit' THEN amount_minor ELSE -amount_minor END)::text AS imbalance
+       FROM ledger_entries GROUP BY currency`,
+    { type: QueryTypes.SELECT },
+  );
+  return Object.fromEntries(rows.map((r) => [r.currency, r.imbalance]));
+}

@@ -1,0 +1,35 @@
+import type { Transaction } from 'sequelize';
+import { Order, OrderEvent } from '../models';
+import { TERMINAL_STATUSES, type OrderStatus } from '../models/order';
+import type { PaymentAccounts } from './ledger';
+
+/** Move an order to `status` and record the event; a status is recorded once per order. */
+export async function transitionOrder(
+  order: Order,
+  status: OrderStatus,
+  tx: Transaction,
+  detail: { failureCode?: string; reason?: string; railReference?: string; note?: string } = {},
+): Promise<void> {
+  order.status = status;
+  if (detail.failureCode !== undefined) order.failureCode = detail.failureCode;
+  if (detail.reason !== undefined) order.failureReason = detail.reason;
+  if (detail.railReference !== undefined) order.railReference = detail.railReference;
+  order.updatedAt = new Date();
+  await order.save({ transaction: tx });
+  const eventDetail = detail.failureCode ? `${detail.failureCode}: ${detail.reason ?? ''}`.trim() : (detail.note ?? null);
+  await OrderEvent.findOrCreate({
+    where: { orderId: order.id, status },
+    defaults: { orderId: order.id, status, detail: eventDetail },
+    transaction: tx,
+  });
+}
+
+export const isTerminal = (status: OrderStatus): boolean => TERMINAL_STATUSES.includes(status);
+
+export const ledgerAccountsOf = (order: Order): PaymentAccounts => ({
+  orderId: order.id,
+  userId: order.userId,
+  method: order.method,
+  currency: order.currency,
+  amountMinor: order.amountMinor,
+});

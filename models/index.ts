@@ -1,0 +1,27 @@
+import type { Sequelize } from 'sequelize';
+import { database } from '../platform/database';
+import { IdempotencyKey } from './idempotency-key';
+import { LedgerEntry, LedgerTransaction } from './ledger';
+import { Order, OrderEvent } from './order';
+import { SandboxTransfer } from './sandbox-transfer';
+import { User } from './user';
+
+export { IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, SandboxTransfer, User };
+
+let initialised: Sequelize | undefined;
+
+/** Bind every model to the process's Sequelize instance (once) and return it. */
+export function models(sequelize: Sequelize = database()): Sequelize {
+  if (initialised === sequelize) return sequelize;
+  User.initModel(sequelize);
+  Order.initModel(sequelize);
+  OrderEvent.initModel(sequelize);
+  LedgerTransaction.initModel(sequelize);
+  LedgerEntry.initModel(sequelize);
+  IdempotencyKey.initModel(sequelize);
+  SandboxTransfer.initModel(sequelize);
+  Order.hasMany(OrderEvent, { foreignKey: 'orderId', as: 'events' });
+  LedgerTransaction.hasMany(LedgerEntry, { foreignKey: 'transactionId', as: 'entries' });
+  initialised = sequelize;
+  return sequelize;
+}

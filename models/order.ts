@@ -1,0 +1,81 @@
+import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
+
+export const ORDER_STATUSES = ['pending', 'screening', 'processing', 'completed', 'rejected', 'failed', 'reversed'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly OrderStatus[] = ['completed', 'rejected', 'failed', 'reversed'];
+
+export const PAYMENT_METHODS = ['bank_transfer', 'mobile_money', 'crypto', 'p2p'] as const;
+export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
+
+export type Destination = Record<string, string>;
+
+export class Order extends Model<InferAttributes<Order>, InferCreationAttributes<Order>> {
+  declare id: string;
+  declare userId: string;
+  declare idempotencyKey: string;
+  /** NUMERIC minor units, kept as a string. */
+  declare amountMinor: string;
+  declare kesEquivalentMinor: string;
+  declare currency: string;
+  declare method: PaymentMethod;
+  declare destination: Destination;
+  declare description: string | null;
+  declare reference: string | null;
+  declare status: CreationOptional<OrderStatus>;
+  declare failureCode: CreationOptional<string | null>;
+  declare failureReason: CreationOptional<string | null>;
+  declare railReference: CreationOptional<string | null>;
+  declare workflowId: string;
+  declare workflowStartedAt: CreationOptional<Date | null>;
+  declare limitsCheckedAt: CreationOptional<Date | null>;
+  declare createdAt: CreationOptional<Date>;
+  declare updatedAt: CreationOptional<Date>;
+
+  static initModel(sequelize: Sequelize): typeof Order {
+    return Order.init(
+      {
+        id: { type: DataTypes.UUID, primaryKey: true },
+        userId: { type: DataTypes.UUID, allowNull: false },
+        idempotencyKey: { type: DataTypes.TEXT, allowNull: false },
+        amountMinor: { type: DataTypes.DECIMAL(38, 0), allowNull: false },
+        kesEquivalentMinor: { type: DataTypes.DECIMAL(38, 0), allowNull: false },
+        currency: { type: DataTypes.TEXT, allowNull: false },
+        method: { type: DataTypes.TEXT, allowNull: false },
+        destination: { type: DataTypes.JSONB, allowNull: false },
+        description: { type: DataTypes.TEXT, allowNull: true },
+        reference: { type: DataTypes.TEXT, allowNull: true },
+        status: { type: DataTypes.TEXT, allowNull: false, defaultValue: 'pending' },
+        failureCode: { type: DataTypes.TEXT, allowNull: true },
+        failureReason: { type: DataTypes.TEXT, allowNull: true },
+        railReference: { type: DataTypes.TEXT, allowNull: true },
+        workflowId: { type: DataTypes.TEXT, allowNull: false },
+        workflowStartedAt: { type: DataTypes.DATE, allowNull: true },
+        limitsCheckedAt: { type: DataTypes.DATE, allowNull: true },
+        createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
+        updatedAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
+      },
+      { sequelize, tableName: 'orders' },
+    );
+  }
+}
+
+export class OrderEvent extends Model<InferAttributes<OrderEvent>, InferCreationAttributes<OrderEvent>> {
+  declare id: CreationOptional<string>;
+  declare orderId: string;
+  declare status: OrderStatus;
+  declare detail: string | null;
+  declare at: CreationOptional<Date>;
+
+  static initModel(sequelize: Sequelize): typeof OrderEvent {
+    return OrderEvent.init(
+      {
+        id: { type: DataTypes.BIGINT, primaryKey: true, autoIncrement: true },
+        orderId: { type: DataTypes.UUID, allowNull: false },
+        status: { type: DataTypes.TEXT, allowNull: false },
+        detail: { type: DataTypes.TEXT, allowNull: true },
+        at: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
+      },
+      { sequelize, tableName: 'order_events' },
+    );
+  }
+}

@@ -1,0 +1,201 @@
+import { z } from 'zod';
+
+/**
+ * The one place Paygate reads its environment. Every process calls `loadConfig()` at boot;
+ * a bad or missing setting stops it with a message naming the variable.
+ */
+
+const DEV_JWT_SECRET = 'paygate-dev-secret-change-me-0123456789abcdef';
+
+const intFrom = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+const boolFrom = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0'])
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1');
+
+const fxRates = z
+  .string()
+  .default('USD=129.00,USDT=129.00,USDC=129.00,BTC=11000000,ETH=400000')
+  .transform((raw, ctx) => {
+    const rates: Record<string, string> = { KES: '1' };
+    for (const pair of raw
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
+      const [code, rate] = pair.split('=');
+      if (!code || !rate || !/^\d+(\.\d+)?$/.test(rate)) {
+        ctx.addIssue({ code: 'custom', message: `expected CODE=RATE pairs, got "${pair}"` });
+        return z.NEVER;
+      }
+      rates[code.toUpperCase()] = rate;
+    }
+    return rates;
+  });
+
+const schema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    HOST: z.string().default('127.0.0.1'),
+    PORT: intFrom(3000),
+    PUBLIC_BASE_URL: z.url().optional(),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    TRUST_PROXY: boolFrom(false),
+
+    DATABASE_URL: z.string().startsWith('postgres').default('postgres://postgres@127.0.0.1:5432/paygate'),
+    DATABASE_POOL_MAX: intFrom(10, 1),
+    REDIS_URL: z.string().startsWith('redis').default('redis://127.0.0.1:6379'),
+    QUEUE_PREFIX: z.string().min(1).default('paygate'),
+
+    TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
+    TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+    TEMPORAL_TASK_QUEUE: z.string().min(1).default('paygate'),
+    TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
+
+    JWT_SECRET: z.string().min(32, 'must be at least 32 characters').default(DEV_JWT_SECRET),
+    JWT_ISSUER: z.string().min(1).default('paygate'),
+    JWT_AUDIENCE: z.string().min(1).default('paygate-api'),
+    JWT_TTL_SECONDS: intFrom(900, 60),
+
+    ADMIN_EMAIL: z.email().optional(),
+    ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
+
+    RATE_LIMIT_LOGIN_PER_IP: intFrom(30, 1),
+    RATE_LIMIT_LOGIN_PER_ACCOUNT: intFrom(5, 1),
+    RATE_LIMIT_REGISTER_PER_IP: intFrom(10, 1),
+
+    LIMIT_UNVERIFIED_PER_PAYMENT_KES: z
+      .string()
+      .regex(/^\d+(\.\d+)?$/)
+      .default('10000'),
+    LIMIT_UNVERIFIED_DAILY_KES: z
+      .string()
+      .regex(/^\d+(\.\d+)?$/)
+      .default('50000'),
+    LIMIT_VERIFIED_PER_PAYMENT_KES: z
+      .string()
+      .regex(/^\d+(\.\d+)?$/)
+      .default('1000000'),
+    LIMIT_VERIFIED_DAILY_KES: z
+      .string()
+      .regex(/^\d+(\.\d+)?$/)
+      .default('5000000'),
+    FX_RATES_TO_KES: fxRates,
+
+    PAYMENT_POLL_AFTER_MS: intFrom(5000, 10),
+    PAYMENT_SETTLE_TIMEOUT_MS: intFrom(15 * 60 * 1000, 100),
+    SANDBOX_CALLBACK_DELAY_MS: intFrom(300),
+    SANDBOX_CALLBACK_SECRET: z.string().min(16).default('paygate-sandbox-callback-secret'),
+
+    RECONCILE_INTERVAL_MS: intFrom(15000, 100),
+    RECONCILE_GRACE_MS: intFrom(5000, 0),
+  })
+  .superRefine((env, ctx) => {
+    if (env.NODE_ENV === 'production' && env.JWT_SECRET === DEV_JWT_SECRET) {
+      ctx.addIssue({ code: 'custom', path: ['JWT_SECRET'], message: 'the default secret is refused in production' });
+    }
+    if ((env.ADMIN_EMAIL === undefined) !== (env.ADMIN_PASSWORD === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['ADMIN_PASSWORD'], message: 'ADMIN_EMAIL and ADMIN_PASSWORD go together' });
+    }
+  });
+
+type Env = z.infer<typeof schema>;
+
+export interface Config {
+  env: Env['NODE_ENV'];
+  http: { host: string; port: number; publicBaseUrl: string; trustProxy: boolean };
+  logLevel: Env['LOG_LEVEL'];
+  databaseUrl: string;
+  databasePoolMax: number;
+  redisUrl: string;
+  queuePrefix: string;
+  temporal: { address: string; namespace: string; taskQueue: string; uiUrl: string };
+  jwt: { secret: string; issuer: string; audience: string; ttlSeconds: number };
+  admin?: { email: string; password: string };
+  rateLimits: { loginPerIp: number; loginPerAccount: number; registerPerIp: number };
+  limits: {
+    unverified: { perPaymentKes: string; dailyKes: string };
+    verified: { perPaymentKes: string; dailyKes: string };
+    fxToKes: Record<string, string>;
+  };
+  payments: { pollAfterMs: number; settleTimeoutMs: number };
+  sandbox: { callbackDelayMs: number; callbackSecret: string };
+  reconciler: { intervalMs: number; graceMs: number };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(source);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`));
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    env: e.NODE_ENV,
+    http: {
+      host: e.HOST,
+      port: e.PORT,
+      publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/$/, ''),
+      trustProxy: e.TRUST_PROXY,
+    },
+    logLevel: e.LOG_LEVEL,
+    databaseUrl: e.DATABASE_URL,
+    databasePoolMax: e.DATABASE_POOL_MAX,
+    redisUrl: e.REDIS_URL,
+    queuePrefix: e.QUEUE_PREFIX,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      uiUrl: e.TEMPORAL_UI_URL,
+    },
+    jwt: { secret: e.JWT_SECRET, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, ttlSeconds: e.JWT_TTL_SECONDS },
+    admin: e.ADMIN_EMAIL && e.ADMIN_PASSWORD ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD } : undefined,
+    rateLimits: {
+      loginPerIp: e.RATE_LIMIT_LOGIN_PER_IP,
+      loginPerAccount: e.RATE_LIMIT_LOGIN_PER_ACCOUNT,
+      registerPerIp: e.RATE_LIMIT_REGISTER_PER_IP,
+    },
+    limits: {
+      unverified: { perPaymentKes: e.LIMIT_UNVERIFIED_PER_PAYMENT_KES, dailyKes: e.LIMIT_UNVERIFIED_DAILY_KES },
+      verified: { perPaymentKes: e.LIMIT_VERIFIED_PER_PAYMENT_KES, dailyKes: e.LIMIT_VERIFIED_DAILY_KES },
+      fxToKes: e.FX_RATES_TO_KES,
+    },
+    payments: { pollAfterMs: e.PAYMENT_POLL_AFTER_MS, settleTimeoutMs: e.PAYMENT_SETTLE_TIMEOUT_MS },
+    sandbox: { callbackDelayMs: e.SANDBOX_CALLBACK_DELAY_MS, callbackSecret: e.SANDBOX_CALLBACK_SECRET },
+    reconciler: { intervalMs: e.RECONCILE_INTERVAL_MS, graceMs: e.RECONCILE_GRACE_MS },
+  });
+}
+
+let current: Config | undefined;
+
+/** The process-wide configuration, validated on first use. */
+export function config(): Config {
+  current ??= loadConfig();
+  return current;
+}
+
+/** Load and validate at boot, or print what is wrong and exit. */
+export function configOrExit(): Config {
+  try {
+    return config();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78);
+    }
+    throw err;
+  }
+}
+
+/** Re-read the environment: for test harnesses that learn addresses (ports) only after start-up. */
+export function reloadConfig(): Config {
+  current = loadConfig();
+  return current;
+}

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { expect } from 'chai';
+import { User } from '../../models';
+import type { KycStatus, Role } from '../../models/user';
+import { stack } from './stack';
+
+export const api = () => request(stack.baseUrl);
+
+export interface TestUser {
+  id: string;
+  email: string;
+  password: string;
+  token: string;
+  auth: { Authorization: string };
+}
+
+let counter = 0;
+
+/** Register and log in a fresh user through the API; KYC status and roles are set directly for the arrangement. */
+export async function newUser(options: { kycStatus?: KycStatus; roles?: Role[]; phone?: string } = {}): Promise<TestUser> {
+  counter += 1;
+  const email = `user-${Date.now()}-${counter}-${randomUUID().slice(0, 6)}@example.com`;
+  const password = 'a-long-enough-password';
+  const registered = await api().post('/api/v1/auth/register').send({ email, password, full_name: 'Test User', phone: options.phone });
+  expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
+  const id = (registered.body as { user_id: string }).user_id;
+  if (options.kycStatus || options.roles) {
+    await User.update({ ...(options.kycStatus ? { kycStatus: options.kycStatus } : {}), ...(options.roles ? { roles: options.roles } : {}) }, { where: { id } });
+  }
+  const login = await api().post('/api/v1/auth/login').send({ email, password });
+  expect(login.status, JSON.stringify(login.body)).to.equal(200);
+  const token = (login.body as { access_token: string }).access_token;
+  return { id, email, password, token, auth: { Authorization: `Bearer ${token}` } };
+}
+
+export const mpesaPayment = (overrides: Record<string, unknown> = {}) => ({
+  amount: '1500.00',
+  currency: 'KES',
+  method: 'mobile_money',
+  destination: { provider: 'mpesa', phone: '+254712345678' },
+  description: 'test payment',
+  ...overrides,
+});
+
+export async function initiate(user: TestUser, body: Record<string, unknown>, key: string = randomUUID()) {
+  return api().post('/api/v1/payments/initiate').set(user.auth).set('Idempotency-Key', key).send(body);
+}
+
+export interface OrderBody {
+  order_id: string;
+  status: string;
+  failure_code: string | null;
+  failure_reason: string | null;
+  rail_reference: string | null;
+  workflow_id: string;
+  amount: string;
+  events: { status: string; at: string; detail: string | null }[];
+}
+
+/** Poll the order as a client would, until it reaches a terminal status or the time runs out. */
+export async function waitForOrder(user: TestUser, orderId: string, timeoutMs = 20_000): Promise<OrderBody> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api().get(`/api/v1/payments/orders/${orderId}`).set(user.auth);
+    expect(res.status).to.equal(200);
+    const order = res.body as OrderBody;
+    if (['completed', 'failed', 'rejected', 'reversed'].includes(order.status)) return order;
+    if (Date.now() > deadline) throw new Error(`order ${orderId} still ${order.status} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

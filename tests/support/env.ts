@@ -1,0 +1,23 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Test settings, applied before anything reads the configuration. Each run gets its own database, task
+ * queue and Redis prefix, so runs never see each other's data.
+ */
+export const RUN_ID = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+
+const defaults: Record<string, string> = {
+  NODE_ENV: 'test',
+  LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+  DATABASE_URL: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/paygate_test',
+  QUEUE_PREFIX: `paygate-test-${RUN_ID}`,
+  TEMPORAL_TASK_QUEUE: `paygate-test-${RUN_ID}`,
+  RATE_LIMIT_LOGIN_PER_IP: '100000',
+  RATE_LIMIT_REGISTER_PER_IP: '100000',
+  RATE_LIMIT_LOGIN_PER_ACCOUNT: '5',
+  PAYMENT_POLL_AFTER_MS: '1000',
+  SANDBOX_CALLBACK_DELAY_MS: '150',
+  RECONCILE_GRACE_MS: '0',
+};
+
+for (const [name, value] of Object.entries(defaults)) process.env[name] = value;

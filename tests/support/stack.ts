@@ -1,0 +1,109 @@
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import path from 'node:path';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Client } from 'pg';
+import { reloadConfig } from '../../platform/config';
+import { closeDatabase, database } from '../../platform/database';
+import { closeRedis } from '../../platform/redis';
+import { closeTemporal, temporalClient } from '../../platform/temporal';
+import { migrateUp } from '../../models/migrate';
+import { createApp } from '../../api/app';
+import { createPaygateWorker } from '../../workers/temporal-worker';
+
+/**
+ * The real stack for the suite: a fresh Postgres database, Redis, a Temporal dev server (the pinned CLI,
+ * or the server at TEMPORAL_ADDRESS when set), the api on an ephemeral port and a Temporal worker.
+ */
+
+export const ROOT = path.resolve(__dirname, '..', '..', '..');
+
+export interface Stack {
+  baseUrl: string;
+  temporalAddress: string;
+}
+
+let env: TestWorkflowEnvironment | undefined;
+let server: Server | undefined;
+let worker: Worker | undefined;
+let workerRun: Promise<void> | undefined;
+let workerConnection: NativeConnection | undefined;
+export let stack: Stack;
+
+export function temporalCliPath(): string {
+  if (process.env.TEMPORAL_CLI) return process.env.TEMPORAL_CLI;
+  const recorded = path.join(ROOT, '.tools', 'temporal-cli-path');
+  if (fs.existsSync(recorded)) return fs.readFileSync(recorded, 'utf8').trim();
+  return path.join(ROOT, '.tools', 'temporal', 'bin', 'temporal');
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function recreateDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = target.pathname.slice(1);
+  target.pathname = '/postgres';
+  const admin = new Client({ connectionString: target.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+export async function startStack(): Promise<Stack> {
+  Runtime.install({ logger: new DefaultLogger(process.env.TEST_TEMPORAL_LOG_LEVEL === undefined ? 'ERROR' : (process.env.TEST_TEMPORAL_LOG_LEVEL as 'WARN')) });
+  let temporalAddress = process.env.TEMPORAL_ADDRESS;
+  if (!temporalAddress) {
+    env = await TestWorkflowEnvironment.createLocal({
+      server: { executable: { type: 'existing-path', path: temporalCliPath() }, ip: '127.0.0.1', ui: false },
+    });
+    temporalAddress = env.address;
+    process.env.TEMPORAL_ADDRESS = temporalAddress;
+  }
+  const port = await freePort();
+  process.env.PORT = String(port);
+  process.env.PUBLIC_BASE_URL = `http://127.0.0.1:${port}`;
+
+  const cfg = reloadConfig();
+  await recreateDatabase(cfg.databaseUrl);
+  await migrateUp(cfg.databaseUrl);
+
+  const app = createApp();
+  server = await new Promise<Server>((resolve) => {
+    const s = app.listen(port, '127.0.0.1', () => resolve(s));
+  });
+
+  workerConnection = await NativeConnection.connect({ address: temporalAddress });
+  worker = await createPaygateWorker({ config: cfg, sequelize: database(), connection: workerConnection });
+  workerRun = worker.run();
+  stack = { baseUrl: `http://127.0.0.1:${port}`, temporalAddress };
+  return stack;
+}
+
+export async function stopStack(): Promise<void> {
+  worker?.shutdown();
+  await workerRun;
+  await workerConnection?.close();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server?.closeAllConnections();
+  await closeTemporal();
+  await closeRedis();
+  await closeDatabase();
+  await env?.teardown();
+}
+
+export { temporalClient };

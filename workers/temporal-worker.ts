@@ -1,0 +1,71 @@
+import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
+import type { Sequelize } from 'sequelize';
+import { configOrExit, type Config } from '../platform/config';
+import { closeDatabase, database } from '../platform/database';
+import { componentLogger } from '../platform/logger';
+import { onShutdown } from '../platform/shutdown';
+import { models } from '../models';
+import { createConnectors } from '../domain/connectors';
+import { createActivities } from '../workflows/activities';
+
+export interface PaygateWorkerOptions {
+  config: Config;
+  sequelize: Sequelize;
+  connection: NativeConnection;
+  taskQueue?: string;
+}
+
+/** The Temporal worker that runs the payment workflows and their activities. */
+export async function createPaygateWorker({ config, sequelize, connection, taskQueue }: PaygateWorkerOptions): Promise<Worker> {
+  models(sequelize);
+  return Worker.create({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: taskQueue ?? config.temporal.taskQueue,
+    workflowsPath: require.resolve('../workflows'),
+    activities: createActivities({ sequelize, connectors: createConnectors(sequelize, config), config }),
+    // Parked workflows (awaiting callbacks) are evicted and replayed on demand rather than held in memory.
+    maxCachedWorkflows: 500,
+  });
+}
+
+async function main(): Promise<void> {
+  const config = configOrExit();
+  const log = componentLogger('worker');
+  Runtime.install({
+    logger: {
+      log: (level, message, meta) => log[level.toLowerCase() as Lowercase<typeof level>](meta ?? {}, message),
+      trace: (message, meta) => log.trace(meta ?? {}, message),
+      debug: (message, meta) => log.debug(meta ?? {}, message),
+      info: (message, meta) => log.info(meta ?? {}, message),
+      warn: (message, meta) => log.warn(meta ?? {}, message),
+      error: (message, meta) => log.error(meta ?? {}, message),
+    },
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+    shutdownSignals: [],
+  });
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const sequelize = database();
+  const worker = await createPaygateWorker({ config, sequelize, connection });
+  const running = worker.run();
+  onShutdown(log, [
+    {
+      name: 'worker',
+      run: async () => {
+        worker.shutdown();
+        await running;
+      },
+    },
+    { name: 'temporal', run: () => connection.close() },
+    { name: 'database', run: closeDatabase },
+  ]);
+  log.info({ taskQueue: config.temporal.taskQueue, address: config.temporal.address }, 'temporal worker running');
+  await running;
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    componentLogger('worker').fatal({ err }, 'worker failed');
+    process.exit(1);
+  });
+}

@@ -1,0 +1,9 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { PaymentActivities } from './activities';
+
+const { hello: helloActivity } = proxyActivities<PaymentActivities>({ startToCloseTimeout: '10s' });
+
+/** The smallest workflow with one activity: the baseline the payment benchmark is measured against. */
+export async function hello(name: string): Promise<string> {
+  return await helloActivity(name);
+}

@@ -1,0 +1,2 @@
+export { payment } from './payment';
+export { hello } from './hello';

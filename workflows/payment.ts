@@ -1,0 +1,116 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+} from '@temporalio/workflow';
+import type { PaymentActivities } from './activities';
+import {
+  paymentStageQuery,
+  railOutcomeSignal,
+  type PaymentResult,
+  type PaymentStage,
+  type PaymentWorkflowInput,
+  type RailOutcomeSignal,
+} from './shared';
+
+/**
+ * Quick, idempotent database steps run as local activities: they touch only our own Postgres, take
+ * milliseconds, and are keyed on the order id, so re-running one after a worker crash is harmless.
+ */
+const db = proxyLocalActivities<PaymentActivities>({
+  startToCloseTimeout: '10s',
+  localRetryThreshold: '10s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5s', maximumAttempts: 20 },
+});
+
+/** Calls to the outside world go through the task queue, with their own timeouts and retries. */
+const rail = proxyActivities<PaymentActivities>({
+  startToCloseTimeout: '30s',
+  retry: {
+    initialInterval: '250ms',
+    backoffCoefficient: 2,
+    maximumInterval: '10s',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: ['RailRejected'],
+  },
+});
+
+const MAX_POLL_INTERVAL_MS = 60_000;
+
+/** A payment: KYC/limits → hold → submit to the rail → await the outcome → settle, or compensate. */
+export async function payment(input: PaymentWorkflowInput): Promise<PaymentResult> {
+  const { orderId } = input;
+  let stage: PaymentStage = 'checking_limits';
+  let outcome: RailOutcomeSignal | undefined;
+  setHandler(paymentStageQuery, () => stage);
+  setHandler(railOutcomeSignal, (signalled) => {
+    outcome ??= signalled;
+  });
+
+  const breach = await db.checkLimits({ orderId });
+  if (breach) {
+    await db.rejectOrder({ orderId, failureCode: breach.code, reason: breach.reason });
+    return { orderId, status: 'rejected', failureCode: breach.code };
+  }
+
+  stage = 'holding';
+  await db.holdFunds({ orderId });
+
+  stage = 'submitting';
+  try {
+    await rail.submitToRail({ orderId });
+  } catch (err) {
+    const failure = railFailure(err);
+    log.warn('rail refused the payment', { orderId, ...failure });
+    await db.failPayment({ orderId, ...failure });
+    return { orderId, status: 'failed', failureCode: failure.failureCode };
+  }
+
+  stage = 'awaiting_outcome';
+  const final = await awaitOutcome(orderId, input, () => outcome);
+
+  stage = 'posting';
+  if (final.state === 'succeeded') {
+    await db.settlePayment({ orderId, reference: final.reference });
+    stage = 'done';
+    return { orderId, status: 'completed' };
+  }
+  await db.failPayment({ orderId, failureCode: final.failureCode, reason: final.reason });
+  stage = 'done';
+  return { orderId, status: 'failed', failureCode: final.failureCode };
+}
+
+/** The rail's callback (signal) or, when it is late, its status polled with a growing interval. */
+async function awaitOutcome(
+  orderId: string,
+  input: PaymentWorkflowInput,
+  signalled: () => RailOutcomeSignal | undefined,
+): Promise<RailOutcomeSignal> {
+  const deadline = Date.now() + input.settleTimeoutMs;
+  let wait = input.pollAfterMs;
+  for (;;) {
+    if (await condition(() => signalled() !== undefined, Math.max(1, Math.min(wait, deadline - Date.now())))) {
+      const outcome = signalled();
+      if (outcome) return outcome;
+    }
+    const polled = await rail.pollRail({ orderId });
+    if (polled.state !== 'pending') return signalled() ?? polled;
+    if (Date.now() >= deadline) {
+      return { state: 'failed', reference: polled.reference, failureCode: 'rail_timeout', reason: 'no outcome from the rail in time' };
+    }
+    wait = Math.min(wait * 2, MAX_POLL_INTERVAL_MS);
+  }
+}
+
+function railFailure(err: unknown): { failureCode: string; reason: string } {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure) {
+    const [details] = (cause.details ?? []) as { failureCode?: string }[];
+    return { failureCode: details?.failureCode ?? 'rail_error', reason: cause.message };
+  }
+  return { failureCode: 'rail_error', reason: err instanceof Error ? err.message : 'the rail failed' };
+}

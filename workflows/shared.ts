@@ -1,0 +1,31 @@
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+
+/** Types and message definitions shared by the payment workflow, its activities and its clients. */
+
+export const PAYMENT_WORKFLOW = 'payment';
+export const paymentWorkflowId = (orderId: string): string => `payment-${orderId}`;
+
+export interface PaymentWorkflowInput {
+  orderId: string;
+  /** How long to wait for the rail's callback before polling its status. */
+  pollAfterMs: number;
+  /** After this long without an outcome the payment fails with `rail_timeout`. */
+  settleTimeoutMs: number;
+}
+
+export type RailOutcomeSignal =
+  | { state: 'succeeded'; reference: string; providerCode?: string }
+  | { state: 'failed'; reference: string; failureCode: string; reason: string; providerCode?: string };
+
+export interface PaymentResult {
+  orderId: string;
+  status: 'completed' | 'failed' | 'rejected';
+  failureCode?: string;
+}
+
+export type PaymentStage = 'checking_limits' | 'holding' | 'submitting' | 'awaiting_outcome' | 'posting' | 'done';
+
+/** Delivered by the rail's callback endpoint. */
+export const railOutcomeSignal = defineSignal<[RailOutcomeSignal]>('railOutcome');
+/** Where the workflow is, for operators and tests. */
+export const paymentStageQuery = defineQuery<PaymentStage>('stage');
