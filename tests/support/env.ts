@@ -9,7 +9,7 @@ export const RUN_ID = `${Date.now().toString(36)}${randomBytes(3).toString('hex'
 const defaults: Record<string, string> = {
   NODE_ENV: 'test',
   LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-  DATABASE_URL: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/paygate_test',
+  DATABASE_URL: process.env.TEST_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/paygate_test_${RUN_ID}`,
   QUEUE_PREFIX: `paygate-test-${RUN_ID}`,
   TEMPORAL_TASK_QUEUE: `paygate-test-${RUN_ID}`,
   RATE_LIMIT_LOGIN_PER_IP: '100000',

@@ -51,7 +51,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function recreateDatabase(url: string): Promise<void> {
+async function dropDatabase(url: string): Promise<void> {
   const target = new URL(url);
   const name = target.pathname.slice(1);
   target.pathname = '/postgres';
@@ -65,7 +65,11 @@ async function recreateDatabase(url: string): Promise<void> {
 }
 
 export async function startStack(): Promise<Stack> {
-  Runtime.install({ logger: new DefaultLogger(process.env.TEST_TEMPORAL_LOG_LEVEL === undefined ? 'ERROR' : (process.env.TEST_TEMPORAL_LOG_LEVEL as 'WARN')) });
+  Runtime.install({
+    logger: new DefaultLogger(
+      process.env.TEST_TEMPORAL_LOG_LEVEL === undefined ? 'ERROR' : (process.env.TEST_TEMPORAL_LOG_LEVEL as 'WARN'),
+    ),
+  });
   let temporalAddress = process.env.TEMPORAL_ADDRESS;
   if (!temporalAddress) {
     env = await TestWorkflowEnvironment.createLocal({
@@ -79,7 +83,7 @@ export async function startStack(): Promise<Stack> {
   process.env.PUBLIC_BASE_URL = `http://127.0.0.1:${port}`;
 
   const cfg = reloadConfig();
-  await recreateDatabase(cfg.databaseUrl);
+  await dropDatabase(cfg.databaseUrl);
   await migrateUp(cfg.databaseUrl);
 
   const app = createApp();
@@ -104,6 +108,7 @@ export async function stopStack(): Promise<void> {
   await closeRedis();
   await closeDatabase();
   await env?.teardown();
+  if (!process.env.TEST_KEEP_DATABASE) await dropDatabase(reloadConfig().databaseUrl);
 }
 
 export { temporalClient };

@@ -1,0 +1,132 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { expect } from 'chai';
+import { config, reloadConfig } from '../platform/config';
+import { uuidv7 } from '../platform/ids';
+import { closeTemporal } from '../platform/temporal';
+import { Order } from '../models';
+import { reconcileUnstartedOrders, startPaymentWorkflow } from '../api/services/payment-service';
+import { paymentWorkflowId } from '../workflows/shared';
+import { initiate, mpesaPayment, newUser, waitForOrder, type TestUser } from './support/api';
+import { ledgerKindsOf, rows } from './support/db';
+import { stack } from './support/stack';
+
+const WORKER_ENTRY = path.resolve(__dirname, '..', 'workers', 'temporal-worker.js');
+
+function startWorkerProcess(taskQueue: string): ChildProcess {
+  return spawn(process.execPath, [WORKER_ENTRY], {
+    env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'silent' },
+    stdio: 'ignore',
+  });
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** An accepted order, recorded as the api records it, whose workflow has not been started. */
+async function acceptedOrder(user: TestUser, destination = { provider: 'mpesa', phone: '+254712345678' }): Promise<string> {
+  const id = uuidv7();
+  await Order.create({
+    id,
+    userId: user.id,
+    idempotencyKey: randomUUID(),
+    amountMinor: '120000',
+    kesEquivalentMinor: '120000',
+    currency: 'KES',
+    method: 'mobile_money',
+    destination,
+    description: null,
+    reference: null,
+    workflowId: paymentWorkflowId(id),
+    createdAt: new Date(Date.now() - 60_000),
+  });
+  return id;
+}
+
+describe('recovery', () => {
+  describe('when the Temporal worker is killed mid-payment and restarted', () => {
+    it('then the payment completes once, the rail saw one transfer and the ledger is posted once', async function () {
+      this.timeout(60_000);
+      const user = await newUser();
+      // No callback from this number: the workflow must survive the crash and resolve by polling.
+      const orderId = await acceptedOrder(user, { provider: 'mpesa', phone: '+254700000999' });
+      const taskQueue = `kill-${randomUUID()}`;
+      let worker = startWorkerProcess(taskQueue);
+      try {
+        await startPaymentWorkflow(orderId, taskQueue);
+        await until('the transfer to reach the rail', async () => {
+          const [order] = await rows<{ rail_reference: string | null }>('SELECT rail_reference FROM orders WHERE id = :orderId', {
+            orderId,
+          });
+          return order?.rail_reference ?? undefined;
+        });
+        worker.kill('SIGKILL');
+        await new Promise((r) => worker.once('exit', r));
+        const [midway] = await rows<{ status: string }>('SELECT status FROM orders WHERE id = :orderId', { orderId });
+        expect(midway.status).to.equal('processing');
+
+        worker = startWorkerProcess(taskQueue);
+        const order = await waitForOrder(user, orderId, 30_000);
+        expect(order.status).to.equal('completed');
+        expect(await ledgerKindsOf(orderId)).to.deep.equal(['hold', 'settle']);
+        const transfers = await rows<{ id: string }>('SELECT id FROM sandbox_transfers WHERE idempotency_key = :orderId', { orderId });
+        expect(transfers).to.have.length(1);
+        expect(order.events.map((e) => e.status)).to.deep.equal(['processing', 'completed']);
+      } finally {
+        worker.kill('SIGKILL');
+      }
+    });
+  });
+
+  describe('when an accepted order never had its workflow started', () => {
+    it('then the reconciler starts it, once, and it completes', async () => {
+      const user = await newUser();
+      const orderId = await acceptedOrder(user);
+      expect(await reconcileUnstartedOrders(0)).to.be.greaterThanOrEqual(1);
+      const order = await waitForOrder(user, orderId);
+      expect(order.status).to.equal('completed');
+      const [row] = await rows<{ workflow_started_at: Date | null }>('SELECT workflow_started_at FROM orders WHERE id = :orderId', {
+        orderId,
+      });
+      expect(row.workflow_started_at).to.not.equal(null);
+      expect(await rows('SELECT 1 FROM orders WHERE id = :orderId AND workflow_started_at IS NULL', { orderId })).to.have.length(0);
+      expect(await ledgerKindsOf(orderId)).to.deep.equal(['hold', 'settle']);
+    });
+  });
+
+  describe('when Temporal is unreachable while a payment is initiated', () => {
+    it('then the api still accepts it, and the reconciler completes it once Temporal is back', async function () {
+      this.timeout(60_000);
+      const user = await newUser();
+      const realAddress = config().temporal.address;
+      process.env.TEMPORAL_ADDRESS = '127.0.0.1:1';
+      reloadConfig();
+      await closeTemporal();
+      let orderId: string;
+      try {
+        const res = await initiate(user, mpesaPayment());
+        expect(res.status, JSON.stringify(res.body)).to.equal(202);
+        orderId = (res.body as { order_id: string }).order_id;
+        const [row] = await rows<{ workflow_started_at: Date | null }>('SELECT workflow_started_at FROM orders WHERE id = :orderId', {
+          orderId,
+        });
+        expect(row.workflow_started_at).to.equal(null);
+      } finally {
+        process.env.TEMPORAL_ADDRESS = realAddress;
+        reloadConfig();
+        await closeTemporal();
+      }
+      await reconcileUnstartedOrders(0);
+      const order = await waitForOrder(user, orderId);
+      expect(order.status).to.equal('completed');
+    });
+  });
+});
