@@ -17,6 +17,19 @@ import openApiSpec from './generated/swagger.json';
 
 export const loadOpenApiSpec = (): Record<string, unknown> => openApiSpec as Record<string, unknown>;
 
+const homePage = (temporalUi: string): string => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Paygate</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; padding: 0 1rem">
+<h1>Paygate</h1>
+<p>One API over Kenyan banks, mobile money, crypto exchanges, P2P trading and compliance.</p>
+<ul>
+<li><a href="/docs">Interactive API docs</a> and the <a href="/openapi.json">OpenAPI description</a></li>
+<li><a href="${temporalUi}">Temporal Web UI</a>: every payment is workflow <code>payment-&lt;order_id&gt;</code></li>
+<li><a href="/readyz">Readiness</a> and <a href="/metrics">metrics</a></li>
+</ul>
+</body></html>`;
+
 /** The HTTP application: platform middleware, the tsoa routes under /api/v1, docs, health, errors. */
 export function createApp(): Express {
   models();
@@ -50,6 +63,9 @@ export function createApp(): Express {
     }),
   );
 
+  app.get('/', (_req, res) => {
+    res.type('html').send(homePage(cfg.temporal.uiUrl));
+  });
   app.use(healthRouter());
   app.get('/metrics', metricsEndpoint);
   const spec = loadOpenApiSpec();

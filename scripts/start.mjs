@@ -331,11 +331,10 @@ async function registerSearchAttributes(cli, address, namespace) {
 function printSummary(baseUrl, temporalUi) {
   const rows = [
     ['API', `${baseUrl}/api/v1`],
-    ['Console', `${baseUrl}/`],
+    ['Home', `${baseUrl}/`],
     ['Docs', `${baseUrl}/docs`],
     ['OpenAPI', `${baseUrl}/openapi.json`],
     ['Temporal Web UI', temporalUi],
-    ['Queue dashboard', `${baseUrl}/admin/queues`],
     ['Metrics', `${baseUrl}/metrics`],
   ];
   const title = 'Paygate is running';

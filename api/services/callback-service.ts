@@ -1,3 +1,4 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { config } from '../../platform/config';
 import { AppError } from '../../platform/errors';
 import { componentLogger } from '../../platform/logger';
@@ -29,6 +30,8 @@ export async function handleSandboxCallback(rawBody: string, signature: string |
   try {
     await temporalClient().workflow.getHandle(order.workflowId).signal(railOutcomeSignal, outcome);
   } catch (err) {
+    // The workflow already finished (it resolved the outcome by polling): the callback is a duplicate.
+    if (err instanceof WorkflowNotFoundError) return;
     log.warn({ orderId: order.id, err: (err as Error).message }, 'could not signal the payment workflow');
     throw new AppError('dependency_unavailable', 'the workflow engine is unavailable; retry the callback');
   }
