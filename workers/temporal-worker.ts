@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
 import type { Sequelize } from 'sequelize';
 import { configOrExit, type Config } from '../platform/config';
@@ -7,22 +8,35 @@ import { onShutdown } from '../platform/shutdown';
 import { models } from '../models';
 import { createConnectors } from '../domain/connectors';
 import { createActivities } from '../workflows/activities';
+import { WORKFLOW_BUNDLE_PATH } from './bundle-workflows';
 
 export interface PaygateWorkerOptions {
   config: Config;
   sequelize: Sequelize;
   connection: NativeConnection;
   taskQueue?: string;
+  /** Load the prebuilt bundle from the build instead of bundling the workflow code at start-up. */
+  usePrebuiltBundle?: boolean;
 }
 
 /** The Temporal worker that runs the payment workflows and their activities. */
-export async function createPaygateWorker({ config, sequelize, connection, taskQueue }: PaygateWorkerOptions): Promise<Worker> {
+export async function createPaygateWorker({
+  config,
+  sequelize,
+  connection,
+  taskQueue,
+  usePrebuiltBundle = false,
+}: PaygateWorkerOptions): Promise<Worker> {
   models(sequelize);
+  const workflows =
+    usePrebuiltBundle && fs.existsSync(WORKFLOW_BUNDLE_PATH)
+      ? { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }
+      : { workflowsPath: require.resolve('../workflows') };
   return Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: taskQueue ?? config.temporal.taskQueue,
-    workflowsPath: require.resolve('../workflows'),
+    ...workflows,
     activities: createActivities({ sequelize, connectors: createConnectors(sequelize, config), config }),
     // Parked workflows (awaiting callbacks) are evicted and replayed on demand rather than held in memory.
     maxCachedWorkflows: 500,
@@ -46,7 +60,7 @@ async function main(): Promise<void> {
   });
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const sequelize = database();
-  const worker = await createPaygateWorker({ config, sequelize, connection });
+  const worker = await createPaygateWorker({ config, sequelize, connection, usePrebuiltBundle: true });
   const running = worker.run();
   onShutdown(log, [
     {

@@ -92,6 +92,8 @@ export async function startPaymentWorkflow(orderId: string, taskQueue = config()
  */
 export async function initiatePayment(caller: Caller, body: PaymentRequestInput, idempotencyKey: string): Promise<PaymentAccepted> {
   const request = validatePaymentRequest(body);
+  // P2P ads do not exist yet, so no ad_id can name one.
+  if (request.method === 'p2p') throw validationError('destination.ad_id', 'no such P2P ad');
   const cfg = config();
   const kes = toKesMinor(request.amountMinor, request.currency, cfg.limits.fxToKes);
   const user = await User.findByPk(caller.id, { attributes: ['id', 'kycStatus'] });
