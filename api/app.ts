@@ -7,7 +7,7 @@ import { logger } from '../platform/logger';
 import { models } from '../models';
 import { RegisterRoutes } from './generated/routes';
 import { healthRouter } from './health';
-import { httpMetrics, metricsEndpoint } from './metrics';
+import { httpMetrics, metricsEndpoint, rememberMountPath } from './metrics';
 import { idempotency } from './middleware/idempotency';
 import { requestId } from './middleware/request-id';
 import { routeFallback } from './middleware/route-fallback';
@@ -75,6 +75,7 @@ export function createApp(): Express {
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(spec, { customSiteTitle: 'Paygate API' }));
 
   const api = Router();
+  api.use(rememberMountPath);
   RegisterRoutes(api);
   app.use('/api/v1', idempotency({ requiredOn: ['/payments/initiate'] }), api);
 

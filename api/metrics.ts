@@ -17,11 +17,18 @@ export const httpMetrics: RequestHandler = (req, res, next) => {
   const stop = httpDuration.startTimer();
   res.on('finish', () => {
     const route = (req.route as { path?: string } | undefined)?.path;
-    stop({ method: req.method, route: route ? `${req.baseUrl}${route}` : 'unmatched', status: String(res.statusCode) });
+    const base = typeof res.locals.mountPath === 'string' ? res.locals.mountPath : req.baseUrl;
+    stop({ method: req.method, route: route ? `${base}${route}` : 'unmatched', status: String(res.statusCode) });
   });
   next();
 };
 
 export const metricsEndpoint: RequestHandler = async (_req, res) => {
   res.type(registry.contentType).send(await registry.metrics());
+};
+
+/** Mounted on a router: keeps its mount path, which Express forgets once an error leaves the router. */
+export const rememberMountPath: RequestHandler = (req, res, next) => {
+  res.locals.mountPath = req.baseUrl;
+  next();
 };

@@ -45,6 +45,8 @@ export function toAppError(err: unknown): AppError {
     if (headerMissing) return new AppError('idempotency_key_missing', 'send an Idempotency-Key header (e.g. a UUID) with this request');
     return new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
   }
+  // The router refuses a path whose percent-encoding does not decode: the client's fault, not ours.
+  if (err instanceof URIError) return new AppError('validation_failed', 'the request path is not valid percent-encoding');
   const bodyError = err as { type?: string; status?: number };
   switch (bodyError?.type) {
     case 'entity.parse.failed':

@@ -7,7 +7,7 @@ import { z } from 'zod';
 
 const DEV_JWT_SECRET = 'paygate-dev-secret-change-me-0123456789abcdef';
 
-const intFrom = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+const intFrom = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(fallback);
 const boolFrom = (fallback: boolean) =>
   z
     .enum(['true', 'false', '1', '0'])
@@ -37,7 +37,7 @@ const schema = z
   .object({
     NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
     HOST: z.string().default('127.0.0.1'),
-    PORT: intFrom(3000),
+    PORT: intFrom(3000, 0, 65535),
     PUBLIC_BASE_URL: z.url().optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     TRUST_PROXY: boolFrom(false),

@@ -55,7 +55,7 @@ describe('GET /payments/history', () => {
       const [good] = await payMany(user, 1);
       const failing = await initiate(user, mpesaPayment({ amount: '300.13' }));
       const failedId = (failing.body as { order_id: string }).order_id;
-      await waitForOrder(user, good!);
+      await waitForOrder(user, good);
       await waitForOrder(user, failedId);
       const failed = await history(user, { status: 'failed' });
       expect(failed.body.data.map((o) => o.order_id)).to.deep.equal([failedId]);

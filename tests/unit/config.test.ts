@@ -1,0 +1,128 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../../platform/config';
+
+const STRONG_SECRET = 'a-production-secret-that-is-long-enough-0123456789';
+
+function expectConfigError(env: Record<string, string>, variable: string): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).to.be.instanceOf(ConfigError);
+    const configError = err as ConfigError;
+    expect(
+      configError.problems.some((p) => p.startsWith(`${variable}: `)),
+      configError.message,
+    ).to.equal(true);
+    expect(configError.message).to.include(variable);
+    return configError;
+  }
+  return expect.fail(`expected loadConfig to refuse ${variable}`);
+}
+
+describe('unit: config', () => {
+  describe('when the environment is empty', () => {
+    it('then every setting has its development default', () => {
+      const cfg = loadConfig({});
+      expect(cfg.env).to.equal('development');
+      expect(cfg.http).to.deep.equal({ host: '127.0.0.1', port: 3000, publicBaseUrl: 'http://127.0.0.1:3000', trustProxy: false });
+      expect(cfg.logLevel).to.equal('info');
+      expect(cfg.databaseUrl).to.equal('postgres://postgres@127.0.0.1:5432/paygate');
+      expect(cfg.redisUrl).to.equal('redis://127.0.0.1:6379');
+      expect(cfg.queuePrefix).to.equal('paygate');
+      expect(cfg.temporal).to.deep.equal({
+        address: '127.0.0.1:7233',
+        namespace: 'default',
+        taskQueue: 'paygate',
+        uiUrl: 'http://127.0.0.1:8233',
+      });
+      expect(cfg.jwt.issuer).to.equal('paygate');
+      expect(cfg.jwt.audience).to.equal('paygate-api');
+      expect(cfg.jwt.ttlSeconds).to.equal(900);
+      expect(cfg.jwt.secret.length).to.be.at.least(32);
+      expect(cfg.admin).to.equal(undefined);
+      expect(cfg.rateLimits).to.deep.equal({ loginPerIp: 30, loginPerAccount: 5, registerPerIp: 10 });
+      expect(cfg.limits.fxToKes).to.deep.equal({ KES: '1', USD: '129.00', USDT: '129.00', USDC: '129.00', BTC: '11000000', ETH: '400000' });
+    });
+
+    it('then the result is frozen', () => {
+      expect(Object.isFrozen(loadConfig({}))).to.equal(true);
+    });
+  });
+
+  describe('when settings are given', () => {
+    it('then they are parsed and typed', () => {
+      const cfg = loadConfig({
+        NODE_ENV: 'production',
+        JWT_SECRET: STRONG_SECRET,
+        PORT: '8080',
+        HOST: '0.0.0.0',
+        PUBLIC_BASE_URL: 'https://pay.example.com/',
+        TRUST_PROXY: '1',
+        JWT_TTL_SECONDS: '300',
+        ADMIN_EMAIL: 'root@example.com',
+        ADMIN_PASSWORD: 'a-very-long-admin-password',
+        FX_RATES_TO_KES: 'usd=130.5, btc=12000000',
+      });
+      expect(cfg.env).to.equal('production');
+      expect(cfg.http).to.deep.equal({ host: '0.0.0.0', port: 8080, publicBaseUrl: 'https://pay.example.com', trustProxy: true });
+      expect(cfg.jwt.secret).to.equal(STRONG_SECRET);
+      expect(cfg.jwt.ttlSeconds).to.equal(300);
+      expect(cfg.admin).to.deep.equal({ email: 'root@example.com', password: 'a-very-long-admin-password' });
+      expect(cfg.limits.fxToKes).to.deep.equal({ KES: '1', USD: '130.5', BTC: '12000000' });
+    });
+  });
+
+  describe('when production runs with the default JWT secret', () => {
+    it('then it is refused with a ConfigError naming JWT_SECRET', () => {
+      const err = expectConfigError({ NODE_ENV: 'production' }, 'JWT_SECRET');
+      expect(err.message).to.match(/refused in production/);
+    });
+
+    it('then development and test accept it', () => {
+      expect(loadConfig({ NODE_ENV: 'development' }).env).to.equal('development');
+      expect(loadConfig({ NODE_ENV: 'test' }).env).to.equal('test');
+    });
+  });
+
+  describe('when a setting is invalid', () => {
+    const cases: [string, Record<string, string>, string][] = [
+      ['a non-numeric PORT', { PORT: 'abc' }, 'PORT'],
+      ['a fractional PORT', { PORT: '80.5' }, 'PORT'],
+      ['a negative PORT', { PORT: '-1' }, 'PORT'],
+      ['a PORT above 65535', { PORT: '70000' }, 'PORT'],
+      ['a short JWT_SECRET', { JWT_SECRET: 'too-short' }, 'JWT_SECRET'],
+      ['an unknown NODE_ENV', { NODE_ENV: 'staging' }, 'NODE_ENV'],
+      ['a non-postgres DATABASE_URL', { DATABASE_URL: 'mysql://localhost/paygate' }, 'DATABASE_URL'],
+      ['a non-redis REDIS_URL', { REDIS_URL: 'http://localhost:6379' }, 'REDIS_URL'],
+      ['a bad TRUST_PROXY', { TRUST_PROXY: 'yes' }, 'TRUST_PROXY'],
+      ['a zero login limit', { RATE_LIMIT_LOGIN_PER_ACCOUNT: '0' }, 'RATE_LIMIT_LOGIN_PER_ACCOUNT'],
+      ['a JWT TTL under a minute', { JWT_TTL_SECONDS: '10' }, 'JWT_TTL_SECONDS'],
+      ['a malformed FX table', { FX_RATES_TO_KES: 'USD:129' }, 'FX_RATES_TO_KES'],
+      ['a negative limit', { LIMIT_VERIFIED_DAILY_KES: '-1' }, 'LIMIT_VERIFIED_DAILY_KES'],
+      ['a bad ADMIN_EMAIL', { ADMIN_EMAIL: 'root', ADMIN_PASSWORD: 'a-very-long-admin-password' }, 'ADMIN_EMAIL'],
+      ['a short ADMIN_PASSWORD', { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'short' }, 'ADMIN_PASSWORD'],
+    ];
+    for (const [what, env, variable] of cases) {
+      it(`then ${what} is a ConfigError naming ${variable}`, () => {
+        expectConfigError(env, variable);
+      });
+    }
+
+    it('then every bad setting is reported at once', () => {
+      const err = expectConfigError({ PORT: 'abc', JWT_SECRET: 'short', NODE_ENV: 'staging' }, 'PORT');
+      expect(err.problems.map((p) => p.split(':')[0])).to.include.members(['PORT', 'JWT_SECRET', 'NODE_ENV']);
+    });
+  });
+
+  describe('when only one of ADMIN_EMAIL and ADMIN_PASSWORD is set', () => {
+    it('then ADMIN_EMAIL without ADMIN_PASSWORD names both', () => {
+      const err = expectConfigError({ ADMIN_EMAIL: 'root@example.com' }, 'ADMIN_PASSWORD');
+      expect(err.message).to.include('ADMIN_EMAIL');
+    });
+
+    it('then ADMIN_PASSWORD without ADMIN_EMAIL names both', () => {
+      const err = expectConfigError({ ADMIN_PASSWORD: 'a-very-long-admin-password' }, 'ADMIN_PASSWORD');
+      expect(err.message).to.include('ADMIN_EMAIL');
+    });
+  });
+});
