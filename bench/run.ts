@@ -1,0 +1,737 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { Client as PgClient } from 'pg';
+import { Client, Connection } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { loadConfig } from '../platform/config';
+import { migrateUp } from '../models/migrate';
+import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentResult, type PaymentWorkflowInput } from '../workflows/shared';
+import {
+  RESULTS_DIR,
+  envInt,
+  freePort,
+  median,
+  percentile,
+  pool,
+  processCpuMs,
+  spawnNode,
+  temporalCliPath,
+  waitForHttp,
+  type Child,
+} from './support';
+
+/**
+ * `npm run bench`: Paygate against bare baselines, interleaved A/B in one run (A, B, A, B, ...), the
+ * median of the rounds reported with the ratio Paygate / baseline. Absolute figures depend on the
+ * machine; the ratios are the result. The knobs are printed at the end of every run.
+ *
+ * (a) GET /api/v1/payments/orders/{id} over seeded orders  vs  a bare Express + pg route (bench/bare-server.ts)
+ *     running the same SQL with the same pool size, each in its own child process, same autocannon load.
+ * (b) accepted POST /api/v1/payments/initiate             vs  client.workflow.start of the payment workflow
+ *     from this process at the same concurrency. Both start on a task queue that no worker polls, so only
+ *     acceptance is measured.
+ * (c) payments completed through the sandbox rail         vs  `hello` workflows completed: same worker
+ *     process, same batch size. The rail calls back after BENCH_CALLBACK_DELAY_MS (default 0) over HTTP
+ *     to the api, which signals the workflow.
+ *
+ * The Paygate rounds of (b) and (c) each use a fresh KYC-verified user, so that a user's growing 24-hour
+ * volume (which the limit checks sum) does not make later rounds slower than earlier ones.
+ */
+
+const settings = {
+  seconds: envInt('BENCH_SECONDS', 5),
+  rounds: envInt('BENCH_ROUNDS', 3),
+  connections: envInt('BENCH_CONNECTIONS', 20),
+  warmupSeconds: envInt('BENCH_WARMUP_SECONDS', 2, 0),
+  orders: envInt('BENCH_ORDERS', 10_000),
+  cWorkflows: process.env.BENCH_C_WORKFLOWS ? envInt('BENCH_C_WORKFLOWS', 200) : undefined,
+  only: (process.env.BENCH_ONLY ?? 'a,b,c')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean),
+  databaseUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/paygate_bench',
+  redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  callbackDelayMs: envInt('BENCH_CALLBACK_DELAY_MS', 0, 0),
+  strict: process.env.BENCH_STRICT === '1' || process.env.BENCH_STRICT === 'true',
+};
+
+const HUGE_LIMIT_KES = '1000000000000000';
+const PASSWORD = 'bench-password-0123456789';
+const PAYMENT_BODY = {
+  amount: '1500.00',
+  currency: 'KES',
+  method: 'mobile_money',
+  destination: { provider: 'mpesa', phone: '+254712345678' },
+  description: 'bench payment',
+};
+
+interface Round {
+  rate: number;
+  p50: number;
+  p99: number;
+  ok: number;
+  failed: number;
+  seconds: number;
+  /** CPU time of the measured process (see Side.cpuOf) per successful operation, when it can be read. */
+  cpuMsPerOp?: number;
+}
+
+interface Side {
+  label: string;
+  /** The process whose CPU time is reported per operation. */
+  cpuOf: string;
+  rounds: Round[];
+  rate: number;
+  p50: number;
+  p99: number;
+  cpuMsPerOp?: number;
+}
+
+interface Target {
+  name: string;
+  wanted: string;
+  actual: number;
+  met: boolean;
+}
+
+interface BenchResult {
+  id: string;
+  title: string;
+  unit: string;
+  paygate: Side;
+  bare: Side;
+  ratio: number;
+  p99Ratio: number;
+  targets: Target[];
+  notes: string[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lifecycle: every resource registers its own teardown, run in reverse on exit, error or signal.
+
+const teardowns: { name: string; run: () => Promise<unknown> }[] = [];
+let tearingDown: Promise<void> | undefined;
+
+function teardown(): Promise<void> {
+  tearingDown ??= (async () => {
+    for (const step of teardowns.reverse()) {
+      try {
+        await step.run();
+      } catch (err) {
+        process.stderr.write(`[bench] teardown of ${step.name} failed: ${(err as Error).message}\n`);
+      }
+    }
+  })();
+  return tearingDown;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    process.stderr.write(`\n[bench] ${signal}: stopping\n`);
+    void teardown().finally(() => process.exit(130));
+  });
+}
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+function track(child: Child): Child {
+  teardowns.push({ name: child.name, run: () => child.stop() });
+  return child;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stack
+
+async function recreateDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = target.pathname.slice(1);
+  if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new Error(`unsupported database name "${name}"`);
+  target.pathname = '/postgres';
+  const admin = new PgClient({ connectionString: target.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+}
+
+async function startTemporal(): Promise<{ address: string; external: boolean }> {
+  if (process.env.TEMPORAL_ADDRESS) return { address: process.env.TEMPORAL_ADDRESS, external: true };
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: { executable: { type: 'existing-path', path: temporalCliPath() }, ip: '127.0.0.1', ui: false },
+  });
+  teardowns.push({ name: 'temporal dev server', run: () => env.teardown() });
+  return { address: env.address, external: false };
+}
+
+interface BenchUser {
+  id: string;
+  token: string;
+}
+
+async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, json: await res.json().catch((): unknown => null) };
+}
+
+/** Register and log in through the API, then mark the account KYC-verified. */
+async function newVerifiedUser(apiUrl: string, db: PgClient, label: string): Promise<BenchUser> {
+  const email = `bench-${label}-${randomUUID().slice(0, 8)}@example.com`;
+  const registered = await postJson(`${apiUrl}/api/v1/auth/register`, { email, password: PASSWORD, full_name: `Bench ${label}` });
+  if (registered.status !== 201) throw new Error(`register failed: ${registered.status} ${JSON.stringify(registered.json)}`);
+  const id = (registered.json as { user_id: string }).user_id;
+  await db.query(`UPDATE users SET kyc_status = 'verified' WHERE id = $1`, [id]);
+  const login = await postJson(`${apiUrl}/api/v1/auth/login`, { email, password: PASSWORD });
+  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.json)}`);
+  return { id, token: (login.json as { access_token: string }).access_token };
+}
+
+/** Completed orders spread over the last 30 days, each with its events, in two statements. */
+async function seedOrders(db: PgClient, userId: string, count: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO orders (id, user_id, idempotency_key, amount_minor, kes_equivalent_minor, currency, method, destination,
+                         description, reference, status, rail_reference, workflow_id, workflow_started_at,
+                         limits_checked_at, created_at, updated_at)
+     SELECT id, $1, 'seed-' || g, 150000 + g, 150000 + g, 'KES', 'mobile_money',
+            '{"provider": "mpesa", "phone": "+254712345678"}'::jsonb, 'seeded order ' || g, 'INV-' || g, 'completed',
+            'SBX-SEED-' || g, 'payment-' || id, t, t, t, t + interval '2 seconds'
+       FROM (SELECT g, gen_random_uuid() AS id, now() - g * (interval '30 days' / $2::int) AS t
+               FROM generate_series(1, $2::int) AS g) AS s
+     RETURNING id`,
+    [userId, count],
+  );
+  await db.query(
+    `INSERT INTO order_events (order_id, status, detail, at)
+     SELECT o.id, e.status, e.detail, o.created_at + e.after
+       FROM orders o
+      CROSS JOIN (VALUES ('processing', 'funds held', interval '1 second'),
+                         ('completed', 'settled by the rail', interval '2 seconds')) AS e (status, detail, after)
+      WHERE o.user_id = $1`,
+    [userId],
+  );
+  await db.query('ANALYZE');
+  return rows.map((r) => r.id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurements
+
+async function cannon(options: autocannon.Options): Promise<Round> {
+  const result = await autocannon({ ...options, connections: settings.connections });
+  const ok = result['2xx'];
+  return {
+    rate: ok / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    ok,
+    failed: result.non2xx + result.errors,
+    seconds: result.duration,
+  };
+}
+
+/** `concurrency` loops calling `op` until `seconds` have passed; per-call latency in ms. */
+async function closedLoop(seconds: number, concurrency: number, op: () => Promise<unknown>): Promise<Round> {
+  const latencies: number[] = [];
+  let failed = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        try {
+          await op();
+          latencies.push(performance.now() - t0);
+        } catch {
+          failed += 1;
+        }
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  return {
+    rate: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    ok: latencies.length,
+    failed,
+    seconds: elapsed,
+  };
+}
+
+/**
+ * Start `count` workflows (at most `concurrency` starts in flight) and wait for every result, or until
+ * `timeoutMs` has passed: what has not finished by then counts as failed.
+ */
+async function completeAll(
+  count: number,
+  concurrency: number,
+  timeoutMs: number,
+  startOne: (i: number) => Promise<() => Promise<boolean>>,
+): Promise<Round> {
+  const latencies: number[] = [];
+  const results: Promise<void>[] = [];
+  const started = performance.now();
+  await pool(
+    Array.from({ length: count }, (_, i) => i),
+    concurrency,
+    async (i) => {
+      const t0 = performance.now();
+      try {
+        const result = await startOne(i);
+        results.push(
+          result().then(
+            (ok) => {
+              if (ok) latencies.push(performance.now() - t0);
+            },
+            () => undefined,
+          ),
+        );
+      } catch {
+        // a start that failed counts as a workflow that did not complete
+      }
+    },
+  );
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all(results),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, timeoutMs - (performance.now() - started)));
+    }),
+  ]);
+  clearTimeout(timer);
+  const elapsed = (performance.now() - started) / 1000;
+  return {
+    rate: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    ok: latencies.length,
+    failed: count - latencies.length,
+    seconds: elapsed,
+  };
+}
+
+async function interleave(rounds: number, a: (round: number) => Promise<Round>, b: (round: number) => Promise<Round>) {
+  const ra: Round[] = [];
+  const rb: Round[] = [];
+  for (let i = 0; i < rounds; i++) {
+    ra.push(await a(i));
+    progress(`  round ${i + 1}/${rounds} Paygate ${ra[i].rate.toFixed(1)}/s`);
+    rb.push(await b(i));
+    progress(`  round ${i + 1}/${rounds} bare    ${rb[i].rate.toFixed(1)}/s`);
+  }
+  return [ra, rb] as const;
+}
+
+/** Run a round and charge the CPU time `pid` used during it to each successful operation. */
+async function measured(pid: number | undefined, round: () => Promise<Round>): Promise<Round> {
+  const before = processCpuMs(pid);
+  const result = await round();
+  const after = processCpuMs(pid);
+  if (before !== undefined && after !== undefined && result.ok > 0) result.cpuMsPerOp = (after - before) / result.ok;
+  return result;
+}
+
+function side(label: string, cpuOf: string, rounds: Round[]): Side {
+  const cpu = rounds.map((r) => r.cpuMsPerOp).filter((v): v is number => v !== undefined);
+  return {
+    label,
+    cpuOf,
+    rounds,
+    rate: median(rounds.map((r) => r.rate)),
+    p50: median(rounds.map((r) => r.p50)),
+    p99: median(rounds.map((r) => r.p99)),
+    cpuMsPerOp: cpu.length === rounds.length ? median(cpu) : undefined,
+  };
+}
+
+function compare(id: string, title: string, unit: string, paygate: Side, bare: Side, minRatio: number, maxP99Ratio?: number): BenchResult {
+  const ratio = paygate.rate / bare.rate;
+  const p99Ratio = paygate.p99 / bare.p99;
+  const targets: Target[] = [{ name: 'throughput ratio', wanted: `>= ${minRatio}`, actual: ratio, met: ratio >= minRatio }];
+  if (maxP99Ratio !== undefined) {
+    targets.push({ name: 'p99 vs bare', wanted: `<= ${maxP99Ratio}x`, actual: p99Ratio, met: p99Ratio <= maxP99Ratio });
+  }
+  const notes: string[] = [];
+  for (const s of [paygate, bare]) {
+    const failed = s.rounds.reduce((n, r) => n + r.failed, 0);
+    if (failed > 0) notes.push(`${s.label}: ${failed} failed requests/workflows over all rounds (not counted)`);
+  }
+  return { id, title, unit, paygate, bare, ratio, p99Ratio, targets, notes };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The benchmarks
+
+interface Ctx {
+  apiUrl: string;
+  db: PgClient;
+  temporal?: Client;
+  acceptQueue: string;
+  workQueue: string;
+  apiEnv: NodeJS.ProcessEnv;
+  apiPid?: number;
+}
+
+async function benchOrderRead(
+  ctx: Ctx,
+  bareUrl: string,
+  barePid: number | undefined,
+  user: BenchUser,
+  ids: string[],
+): Promise<BenchResult> {
+  const pick = () => ids[Math.floor(Math.random() * ids.length)];
+  const paygate = (seconds: number) =>
+    cannon({
+      url: ctx.apiUrl,
+      duration: seconds,
+      headers: { authorization: `Bearer ${user.token}` },
+      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/v1/payments/orders/${pick()}` }) }],
+    });
+  const bare = (seconds: number) =>
+    cannon({
+      url: bareUrl,
+      duration: seconds,
+      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/orders/${pick()}` }) }],
+    });
+  if (settings.warmupSeconds > 0) {
+    await paygate(settings.warmupSeconds);
+    await bare(settings.warmupSeconds);
+  }
+  const [a, b] = await interleave(
+    settings.rounds,
+    () => measured(ctx.apiPid, () => paygate(settings.seconds)),
+    () => measured(barePid, () => bare(settings.seconds)),
+  );
+  return compare(
+    'a',
+    `GET /api/v1/payments/orders/{id} over ${ids.length} seeded orders vs bare Express + pg route`,
+    'req/s',
+    side('Paygate', 'api process', a),
+    side('bare', 'bare server', b),
+    0.85,
+    1.2,
+  );
+}
+
+async function benchInitiate(ctx: Ctx, users: BenchUser[], warmupUser: BenchUser): Promise<BenchResult> {
+  const temporal = ctx.temporal!;
+  const cfg = loadConfig(ctx.apiEnv);
+  const body = JSON.stringify(PAYMENT_BODY);
+  const paygate = (user: BenchUser, seconds: number) =>
+    cannon({
+      url: `${ctx.apiUrl}/api/v1/payments/initiate`,
+      method: 'POST',
+      duration: seconds,
+      headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+      body,
+      requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) }],
+    });
+  const bare = (seconds: number) =>
+    closedLoop(seconds, settings.connections, () => {
+      const input: PaymentWorkflowInput = {
+        orderId: randomUUID(),
+        pollAfterMs: cfg.payments.pollAfterMs,
+        settleTimeoutMs: cfg.payments.settleTimeoutMs,
+      };
+      return temporal.workflow.start(PAYMENT_WORKFLOW, {
+        workflowId: paymentWorkflowId(input.orderId),
+        taskQueue: ctx.acceptQueue,
+        args: [input],
+      });
+    });
+  if (settings.warmupSeconds > 0) {
+    await paygate(warmupUser, settings.warmupSeconds);
+    await bare(settings.warmupSeconds);
+  }
+  const [a, b] = await interleave(
+    settings.rounds,
+    (i) => measured(ctx.apiPid, () => paygate(users[i], settings.seconds)),
+    () => measured(process.pid, () => bare(settings.seconds)),
+  );
+  const result = compare(
+    'b',
+    'accepted POST /api/v1/payments/initiate vs bare client.workflow.start (task queue without a worker)',
+    'accepted/s',
+    side('Paygate', 'api process', a),
+    side('bare', 'starting process', b),
+    0.8,
+  );
+  const { rows } = await ctx.db.query<{ unstarted: string }>(
+    'SELECT count(*) AS unstarted FROM orders WHERE user_id = ANY($1::uuid[]) AND workflow_started_at IS NULL',
+    [users.map((u) => u.id)],
+  );
+  if (Number(rows[0].unstarted) > 0) result.notes.push(`Paygate: ${rows[0].unstarted} accepted orders whose workflow did not start`);
+  return result;
+}
+
+async function benchCompletion(ctx: Ctx, payers: BenchUser[], warmupPayer: BenchUser): Promise<BenchResult> {
+  const temporal = ctx.temporal!;
+  const cfg = loadConfig(ctx.apiEnv);
+  const worker = track(
+    spawnNode('worker', path.resolve(__dirname, '..', 'workers', 'temporal-worker.js'), {
+      ...ctx.apiEnv,
+      TEMPORAL_TASK_QUEUE: ctx.workQueue,
+    }),
+  );
+
+  const roundTimeoutMs = Math.max(60, 12 * settings.seconds) * 1000;
+  const createOrders = async (userId: string, count: number): Promise<string[]> => {
+    const { rows } = await ctx.db.query<{ id: string }>(
+      `INSERT INTO orders (id, user_id, idempotency_key, amount_minor, kes_equivalent_minor, currency, method, destination,
+                           description, workflow_id, workflow_started_at)
+       SELECT id, $1, 'bench-c-' || id, 150000, 150000, 'KES', 'mobile_money',
+              '{"provider": "mpesa", "phone": "+254712345678"}'::jsonb, 'bench payment', 'payment-' || id, now()
+         FROM (SELECT gen_random_uuid() AS id FROM generate_series(1, $2::int)) AS s
+       RETURNING id`,
+      [userId, count],
+    );
+    return rows.map((r) => r.id);
+  };
+  const payments = async (payer: BenchUser, count: number) => {
+    const orderIds = await createOrders(payer.id, count);
+    return completeAll(count, settings.connections, roundTimeoutMs, async (i) => {
+      const input: PaymentWorkflowInput = {
+        orderId: orderIds[i],
+        pollAfterMs: cfg.payments.pollAfterMs,
+        settleTimeoutMs: cfg.payments.settleTimeoutMs,
+      };
+      const handle = await temporal.workflow.start(PAYMENT_WORKFLOW, {
+        workflowId: paymentWorkflowId(input.orderId),
+        taskQueue: ctx.workQueue,
+        args: [input],
+      });
+      return async () => ((await handle.result()) as PaymentResult).status === 'completed';
+    });
+  };
+  const hellos = (count: number) =>
+    completeAll(count, settings.connections, roundTimeoutMs, async () => {
+      const handle = await temporal.workflow.start('hello', {
+        workflowId: `bench-hello-${randomUUID()}`,
+        taskQueue: ctx.workQueue,
+        args: ['bench'],
+      });
+      return async () => (await handle.result()) === 'hello, bench';
+    });
+
+  // Warm up (this also waits for the worker to poll).
+  const warm = 40;
+  const warmHello = await Promise.race([
+    hellos(warm),
+    worker.exited.then(() => {
+      throw new Error(`the worker exited; see ${worker.logFile}`);
+    }),
+  ]);
+  const warmPay = await payments(warmupPayer, warm / 2);
+  // The same batch for both sides, sized so that the hello round lasts about BENCH_SECONDS.
+  const n = settings.cWorkflows ?? Math.max(50, Math.min(5000, Math.round(warmHello.rate * settings.seconds)));
+  progress(`  batches of ${n} workflows (warm-up: payments ${warmPay.rate.toFixed(1)}/s, hello ${warmHello.rate.toFixed(1)}/s)`);
+
+  const [a, b] = await interleave(
+    settings.rounds,
+    (i) => measured(worker.proc.pid, () => payments(payers[i], n)),
+    () => measured(worker.proc.pid, () => hellos(n)),
+  );
+  const result = compare(
+    'c',
+    `payments completed (sandbox rail, callback after ${settings.callbackDelayMs} ms) vs hello workflows completed, same worker`,
+    'workflows/s',
+    side('Paygate', 'worker process', a),
+    side('bare', 'worker process', b),
+    0.5,
+  );
+  result.notes.push(`batches of ${n} workflows per round (each round stops after ${roundTimeoutMs / 1000} s); latency is start to result`);
+  const { rows } = await ctx.db.query<{ missed: string }>(
+    'SELECT count(*) AS missed FROM sandbox_transfers WHERE sends_callback AND callback_sent_at IS NULL',
+  );
+  if (Number(rows[0].missed) > 0) {
+    result.notes.push(
+      `Paygate: ${rows[0].missed} sandbox callbacks were not accepted; those payments waited for polling (PAYMENT_POLL_AFTER_MS=${cfg.payments.pollAfterMs})`,
+    );
+  }
+  await worker.stop();
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+function print(results: BenchResult[], machine: Record<string, unknown>): void {
+  say('');
+  say('Paygate benchmarks: Paygate vs bare baseline, interleaved A/B rounds, median of rounds');
+  say(`machine: ${String(machine.cores)} cores (${String(machine.cpu)}), Node ${String(machine.node)}, ${String(machine.platform)}`);
+  say(
+    `settings: ${settings.rounds} rounds x ${settings.seconds} s, ${settings.connections} connections/concurrency, warm-up ${settings.warmupSeconds} s`,
+  );
+  for (const r of results) {
+    say('');
+    say(`(${r.id}) ${r.title}`);
+    for (const s of [r.paygate, r.bare]) {
+      say(
+        `    ${s.label.padEnd(8)} ${fmt(s.rate).padStart(9)} ${r.unit.padEnd(11)} p50 ${fmt(s.p50).padStart(7)} ms  p99 ${fmt(s.p99).padStart(7)} ms` +
+          `   rounds: ${s.rounds.map((x) => fmt(x.rate)).join(', ')}`,
+      );
+    }
+    say(`    ratio ${fmt(r.ratio, 2)} (Paygate / bare ${r.unit}); p99 ${fmt(r.p99Ratio, 2)}x bare`);
+    const cpu = [r.paygate, r.bare].filter((s) => s.cpuMsPerOp !== undefined).map((s) => `${s.cpuOf} ${fmt(s.cpuMsPerOp!, 2)} ms`);
+    if (cpu.length > 0) say(`    CPU per operation: ${cpu.join(', ')}`);
+    for (const t of r.targets) say(`    target ${t.name} ${t.wanted}: ${fmt(t.actual, 2)} -> ${t.met ? 'MET' : 'NOT MET'}`);
+    for (const n of r.notes) say(`    note: ${n}`);
+  }
+  say('');
+  say('reproduce: npm run bench');
+  say('  knobs: BENCH_SECONDS (per round, default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 20),');
+  say('         BENCH_WARMUP_SECONDS (default 2), BENCH_ORDERS (default 10000), BENCH_C_WORKFLOWS (default: sized from warm-up),');
+  say('         BENCH_ONLY=a,b,c, BENCH_CALLBACK_DELAY_MS (sandbox rail callback delay in (c), default 0),');
+  say('         BENCH_STRICT=1 (exit 1 when a target is missed), BENCH_DATABASE_URL, BENCH_REDIS_URL,');
+  say('         TEMPORAL_ADDRESS (use that server instead of a dev server)');
+  say('  needs Postgres (database paygate_bench is dropped and recreated) and Redis; nothing else may be loading the machine.');
+  say('  results: bench/results/latest.json; child logs in bench/results/*.log');
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const wanted = new Set(settings.only);
+  for (const id of wanted) if (!['a', 'b', 'c'].includes(id)) throw new Error(`BENCH_ONLY: unknown benchmark "${id}" (a, b, c)`);
+  process.env.LOG_LEVEL = 'warn';
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const runTag = Date.now().toString(36);
+  const machine = {
+    cores: os.cpus().length,
+    cpu: os.cpus()[0]?.model.trim() ?? 'unknown',
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+  };
+
+  progress(`database ${settings.databaseUrl}: recreating and migrating`);
+  await recreateDatabase(settings.databaseUrl);
+  await migrateUp(settings.databaseUrl);
+  const db = new PgClient({ connectionString: settings.databaseUrl });
+  await db.connect();
+  teardowns.push({ name: 'database client', run: () => db.end() });
+
+  let temporal: Client | undefined;
+  let temporalAddress = '127.0.0.1:7233';
+  let externalTemporal = false;
+  const acceptQueue = `paygate-bench-accept-${runTag}`;
+  if (wanted.has('b') || wanted.has('c')) {
+    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+    progress(process.env.TEMPORAL_ADDRESS ? `temporal at ${process.env.TEMPORAL_ADDRESS}` : 'starting a Temporal dev server');
+    ({ address: temporalAddress, external: externalTemporal } = await startTemporal());
+    const connection = await Connection.connect({ address: temporalAddress });
+    temporal = new Client({ connection, namespace: 'default' });
+    teardowns.push({ name: 'temporal client', run: () => connection.close() });
+    if (externalTemporal) {
+      // Workflows parked on the worker-less queue would stay open forever on a shared server.
+      teardowns.push({
+        name: 'terminate parked workflows',
+        run: () =>
+          connection.workflowService.startBatchOperation({
+            namespace: 'default',
+            jobId: `paygate-bench-cleanup-${runTag}`,
+            visibilityQuery: `TaskQueue = '${acceptQueue}' AND ExecutionStatus = 'Running'`,
+            reason: 'paygate bench cleanup',
+            terminationOperation: {},
+          }),
+      });
+    }
+  }
+
+  const cfgDefaults = loadConfig({});
+  const port = await freePort();
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const apiEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'development',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    PUBLIC_BASE_URL: apiUrl,
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: settings.databaseUrl,
+    DATABASE_POOL_MAX: String(cfgDefaults.databasePoolMax),
+    REDIS_URL: settings.redisUrl,
+    QUEUE_PREFIX: 'paygate-bench',
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_TASK_QUEUE: acceptQueue,
+    JWT_TTL_SECONDS: '7200',
+    RATE_LIMIT_LOGIN_PER_IP: '1000000',
+    RATE_LIMIT_LOGIN_PER_ACCOUNT: '1000000',
+    RATE_LIMIT_REGISTER_PER_IP: '1000000',
+    LIMIT_VERIFIED_PER_PAYMENT_KES: HUGE_LIMIT_KES,
+    LIMIT_VERIFIED_DAILY_KES: HUGE_LIMIT_KES,
+    SANDBOX_CALLBACK_DELAY_MS: String(settings.callbackDelayMs),
+  };
+  delete apiEnv.ADMIN_EMAIL;
+  delete apiEnv.ADMIN_PASSWORD;
+
+  progress(`starting the api on ${apiUrl}`);
+  const api = track(spawnNode('api', path.resolve(__dirname, '..', 'api', 'server.js'), apiEnv));
+  await waitForHttp(`${apiUrl}/healthz`, api);
+
+  const ctx: Ctx = { apiUrl, db, temporal, acceptQueue, workQueue: `paygate-bench-work-${runTag}`, apiEnv, apiPid: api.proc.pid };
+  const results: BenchResult[] = [];
+
+  if (wanted.has('a')) {
+    const barePort = await freePort();
+    const bareUrl = `http://127.0.0.1:${barePort}`;
+    const bare = track(
+      spawnNode('bare', path.join(__dirname, 'bare-server.js'), {
+        ...process.env,
+        HOST: '127.0.0.1',
+        PORT: String(barePort),
+        DATABASE_URL: settings.databaseUrl,
+        DATABASE_POOL_MAX: String(cfgDefaults.databasePoolMax),
+      }),
+    );
+    await waitForHttp(`${bareUrl}/healthz`, bare);
+    const reader = await newVerifiedUser(apiUrl, db, 'reader');
+    progress(`seeding ${settings.orders} orders`);
+    const ids = await seedOrders(db, reader.id, settings.orders);
+    progress('(a) order reads');
+    results.push(await benchOrderRead(ctx, bareUrl, bare.proc.pid, reader, ids));
+    await bare.stop();
+  }
+  if (wanted.has('b')) {
+    const users = await Promise.all(Array.from({ length: settings.rounds + 1 }, (_, i) => newVerifiedUser(apiUrl, db, `payer-b${i}`)));
+    progress('(b) payment acceptance');
+    results.push(await benchInitiate(ctx, users.slice(1), users[0]));
+  }
+  if (wanted.has('c')) {
+    const users = await Promise.all(Array.from({ length: settings.rounds + 1 }, (_, i) => newVerifiedUser(apiUrl, db, `payer-c${i}`)));
+    progress('(c) workflow completion');
+    results.push(await benchCompletion(ctx, users.slice(1), users[0]));
+  }
+
+  print(results, machine);
+  const file = path.join(RESULTS_DIR, 'latest.json');
+  fs.writeFileSync(
+    file,
+    `${JSON.stringify({ finishedAt: new Date().toISOString(), machine, settings, temporal: externalTemporal ? 'external' : 'dev server', results }, null, 2)}\n`,
+  );
+  say(`wrote ${path.relative(process.cwd(), file) || file}`);
+  if (settings.strict && results.some((r) => r.targets.some((t) => !t.met))) process.exitCode = 1;
+}
+
+main()
+  .catch((err: unknown) => {
+    process.stderr.write(`[bench] failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    void teardown().finally(() => process.exit());
+  });

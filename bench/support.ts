@@ -1,0 +1,152 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import path from 'node:path';
+
+/** Process, port and statistics helpers shared by the benchmark runner. */
+
+/** The repository root (this file runs from dist/bench). */
+export const ROOT = path.resolve(__dirname, '..', '..');
+export const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function envInt(name: string, fallback: number, min = 1): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number >= ${min}, got "${raw}"`);
+  return value;
+}
+
+/** The Temporal CLI the setup script installed, found the same way as the test suite finds it. */
+export function temporalCliPath(): string {
+  if (process.env.TEMPORAL_CLI) return process.env.TEMPORAL_CLI;
+  const recorded = path.join(ROOT, '.tools', 'temporal-cli-path');
+  if (fs.existsSync(recorded)) return fs.readFileSync(recorded, 'utf8').trim();
+  return path.join(ROOT, '.tools', 'temporal', 'bin', 'temporal');
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+export interface Child {
+  name: string;
+  proc: ChildProcess;
+  logFile: string;
+  exited: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Run `node <script>` with `env`, its output going to bench/results/<name>.log. */
+export function spawnNode(name: string, script: string, env: NodeJS.ProcessEnv): Child {
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const logFile = path.join(RESULTS_DIR, `${name}.log`);
+  const fd = fs.openSync(logFile, 'w');
+  const proc = spawn(process.execPath, [script], { cwd: ROOT, env, stdio: ['ignore', fd, fd] });
+  fs.closeSync(fd);
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const running = () => proc.exitCode === null && proc.signalCode === null;
+  return {
+    name,
+    proc,
+    logFile,
+    exited,
+    async stop() {
+      if (!running()) return;
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => {
+        if (running()) proc.kill('SIGKILL');
+      }, 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export function tailOf(file: string, lines = 20): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** Poll `url` until it answers 200; fail early when the child dies. */
+export async function waitForHttp(url: string, child: Child, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.proc.exitCode !== null || child.proc.signalCode !== null) {
+      throw new Error(
+        `${child.name} exited (${child.proc.exitCode ?? child.proc.signalCode}) before answering ${url}:\n${tailOf(child.logFile)}`,
+      );
+    }
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${child.name} did not answer ${url} within ${timeoutMs} ms:\n${tailOf(child.logFile)}`);
+    await sleep(100);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+
+export function median(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Nearest-rank percentile of raw samples. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank];
+}
+
+/** Run `task` for each item with at most `concurrency` in flight. */
+export async function pool<T>(items: T[], concurrency: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++];
+      await task(item);
+    }
+  });
+  await Promise.all(lanes);
+}
+
+/** CPU time (user + system, ms) a process has used so far: Linux /proc only, else undefined. */
+export function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  if (pid === process.pid) {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  }
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the full line, in clock ticks (USER_HZ, 100 on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
