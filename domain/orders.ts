@@ -17,11 +17,10 @@ export async function transitionOrder(
   order.updatedAt = new Date();
   await order.save({ transaction: tx });
   const eventDetail = detail.failureCode ? `${detail.failureCode}: ${detail.reason ?? ''}`.trim() : (detail.note ?? null);
-  await OrderEvent.findOrCreate({
-    where: { orderId: order.id, status },
-    defaults: { orderId: order.id, status, detail: eventDetail },
-    transaction: tx,
-  });
+  await OrderEvent.sequelize!.query(
+    'INSERT INTO order_events (order_id, status, detail) VALUES (:orderId, :status, :detail) ON CONFLICT (order_id, status) DO NOTHING',
+    { replacements: { orderId: order.id, status, detail: eventDetail }, transaction: tx },
+  );
 }
 
 export const isTerminal = (status: OrderStatus): boolean => TERMINAL_STATUSES.includes(status);

@@ -1,3 +1,4 @@
+import { createSecretKey } from 'node:crypto';
 import type { Request } from 'express';
 import passport from 'passport';
 import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
@@ -23,7 +24,8 @@ function ensureStrategy(): void {
     new JwtStrategy(
       {
         jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
-        secretOrKey: jwt.secret,
+        // A KeyObject, not a string: jsonwebtoken otherwise first tries (and fails) to parse it as a public key.
+        secretOrKey: createSecretKey(Buffer.from(jwt.secret)) as unknown as string,
         algorithms: ['HS256'],
         issuer: jwt.issuer,
         audience: jwt.audience,
@@ -42,8 +44,21 @@ function ensureStrategy(): void {
   configured = true;
 }
 
-/** Verify the bearer token of a request; resolves to the caller, or rejects with `unauthenticated`. */
+const verified = new WeakMap<Request, Promise<Caller>>();
+
+/**
+ * Verify the bearer token of a request; resolves to the caller, or rejects with `unauthenticated`.
+ * The result is kept for the request, so middleware and the route verify the token once.
+ */
 export function authenticateRequest(request: Request): Promise<Caller> {
+  const known = verified.get(request);
+  if (known) return known;
+  const result = verifyBearer(request);
+  verified.set(request, result);
+  return result;
+}
+
+function verifyBearer(request: Request): Promise<Caller> {
   ensureStrategy();
   return new Promise((resolve, reject) => {
     const handler = passport.authenticate('jwt', { session: false }, (err: unknown, user: Caller | false) => {

@@ -1,3 +1,4 @@
+import { createSecretKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Config } from '../../platform/config';
 import type { Role } from '../../models/user';
@@ -15,7 +16,7 @@ export interface IssuedToken {
 
 /** HS256, with issuer, audience and a short expiry; verification pins the same (see passport strategy). */
 export function issueAccessToken(cfg: Config['jwt'], claims: AccessTokenClaims): IssuedToken {
-  const token = jwt.sign({ roles: claims.roles }, cfg.secret, {
+  const token = jwt.sign({ roles: claims.roles }, createSecretKey(Buffer.from(cfg.secret)), {
     algorithm: 'HS256',
     subject: claims.sub,
     issuer: cfg.issuer,

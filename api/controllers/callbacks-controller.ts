@@ -5,6 +5,7 @@ import { handleSandboxCallback } from '../services/callback-service';
 
 interface SandboxCallbackBody {
   reference: string;
+  merchant_reference: string;
   status: 'succeeded' | 'failed';
   failure_code: string | null;
   provider_code: string | null;

@@ -1,6 +1,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { config } from '../../platform/config';
 import { AppError } from '../../platform/errors';
+import { isUuid } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
 import { temporalClient } from '../../platform/temporal';
 import { Order } from '../../models';
@@ -15,8 +16,14 @@ export async function handleSandboxCallback(rawBody: string, signature: string |
     throw new AppError('unauthenticated', 'the callback signature is not valid');
   }
   const body = JSON.parse(rawBody) as SandboxCallbackBody;
-  const order = await Order.findOne({ where: { railReference: body.reference }, attributes: ['id', 'workflowId'] });
-  if (!order) throw new AppError('not_found', `no order with rail reference ${body.reference}`);
+  // Tie the callback to its order by the merchant reference the rail echoes: the callback may arrive
+  // before the submitting activity has recorded the rail's own reference on the order.
+  const order = isUuid(body.merchant_reference)
+    ? await Order.findByPk(body.merchant_reference, { attributes: ['id', 'workflowId', 'railReference'] })
+    : null;
+  if (!order || (order.railReference !== null && order.railReference !== body.reference)) {
+    throw new AppError('not_found', `no order for rail reference ${body.reference}`);
+  }
   const outcome: RailOutcomeSignal =
     body.status === 'succeeded'
       ? { state: 'succeeded', reference: body.reference, providerCode: body.provider_code ?? undefined }

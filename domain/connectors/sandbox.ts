@@ -40,6 +40,7 @@ interface Verdict {
 }
 
 interface TransferRow {
+  idempotency_key: string;
   reference: string;
   outcome: 'succeeded' | 'failed';
   failure_code: string | null;
@@ -52,6 +53,8 @@ interface TransferRow {
 
 export interface SandboxCallbackBody {
   reference: string;
+  /** The merchant's own key for the transfer (our order id), echoed as providers echo it. */
+  merchant_reference: string;
   status: 'succeeded' | 'failed';
   failure_code: string | null;
   provider_code: string | null;
@@ -121,7 +124,7 @@ export class SandboxConnector implements RailConnector {
        VALUES (:id, :key, :method, :reference, :request, :outcome, :failureCode, :providerCode, :sendsCallback,
                now() + make_interval(secs => :delaySeconds))
        ON CONFLICT (idempotency_key) DO UPDATE SET submissions = sandbox_transfers.submissions + 1
-       RETURNING reference, outcome, failure_code, provider_code, sends_callback, settles_at, submissions,
+       RETURNING idempotency_key, reference, outcome, failure_code, provider_code, sends_callback, settles_at, submissions,
                  callback_sent_at`,
       {
         replacements: {
@@ -164,6 +167,7 @@ export class SandboxConnector implements RailConnector {
   private scheduleCallback(url: string, row: TransferRow): void {
     const body = JSON.stringify({
       reference: row.reference,
+      merchant_reference: row.idempotency_key,
       status: row.outcome,
       failure_code: row.failure_code,
       provider_code: row.provider_code,
