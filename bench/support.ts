@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import net from 'node:net';
 import path from 'node:path';
 
 /** Process, port and statistics helpers shared by the benchmark runner. */
 
 /** The repository root (this file runs from dist/bench). */
 export const ROOT = path.resolve(__dirname, '..', '..');
+export { freePort, temporalCliPath } from '../tests/support/local-tools';
+
 export const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -21,23 +21,6 @@ export function envInt(name: string, fallback: number, min = 1): number {
 }
 
 /** The Temporal CLI the setup script installed, found the same way as the test suite finds it. */
-export function temporalCliPath(): string {
-  if (process.env.TEMPORAL_CLI) return process.env.TEMPORAL_CLI;
-  const recorded = path.join(ROOT, '.tools', 'temporal-cli-path');
-  if (fs.existsSync(recorded)) return fs.readFileSync(recorded, 'utf8').trim();
-  return path.join(ROOT, '.tools', 'temporal', 'bin', 'temporal');
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 // ---------------------------------------------------------------------------------------------
 // Child processes

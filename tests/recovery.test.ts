@@ -4,7 +4,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { config, reloadConfig } from '../platform/config';
 import { uuidv7 } from '../platform/ids';
-import { closeTemporal } from '../platform/temporal';
+import { closeTemporal, temporalClient } from '../platform/temporal';
 import { Order } from '../models';
 import { reconcileUnstartedOrders, startPaymentWorkflow } from '../api/services/payment-service';
 import { paymentWorkflowId } from '../workflows/shared';
@@ -99,6 +99,21 @@ describe('recovery', () => {
       expect(row.workflow_started_at).to.not.equal(null);
       expect(await rows('SELECT 1 FROM orders WHERE id = :orderId AND workflow_started_at IS NULL', { orderId })).to.have.length(0);
       expect(await ledgerKindsOf(orderId)).to.deep.equal(['hold', 'settle']);
+    });
+
+    it('then reconciling an order whose workflow already finished never runs it a second time', async () => {
+      const user = await newUser();
+      const res = await initiate(user, mpesaPayment());
+      const orderId = (res.body as { order_id: string }).order_id;
+      expect((await waitForOrder(user, orderId)).status).to.equal('completed');
+      // As if the start had been lost: the reconciler sees an order with no recorded workflow start.
+      await Order.update({ workflowStartedAt: null }, { where: { id: orderId } });
+      await reconcileUnstartedOrders(0);
+      const runs = [];
+      for await (const run of temporalClient().workflow.list({ query: `WorkflowId = '${paymentWorkflowId(orderId)}'` })) runs.push(run);
+      expect(runs).to.have.length(1);
+      expect(await ledgerKindsOf(orderId)).to.deep.equal(['hold', 'settle']);
+      expect(await rows('SELECT 1 FROM orders WHERE id = :orderId AND workflow_started_at IS NOT NULL', { orderId })).to.have.length(1);
     });
   });
 

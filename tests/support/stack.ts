@@ -1,8 +1,4 @@
-import fs from 'node:fs';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import net from 'node:net';
-import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Client } from 'pg';
@@ -13,13 +9,14 @@ import { closeTemporal, temporalClient } from '../../platform/temporal';
 import { migrateUp } from '../../models/migrate';
 import { createApp } from '../../api/app';
 import { createPaygateWorker } from '../../workers/temporal-worker';
+import { freePort, temporalCliPath } from './local-tools';
+
+export { ROOT, temporalCliPath } from './local-tools';
 
 /**
  * The real stack for the suite: a fresh Postgres database, Redis, a Temporal dev server (the pinned CLI,
  * or the server at TEMPORAL_ADDRESS when set), the api on an ephemeral port and a Temporal worker.
  */
-
-export const ROOT = path.resolve(__dirname, '..', '..', '..');
 
 export interface Stack {
   baseUrl: string;
@@ -32,24 +29,6 @@ let worker: Worker | undefined;
 let workerRun: Promise<void> | undefined;
 let workerConnection: NativeConnection | undefined;
 export let stack: Stack;
-
-export function temporalCliPath(): string {
-  if (process.env.TEMPORAL_CLI) return process.env.TEMPORAL_CLI;
-  const recorded = path.join(ROOT, '.tools', 'temporal-cli-path');
-  if (fs.existsSync(recorded)) return fs.readFileSync(recorded, 'utf8').trim();
-  return path.join(ROOT, '.tools', 'temporal', 'bin', 'temporal');
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 async function dropDatabase(url: string): Promise<void> {
   const target = new URL(url);

@@ -1,0 +1,28 @@
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import path from 'node:path';
+
+/** Helpers shared by the test stack and the benchmarks (compiled to dist/tests/support/). */
+
+export const ROOT = path.resolve(__dirname, '..', '..', '..');
+
+/** The Temporal CLI the setup script installed (or TEMPORAL_CLI). */
+export function temporalCliPath(): string {
+  if (process.env.TEMPORAL_CLI) return process.env.TEMPORAL_CLI;
+  const recorded = path.join(ROOT, '.tools', 'temporal-cli-path');
+  if (fs.existsSync(recorded)) return fs.readFileSync(recorded, 'utf8').trim();
+  return path.join(ROOT, '.tools', 'temporal', 'bin', 'temporal');
+}
+
+/** A TCP port that was free a moment ago on the loopback interface. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
