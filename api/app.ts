@@ -5,6 +5,7 @@ import swaggerUi from 'swagger-ui-express';
 import { config } from '../platform/config';
 import { logger } from '../platform/logger';
 import { models } from '../models';
+import { adminOnly, QUEUE_DASHBOARD_PATH, queueDashboard } from './admin/queue-dashboard';
 import { RegisterRoutes } from './generated/routes';
 import { healthRouter } from './health';
 import { httpMetrics, metricsEndpoint, rememberMountPath } from './metrics';
@@ -73,6 +74,7 @@ export function createApp(): Express {
     res.json(spec);
   });
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(spec, { customSiteTitle: 'Paygate API' }));
+  app.use(QUEUE_DASHBOARD_PATH, adminOnly, queueDashboard(cfg));
 
   const api = Router();
   api.use(rememberMountPath);

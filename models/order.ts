@@ -1,4 +1,5 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
+import type { BankRoute } from '../domain/discovery/routing';
 
 export const ORDER_STATUSES = ['pending', 'screening', 'processing', 'completed', 'rejected', 'failed', 'reversed'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
@@ -25,6 +26,8 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
   declare failureCode: CreationOptional<string | null>;
   declare failureReason: CreationOptional<string | null>;
   declare railReference: CreationOptional<string | null>;
+  /** Bank transfers: how the money leaves the primary bank (`internal`, `pesalink`, `rtgs`). */
+  declare route: CreationOptional<BankRoute | null>;
   declare workflowId: string;
   declare workflowStartedAt: CreationOptional<Date | null>;
   declare limitsCheckedAt: CreationOptional<Date | null>;
@@ -48,6 +51,7 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
         failureCode: { type: DataTypes.TEXT, allowNull: true },
         failureReason: { type: DataTypes.TEXT, allowNull: true },
         railReference: { type: DataTypes.TEXT, allowNull: true },
+        route: { type: DataTypes.TEXT, allowNull: true },
         workflowId: { type: DataTypes.TEXT, allowNull: false },
         workflowStartedAt: { type: DataTypes.DATE, allowNull: true },
         limitsCheckedAt: { type: DataTypes.DATE, allowNull: true },

@@ -89,6 +89,30 @@ const schema = z
 
     RECONCILE_INTERVAL_MS: intFrom(15000, 100),
     RECONCILE_GRACE_MS: intFrom(5000, 0),
+
+    PRIMARY_BANK_CODE: z
+      .string()
+      .regex(/^\d{2,3}$/, 'must be a 2- or 3-digit CBK bank code, e.g. 68')
+      .default('68'),
+    REFRESH_EXCHANGES_EVERY_MS: intFrom(15 * 60 * 1000, 1000),
+    REFRESH_BANKS_EVERY_MS: intFrom(24 * 60 * 60 * 1000, 1000),
+    EXCHANGE_PROBE_ENABLED: boolFrom(true),
+    EXCHANGE_PROBE_TIMEOUT_MS: intFrom(3000, 100),
+    EXCHANGE_PROBE_TOTAL_MS: intFrom(15000, 100),
+    EXCHANGE_PROBE_CONCURRENCY: intFrom(8, 1, 64),
+    DISCOVERY_JOB_ATTEMPTS: intFrom(5, 1, 50),
+    DISCOVERY_JOB_BACKOFF_MS: intFrom(10000, 10),
+    DISCOVERY_JOB_LOCK_MS: intFrom(30000, 1000),
+
+    SCREENING_NAME_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.92),
+    CTR_THRESHOLD_USD: z
+      .string()
+      .regex(/^\d+(\.\d{1,2})?$/, 'must be a USD amount, e.g. 15000')
+      .default('15000'),
+    SANCTIONS_LIST_PATH_OR_URL: z.string().trim().optional(),
+    SANCTIONS_IMPORT_EVERY_MS: intFrom(24 * 60 * 60 * 1000, 1000),
+    COMPLIANCE_REPORT_MAX_ROWS: intFrom(10000, 1, 1_000_000),
+    COMPLIANCE_REPORT_TIMEOUT_MS: intFrom(120_000, 1000),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && env.JWT_SECRET === DEV_JWT_SECRET) {
@@ -96,6 +120,9 @@ const schema = z
     }
     if ((env.ADMIN_EMAIL === undefined) !== (env.ADMIN_PASSWORD === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['ADMIN_PASSWORD'], message: 'ADMIN_EMAIL and ADMIN_PASSWORD go together' });
+    }
+    if (!env.FX_RATES_TO_KES.USD) {
+      ctx.addIssue({ code: 'custom', path: ['FX_RATES_TO_KES'], message: 'must include USD (the CTR threshold is in USD)' });
     }
   });
 
@@ -121,6 +148,25 @@ export interface Config {
   payments: { pollAfterMs: number; settleTimeoutMs: number };
   sandbox: { callbackDelayMs: number; callbackSecret: string };
   reconciler: { intervalMs: number; graceMs: number };
+  discovery: {
+    primaryBankCode: string;
+    refreshExchangesEveryMs: number;
+    refreshBanksEveryMs: number;
+    probe: { enabled: boolean; timeoutMs: number; totalMs: number; concurrency: number };
+    /** Retries of a failed refresh (exponential backoff from `backoffMs`); `lockMs`: when a crashed worker's job is taken over. */
+    jobs: { attempts: number; backoffMs: number; lockMs: number };
+  };
+  compliance: {
+    /** Jaro-Winkler score (0-1] at or above which a name matches a blocklisted name. */
+    screeningNameThreshold: number;
+    /** Currency transaction report threshold, a USD decimal string. */
+    ctrThresholdUsd: string;
+    /** OFAC SDN CSV files (paths or URLs) the sanctions import loads; empty: no import. */
+    sanctionsListSources: string[];
+    sanctionsImportEveryMs: number;
+    reportMaxRows: number;
+    reportTimeoutMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -170,6 +216,29 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     payments: { pollAfterMs: e.PAYMENT_POLL_AFTER_MS, settleTimeoutMs: e.PAYMENT_SETTLE_TIMEOUT_MS },
     sandbox: { callbackDelayMs: e.SANDBOX_CALLBACK_DELAY_MS, callbackSecret: e.SANDBOX_CALLBACK_SECRET },
     reconciler: { intervalMs: e.RECONCILE_INTERVAL_MS, graceMs: e.RECONCILE_GRACE_MS },
+    discovery: {
+      primaryBankCode: e.PRIMARY_BANK_CODE,
+      refreshExchangesEveryMs: e.REFRESH_EXCHANGES_EVERY_MS,
+      refreshBanksEveryMs: e.REFRESH_BANKS_EVERY_MS,
+      probe: {
+        enabled: e.EXCHANGE_PROBE_ENABLED,
+        timeoutMs: e.EXCHANGE_PROBE_TIMEOUT_MS,
+        totalMs: e.EXCHANGE_PROBE_TOTAL_MS,
+        concurrency: e.EXCHANGE_PROBE_CONCURRENCY,
+      },
+      jobs: { attempts: e.DISCOVERY_JOB_ATTEMPTS, backoffMs: e.DISCOVERY_JOB_BACKOFF_MS, lockMs: e.DISCOVERY_JOB_LOCK_MS },
+    },
+    compliance: {
+      screeningNameThreshold: e.SCREENING_NAME_THRESHOLD,
+      ctrThresholdUsd: e.CTR_THRESHOLD_USD,
+      sanctionsListSources: (e.SANCTIONS_LIST_PATH_OR_URL ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+      sanctionsImportEveryMs: e.SANCTIONS_IMPORT_EVERY_MS,
+      reportMaxRows: e.COMPLIANCE_REPORT_MAX_ROWS,
+      reportTimeoutMs: e.COMPLIANCE_REPORT_TIMEOUT_MS,
+    },
   });
 }
 

@@ -335,6 +335,7 @@ function printSummary(baseUrl, temporalUi) {
     ['Docs', `${baseUrl}/docs`],
     ['OpenAPI', `${baseUrl}/openapi.json`],
     ['Temporal Web UI', temporalUi],
+    ['Queue dashboard', `${baseUrl}/admin/queues`],
     ['Metrics', `${baseUrl}/metrics`],
   ];
   const title = 'Paygate is running';

@@ -17,7 +17,7 @@ describe('payments', () => {
       expect(order.workflow_id).to.equal(`payment-${accepted.order_id}`);
       expect(order.rail_reference).to.match(/^SBX-/);
       expect(order.amount).to.equal('1500.00');
-      expect(order.events.map((e) => e.status)).to.deep.equal(['processing', 'completed']);
+      expect(order.events.map((e) => e.status)).to.deep.equal(['screening', 'processing', 'completed']);
     });
   });
 
@@ -33,7 +33,12 @@ describe('payments', () => {
       ['a phone answering M-Pesa 2001', { destination: { provider: 'mpesa', phone: '+254700002001' } }, 'invalid_pin'],
       [
         'an exchange in maintenance',
-        { method: 'crypto', currency: 'USDT', amount: '10.000000', destination: { exchange_id: 'sandbox_maintenance', account_ref: 'acc-1' } },
+        {
+          method: 'crypto',
+          currency: 'USDT',
+          amount: '10.000000',
+          destination: { exchange_id: 'sandbox_maintenance', account_ref: 'acc-1' },
+        },
         'exchange_unavailable',
       ],
     ];

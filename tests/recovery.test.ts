@@ -79,7 +79,7 @@ describe('recovery', () => {
         expect(await ledgerKindsOf(orderId)).to.deep.equal(['hold', 'settle']);
         const transfers = await rows<{ id: string }>('SELECT id FROM sandbox_transfers WHERE idempotency_key = :orderId', { orderId });
         expect(transfers).to.have.length(1);
-        expect(order.events.map((e) => e.status)).to.deep.equal(['processing', 'completed']);
+        expect(order.events.map((e) => e.status)).to.deep.equal(['screening', 'processing', 'completed']);
       } finally {
         worker.kill('SIGKILL');
       }

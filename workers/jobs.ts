@@ -8,6 +8,8 @@ import { onShutdown } from '../platform/shutdown';
 import { closeTemporal } from '../platform/temporal';
 import { models } from '../models';
 import { reconcileUnstartedOrders } from '../api/services/payment-service';
+import { DISCOVERY_QUEUE, startDiscovery } from './discovery';
+import { runSanctionsImport, SANCTIONS_IMPORT_JOB, scheduleSanctionsImport } from './sanctions-import';
 
 export const MAINTENANCE_QUEUE = 'maintenance';
 
@@ -20,6 +22,7 @@ const processors: Record<string, () => Promise<unknown>> = {
     });
     return deleted.length;
   },
+  [SANCTIONS_IMPORT_JOB]: () => runSanctionsImport(),
 };
 
 export async function startJobs(cfg: Config): Promise<{ close: () => Promise<void> }> {
@@ -27,16 +30,30 @@ export async function startJobs(cfg: Config): Promise<{ close: () => Promise<voi
   models();
   const connection = createRedis({ forWorker: true });
   const queue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: cfg.queuePrefix });
-  await queue.upsertJobScheduler(
-    'reconcile-orders',
-    { every: cfg.reconciler.intervalMs },
-    { name: 'reconcile-orders', opts: { removeOnComplete: 100, removeOnFail: 500 } },
-  );
-  await queue.upsertJobScheduler(
-    'expire-idempotency-keys',
-    { every: 60 * 60 * 1000 },
-    { name: 'expire-idempotency-keys', opts: { removeOnComplete: 24, removeOnFail: 100 } },
-  );
+  queue.on('error', (err) => log.warn({ err: err.message }, 'queue error'));
+  const registerMaintenance = async () => {
+    await queue.upsertJobScheduler(
+      'reconcile-orders',
+      { every: cfg.reconciler.intervalMs },
+      { name: 'reconcile-orders', opts: { removeOnComplete: 100, removeOnFail: 500 } },
+    );
+    await queue.upsertJobScheduler(
+      'expire-idempotency-keys',
+      { every: 60 * 60 * 1000 },
+      { name: 'expire-idempotency-keys', opts: { removeOnComplete: 24, removeOnFail: 100 } },
+    );
+    await scheduleSanctionsImport(queue, cfg);
+  };
+  await registerMaintenance();
+  const discovery = await startDiscovery(cfg, connection);
+  // A Redis that restarted empty has lost every scheduler: upsert them again whenever the connection is back
+  // (ioredis reconnects by itself, and the workers resume polling).
+  connection.on('ready', () => {
+    Promise.all([registerMaintenance(), discovery.register()]).then(
+      () => log.info('schedulers upserted again after a Redis reconnect'),
+      (err: unknown) => log.warn({ err }, 'could not upsert the schedulers after a Redis reconnect'),
+    );
+  });
   const worker = new Worker(
     MAINTENANCE_QUEUE,
     async (job: Job) => {
@@ -49,10 +66,11 @@ export async function startJobs(cfg: Config): Promise<{ close: () => Promise<voi
   worker.on('error', (err) => log.error({ err: err.message }, 'worker error'));
   worker.on('failed', (job, err) => log.warn({ job: job?.name, attempts: job?.attemptsMade, err: err.message }, 'job failed'));
   worker.on('completed', (job, result) => log.debug({ job: job.name, result }, 'job completed'));
-  log.info({ queues: [MAINTENANCE_QUEUE], prefix: cfg.queuePrefix }, 'jobs running');
+  log.info({ queues: [MAINTENANCE_QUEUE, DISCOVERY_QUEUE], prefix: cfg.queuePrefix }, 'jobs running');
   return {
     close: async () => {
       await worker.close();
+      await discovery.close();
       await queue.close();
       connection.disconnect();
     },

@@ -8,6 +8,7 @@ import { onShutdown } from '../platform/shutdown';
 import { models } from '../models';
 import { createConnectors } from '../domain/connectors';
 import { createActivities } from '../workflows/activities';
+import { createComplianceActivities } from '../workflows/activities/compliance';
 import { WORKFLOW_BUNDLE_PATH } from './bundle-workflows';
 
 export interface PaygateWorkerOptions {
@@ -37,7 +38,10 @@ export async function createPaygateWorker({
     namespace: config.temporal.namespace,
     taskQueue: taskQueue ?? config.temporal.taskQueue,
     ...workflows,
-    activities: createActivities({ sequelize, connectors: createConnectors(sequelize, config), config }),
+    activities: {
+      ...createActivities({ sequelize, connectors: createConnectors(sequelize, config), config }),
+      ...createComplianceActivities({ sequelize, config }),
+    },
     // Parked workflows (awaiting callbacks) are evicted and replayed on demand rather than held in memory.
     maxCachedWorkflows: 500,
   });

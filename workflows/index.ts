@@ -1,2 +1,4 @@
 export { payment } from './payment';
 export { hello } from './hello';
+// Workflow types are export names; the compliance report's is `compliance-report`.
+export { complianceReport as 'compliance-report' } from './compliance-report';

@@ -3,11 +3,13 @@ import {
   ApplicationFailure,
   condition,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
 import type { PaymentActivities } from './activities';
+import type { ComplianceActivities } from './activities/compliance';
 import {
   paymentStageQuery,
   railOutcomeSignal,
@@ -39,18 +41,35 @@ const rail = proxyActivities<PaymentActivities>({
   },
 });
 
+/** Screening reads the in-memory blocklist and writes one row: a local activity like the other DB steps. */
+const compliance = proxyLocalActivities<ComplianceActivities>({
+  startToCloseTimeout: '10s',
+  localRetryThreshold: '10s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5s', maximumAttempts: 20 },
+});
+
 const MAX_POLL_INTERVAL_MS = 60_000;
 
-/** A payment: KYC/limits → hold → submit to the rail → await the outcome → settle, or compensate. */
+/** A payment: screening → KYC/limits → hold → submit to the rail → await the outcome → settle, or compensate. */
 export async function payment(input: PaymentWorkflowInput): Promise<PaymentResult> {
   const { orderId } = input;
-  let stage: PaymentStage = 'checking_limits';
+  let stage: PaymentStage = 'screening';
   let outcome: RailOutcomeSignal | undefined;
   setHandler(paymentStageQuery, () => stage);
   setHandler(railOutcomeSignal, (signalled) => {
     outcome ??= signalled;
   });
 
+  // Payments started before screening existed replay without it.
+  if (patched('compliance-screening')) {
+    const screening = await compliance.screenPayment({ orderId });
+    if (screening.blocked) {
+      stage = 'done';
+      return { orderId, status: 'rejected', failureCode: 'blocked_by_compliance' };
+    }
+  }
+
+  stage = 'checking_limits';
   const breach = await db.checkLimits({ orderId });
   if (breach) {
     await db.rejectOrder({ orderId, failureCode: breach.code, reason: breach.reason });

@@ -23,7 +23,7 @@ export interface PaymentResult {
   failureCode?: string;
 }
 
-export type PaymentStage = 'checking_limits' | 'holding' | 'submitting' | 'awaiting_outcome' | 'posting' | 'done';
+export type PaymentStage = 'screening' | 'checking_limits' | 'holding' | 'submitting' | 'awaiting_outcome' | 'posting' | 'done';
 
 /** Delivered by the rail's callback endpoint. */
 export const railOutcomeSignal = defineSignal<[RailOutcomeSignal]>('railOutcome');

@@ -7,6 +7,7 @@ import { User } from '../../models';
 import type { Role } from '../../models/user';
 import { normaliseKenyanPhone } from '../../domain/phone';
 import { issueAccessToken, type IssuedToken } from '../auth/tokens';
+import { refuseOnScreeningHit } from './compliance-service';
 import { assertAccountNotLocked, clearFailedLogins, limitLoginByIp, limitRegisterByIp, recordFailedLogin } from './rate-limits';
 
 export interface RegisterInput {
@@ -35,7 +36,7 @@ let decoyHash: Promise<string> | undefined;
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,}$/;
 
-export function toUserView(user: User): UserView {
+export function toUserView(user: Pick<User, 'id' | 'email' | 'fullName' | 'phone' | 'roles' | 'kycStatus' | 'createdAt'>): UserView {
   const role: Role = user.roles.includes('admin') ? 'admin' : user.roles.includes('compliance') ? 'compliance' : 'user';
   return {
     user_id: user.id,
@@ -71,6 +72,12 @@ export async function registerUser(input: RegisterInput, ip: string): Promise<Us
     if (!phone) throw validationError('phone', 'must be a Kenyan phone number in E.164 form, e.g. +254712345678');
   }
   await limitRegisterByIp(ip);
+  // Blocklisted e-mails, phones and names cannot register (SPEC §3, §8).
+  await refuseOnScreeningHit('registration', null, [
+    { field: 'email', type: 'email', value: email },
+    { field: 'phone', type: 'phone', value: phone },
+    { field: 'full_name', type: 'name', value: fullName },
+  ]);
   try {
     const user = await User.create({
       id: uuidv7(),

@@ -1,4 +1,4 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { Op, QueryTypes, UniqueConstraintError } from 'sequelize';
 import type { Caller } from '../auth/authentication';
 import { isStaff } from '../auth/authentication';
@@ -8,11 +8,14 @@ import { AppError, validationError } from '../../platform/errors';
 import { isUuid, uuidv7 } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
 import { temporalClient } from '../../platform/temporal';
-import { Order, User } from '../../models';
+import { Order } from '../../models';
+import type { KycStatus } from '../../models/user';
 import { ORDER_STATUSES, PAYMENT_METHODS, type OrderStatus, type PaymentMethod } from '../../models/order';
 import { evaluateTierLimits } from '../../domain/limits';
 import { CURRENCIES, formatAmount, toKesMinor, type Currency } from '../../domain/money';
 import { validatePaymentRequest, type PaymentRequestInput } from '../../domain/payment-request';
+import { checkDestination } from '../../domain/discovery/destinations';
+import type { BankRoute } from '../../domain/discovery/routing';
 import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentWorkflowInput } from '../../workflows/shared';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 
@@ -44,6 +47,11 @@ export interface OrderView {
   failure_code: string | null;
   failure_reason: string | null;
   rail_reference: string | null;
+  /**
+   * Bank transfers: how the money leaves the primary bank — `internal` (the destination is the primary
+   * bank), `pesalink` (a participating bank, KES up to 999,999.00) or `rtgs`. Null for other methods.
+   */
+  route: BankRoute | null;
   workflow_id: string;
   created_at: string;
   updated_at: string;
@@ -55,18 +63,23 @@ export type OrderSummary = Omit<OrderView, 'events'>;
 
 const orderLink = (id: string) => `/api/v1/payments/orders/${id}`;
 
-async function usedLast24hKes(userId: string): Promise<bigint> {
-  const used = await Order.sum('kesEquivalentMinor', {
-    where: {
-      userId,
-      status: { [Op.notIn]: ['rejected', 'failed'] },
-      createdAt: { [Op.gt]: new Date(Date.now() - 24 * 3600 * 1000) },
-    },
-  });
-  return BigInt(used ?? 0);
+/** The caller's KYC status and what they paid (KES minor units) in the last 24 hours, in one query. */
+async function tierStanding(userId: string): Promise<{ kycStatus: KycStatus; usedKesMinor: bigint } | null> {
+  const [row] = await database().query<{ kyc_status: KycStatus; used: string }>(
+    `SELECT u.kyc_status,
+            (SELECT coalesce(sum(o.kes_equivalent_minor), 0) FROM orders o
+              WHERE o.user_id = u.id AND o.created_at > now() - interval '24 hours'
+                AND o.status NOT IN ('rejected', 'failed'))::text AS used
+       FROM users u WHERE u.id = :userId`,
+    { replacements: { userId }, type: QueryTypes.SELECT },
+  );
+  return row ? { kycStatus: row.kyc_status, usedKesMinor: BigInt(row.used) } : null;
 }
 
-/** Start the payment workflow for an order; starting it twice is harmless (same workflow id). */
+/**
+ * Start the payment workflow for an order; starting it twice is harmless (same workflow id). The
+ * workflow's first activity records `workflow_started_at`, so the api spends no extra round trip on it.
+ */
 export async function startPaymentWorkflow(orderId: string, taskQueue = config().temporal.taskQueue): Promise<void> {
   const cfg = config();
   const client = temporalClient();
@@ -78,12 +91,17 @@ export async function startPaymentWorkflow(orderId: string, taskQueue = config()
   try {
     await client.connection.ensureConnected();
     await client.connection.withDeadline(Date.now() + 5000, () =>
-      client.workflow.start(PAYMENT_WORKFLOW, { workflowId: paymentWorkflowId(orderId), taskQueue, args: [input] }),
+      client.workflow.start(PAYMENT_WORKFLOW, {
+        workflowId: paymentWorkflowId(orderId),
+        taskQueue,
+        args: [input],
+        // Even after the first run has closed, the same order never gets a second run.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      }),
     );
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
-  await Order.update({ workflowStartedAt: new Date() }, { where: { id: orderId, workflowStartedAt: null } });
 }
 
 /**
@@ -95,10 +113,11 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
   // P2P ads do not exist yet, so no ad_id can name one.
   if (request.method === 'p2p') throw validationError('destination.ad_id', 'no such P2P ad');
   const cfg = config();
+  const { route } = await checkDestination(request, cfg.discovery.primaryBankCode);
   const kes = toKesMinor(request.amountMinor, request.currency, cfg.limits.fxToKes);
-  const user = await User.findByPk(caller.id, { attributes: ['id', 'kycStatus'] });
-  if (!user) throw new AppError('unauthenticated', 'the account no longer exists');
-  const breach = evaluateTierLimits(user.kycStatus, kes, await usedLast24hKes(caller.id), cfg.limits);
+  const standing = await tierStanding(caller.id);
+  if (!standing) throw new AppError('unauthenticated', 'the account no longer exists');
+  const breach = evaluateTierLimits(standing.kycStatus, kes, standing.usedKesMinor, cfg.limits);
   if (breach) throw new AppError(breach.code, breach.reason);
 
   const id = uuidv7();
@@ -115,6 +134,7 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
       destination: request.destination,
       description: request.description,
       reference: request.reference,
+      route,
       workflowId: paymentWorkflowId(id),
     });
   } catch (err) {
@@ -148,13 +168,14 @@ interface OrderRow {
   failure_code: string | null;
   failure_reason: string | null;
   rail_reference: string | null;
+  route: BankRoute | null;
   workflow_id: string;
   created_at: Date;
   updated_at: Date;
 }
 
 const ORDER_COLUMNS = `o.id, o.user_id, o.status, o.amount_minor, o.currency, o.method, o.destination, o.description,
-  o.reference, o.failure_code, o.failure_reason, o.rail_reference, o.workflow_id, o.created_at, o.updated_at`;
+  o.reference, o.failure_code, o.failure_reason, o.rail_reference, o.route, o.workflow_id, o.created_at, o.updated_at`;
 
 function toSummary(row: OrderRow): OrderSummary {
   return {
@@ -170,6 +191,7 @@ function toSummary(row: OrderRow): OrderSummary {
     failure_code: row.failure_code,
     failure_reason: row.failure_reason,
     rail_reference: row.rail_reference,
+    route: row.route,
     workflow_id: row.workflow_id,
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
@@ -279,6 +301,8 @@ export async function reconcileUnstartedOrders(graceMs = config().reconciler.gra
   for (const order of orders) {
     try {
       await startPaymentWorkflow(order.id);
+      // Also covers a workflow that was started but has not run yet: it is marked now, not restarted.
+      await Order.update({ workflowStartedAt: new Date() }, { where: { id: order.id, workflowStartedAt: null } });
       started += 1;
     } catch (err) {
       log.warn({ orderId: order.id, err: (err as Error).message }, 'reconciler could not start the workflow yet');

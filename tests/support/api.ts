@@ -26,7 +26,10 @@ export async function newUser(options: { kycStatus?: KycStatus; roles?: Role[]; 
   expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
   const id = (registered.body as { user_id: string }).user_id;
   if (options.kycStatus || options.roles) {
-    await User.update({ ...(options.kycStatus ? { kycStatus: options.kycStatus } : {}), ...(options.roles ? { roles: options.roles } : {}) }, { where: { id } });
+    await User.update(
+      { ...(options.kycStatus ? { kycStatus: options.kycStatus } : {}), ...(options.roles ? { roles: options.roles } : {}) },
+      { where: { id } },
+    );
   }
   const login = await api().post('/api/v1/auth/login').send({ email, password });
   expect(login.status, JSON.stringify(login.body)).to.equal(200);
@@ -69,4 +72,35 @@ export async function waitForOrder(user: TestUser, orderId: string, timeoutMs = 
     if (Date.now() > deadline) throw new Error(`order ${orderId} still ${order.status} after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** A Kenyan mobile number no other test uses (07xx…), in E.164. */
+export function uniqueKenyanPhone(): string {
+  const digits = randomUUID().replace(/\D/g, '').padEnd(8, '7').slice(0, 8);
+  return `+2547${digits}`;
+}
+
+/** Register and log in a user with the given name (and phone), like `newUser`. */
+export async function newNamedUser(fullName: string, options: { phone?: string; roles?: Role[] } = {}): Promise<TestUser> {
+  counter += 1;
+  const email = `named-${Date.now()}-${counter}-${randomUUID().slice(0, 6)}@example.com`;
+  const password = 'a-long-enough-password';
+  const registered = await api().post('/api/v1/auth/register').send({ email, password, full_name: fullName, phone: options.phone });
+  expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
+  const id = (registered.body as { user_id: string }).user_id;
+  if (options.roles) await User.update({ roles: options.roles }, { where: { id } });
+  const login = await api().post('/api/v1/auth/login').send({ email, password });
+  expect(login.status, JSON.stringify(login.body)).to.equal(200);
+  const token = (login.body as { access_token: string }).access_token;
+  return { id, email, password, token, auth: { Authorization: `Bearer ${token}` } };
+}
+
+/** Add a blocklist entry as `staff`; 201 (new) or 200 (existing). */
+export async function blocklist(staff: TestUser, entry: { type: string; value: string; reason?: string; expires_at?: string }) {
+  const res = await api()
+    .post('/api/v1/compliance/blocklist')
+    .set(staff.auth)
+    .send({ reason: 'test entry', ...entry });
+  expect([200, 201], JSON.stringify(res.body)).to.include(res.status);
+  return res.body as { entry_id: string; type: string; value: string; active: boolean };
 }

@@ -9,6 +9,7 @@ import { closeTemporal, temporalClient } from '../../platform/temporal';
 import { migrateUp } from '../../models/migrate';
 import { createApp } from '../../api/app';
 import { createPaygateWorker } from '../../workers/temporal-worker';
+import { ensureCatalogue } from './catalogue';
 import { freePort, temporalCliPath } from './local-tools';
 
 export { ROOT, temporalCliPath } from './local-tools';
@@ -64,6 +65,8 @@ export async function startStack(): Promise<Stack> {
   const cfg = reloadConfig();
   await dropDatabase(cfg.databaseUrl);
   await migrateUp(cfg.databaseUrl);
+  // The platform catalogue, as the jobs process fills it at boot: payments validate destinations against it.
+  await ensureCatalogue();
 
   const app = createApp();
   server = await new Promise<Server>((resolve) => {

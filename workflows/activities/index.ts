@@ -41,6 +41,10 @@ export function createActivities({ sequelize, connectors, config }: ActivityDeps
     async checkLimits({ orderId }: OrderRef): Promise<LimitBreach | null> {
       return sequelize.transaction(async (transaction) => {
         const order = await lockOrder(orderId, { transaction, lock: transaction.LOCK.UPDATE });
+        if (!order.workflowStartedAt) {
+          order.workflowStartedAt = new Date();
+          await order.save({ transaction });
+        }
         if (order.limitsCheckedAt) return null;
         if (isTerminal(order.status)) return null;
         const user = await User.findByPk(order.userId, { transaction, lock: transaction.LOCK.UPDATE });

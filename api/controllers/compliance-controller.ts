@@ -1,0 +1,113 @@
+import { Readable } from 'node:stream';
+import type { Request as ExpressRequest } from 'express';
+import { Body, Controller, Get, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
+import type { Caller } from '../auth/authentication';
+import type { Problem } from '../problem';
+import {
+  addBlocklistEntry,
+  complianceReport,
+  listBlocklist,
+  type BlocklistEntryView,
+  type ComplianceReportView,
+} from '../services/compliance-service';
+import type { Page } from '../services/paging';
+
+interface BlocklistEntryBody {
+  /**
+   * `name`, `email`, `phone`, `national_id`, `bank_account`, `crypto_address` or `country`.
+   * @example "phone"
+   */
+  type: string;
+  /**
+   * Normalised before it is stored: case, E.164 phones, whitespace.
+   * @example "+254 700 123 456"
+   */
+  value: string;
+  /** @example "confirmed fraud, case 2026-114" */
+  reason: string;
+  /** `manual` (default), `ofac`, `un` or `eu`. */
+  source?: string;
+  /**
+   * RFC 3339; after it the entry no longer matches.
+   * @example "2027-01-01T00:00:00Z"
+   */
+  expires_at?: string;
+}
+
+@Route('compliance')
+@Tags('Compliance')
+@Security('jwt', ['compliance', 'admin'])
+export class ComplianceController extends Controller {
+  /**
+   * Add a value to the blocklist: 201 with the new entry, or 200 with the existing one for the same type
+   * and normalised value (an expired one is renewed). Screening uses it at once.
+   */
+  @Post('blocklist')
+  @SuccessResponse(201, 'Created')
+  @Response<BlocklistEntryView>(200, 'Already listed: the existing entry')
+  @Response<Problem>(400, 'Validation failed')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(403, 'Not compliance staff')
+  public async addEntry(@Body() body: BlocklistEntryBody, @Request() req: ExpressRequest & { user: Caller }): Promise<BlocklistEntryView> {
+    const { entry, created } = await addBlocklistEntry(req.user, body);
+    this.setStatus(created ? 201 : 200);
+    return entry;
+  }
+
+  /**
+   * The blocklist, newest first.
+   * @param type one of the entry types
+   * @param q part of the (normalised) value
+   * @param source `manual`, `ofac`, `un` or `eu`
+   * @param active true: only entries that match today; false: only expired ones
+   * @param limit 1 to 100, default 20
+   * @param cursor `next_cursor` of the previous page
+   */
+  @Get('blocklist')
+  @Response<Problem>(400, 'Bad filter')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(403, 'Not compliance staff')
+  public async listEntries(
+    @Query() type?: string,
+    @Query() q?: string,
+    @Query() source?: string,
+    @Query() active?: boolean,
+    @Query() limit?: number,
+    @Query() cursor?: string,
+  ): Promise<Page<BlocklistEntryView>> {
+    return listBlocklist({ type, q, source, active, limit, cursor });
+  }
+
+  /**
+   * The compliance report of a period, computed by the Temporal workflow `compliance-report` with workflow
+   * id `compliance-report-<from>_<to>`: asking again for the same period returns the same run's report
+   * (same `run_id`); `refresh=true` starts a new run under the same id (unless one is running, which is
+   * joined). Sections: totals by status, method and currency; large transactions at or above the CTR
+   * threshold (USD equivalent); structuring alerts (two or more payments by one user within 24 hours, each
+   * below the threshold, together at or above it); blocklist hits; KYC counts; appeals by status.
+   * `format=csv` gives the same content as rows `section,item,field,value`.
+   * @param from RFC 3339 or YYYY-MM-DD (midnight UTC), inclusive
+   * @param to RFC 3339 or YYYY-MM-DD (midnight UTC), exclusive
+   * @param format `json` (default) or `csv`
+   * @param refresh true: compute it again
+   */
+  @Get('report')
+  @Response<Problem>(400, 'Bad period or format')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(403, 'Not compliance staff')
+  @Response<Problem>(503, 'Temporal unavailable, or the report is still being computed (ask again)')
+  public async report(
+    @Query() from: string,
+    @Query() to: string,
+    @Query() format?: string,
+    @Query() refresh?: boolean,
+  ): Promise<ComplianceReportView | Readable> {
+    const rendered = await complianceReport({ from, to, format, refresh });
+    this.setHeader('X-Workflow-Id', rendered.report.workflow_id);
+    this.setHeader('X-Workflow-Run-Id', rendered.report.run_id);
+    if (rendered.csv === undefined) return rendered.report;
+    this.setHeader('Content-Type', 'text/csv; charset=utf-8');
+    this.setHeader('Content-Disposition', `attachment; filename="${rendered.filename}"`);
+    return Readable.from([rendered.csv]);
+  }
+}

@@ -1,0 +1,91 @@
+import type { Request as ExpressRequest } from 'express';
+import { Body, Controller, Get, Path, Put, Query, Request, Response, Route, Security, Tags } from 'tsoa';
+import type { Caller } from '../auth/authentication';
+import type { Problem } from '../problem';
+import type { Page } from '../services/paging';
+import { getUser, listUsers, updateKyc, type UserDetailView } from '../services/users-service';
+
+/**
+ * Either the user's own submission, or compliance's decision on someone else's:
+ * - submission (the user, for themself; → `pending`): `id_type`, `id_number`, `date_of_birth`, `kra_pin?`, `address?`
+ * - decision (compliance or admin, on another user's pending submission): `status`, `reason?`
+ * @example { "id_type": "national_id", "id_number": "12345678", "date_of_birth": "1990-04-12", "kra_pin": "A123456789B", "address": "Moi Avenue 12, Nairobi" }
+ */
+interface KycUpdateBody {
+  /** `national_id`, `passport` or `alien_id`. */
+  id_type?: string;
+  /** @example "12345678" */
+  id_number?: string;
+  /**
+   * YYYY-MM-DD; the account holder must be at least 18.
+   * @example "1990-04-12"
+   */
+  date_of_birth?: string;
+  /**
+   * Kenya Revenue Authority PIN.
+   * @example "A123456789B"
+   */
+  kra_pin?: string;
+  /** @example "Moi Avenue 12, Nairobi" */
+  address?: string;
+  /** Compliance only: `verified` or `rejected`. A user sending it for themself gets 403. */
+  status?: string;
+  /** Compliance only: why, shown to the user (e.g. "the ID photo is unreadable"). */
+  reason?: string;
+}
+
+@Route('users')
+@Tags('Users')
+export class UsersController extends Controller {
+  /**
+   * Every user, newest first, with their KYC status and submission. Compliance and admin only.
+   * @param limit 1 to 100, default 20
+   * @param cursor `next_cursor` of the previous page
+   * @param kyc_status `unverified`, `pending`, `verified` or `rejected`, e.g. `pending` for the review queue
+   * @param q part of the e-mail or full name
+   */
+  @Get()
+  @Security('jwt', ['compliance', 'admin'])
+  @Response<Problem>(400, 'Bad filter')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(403, 'Not compliance staff')
+  public async list(
+    @Query() limit?: number,
+    @Query() cursor?: string,
+    @Query() kyc_status?: string,
+    @Query() q?: string,
+  ): Promise<Page<UserDetailView>> {
+    return listUsers({ limit, cursor, kyc_status, q });
+  }
+
+  /** A user with their KYC data. Users read only themselves (others are 404); staff read anyone, with the KYC history. */
+  @Get('{user_id}')
+  @Security('jwt')
+  @Response<Problem>(400, 'Malformed user id')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(404, 'Not found')
+  public async read(@Path('user_id') userId: string, @Request() req: ExpressRequest & { user: Caller }): Promise<UserDetailView> {
+    return getUser(req.user, userId);
+  }
+
+  /**
+   * KYC: the user submits their identity (`unverified` or `rejected` → `pending`; screened against the
+   * blocklist first); compliance decides (`pending` → `verified` | `rejected`, or revokes `verified` →
+   * `rejected`). Every change goes to the audit trail (who, when, from → to).
+   */
+  @Put('{user_id}/kyc')
+  @Security('jwt')
+  @Response<Problem>(400, 'Validation failed')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(403, 'A user deciding their own KYC')
+  @Response<Problem>(404, 'Not found')
+  @Response<Problem>(409, 'Not allowed from the current KYC status, or the document belongs to another account')
+  @Response<Problem>(422, 'blocked_by_compliance')
+  public async updateKyc(
+    @Path('user_id') userId: string,
+    @Body() body: KycUpdateBody,
+    @Request() req: ExpressRequest & { user: Caller },
+  ): Promise<UserDetailView> {
+    return updateKyc(req.user, userId, body);
+  }
+}

@@ -1,0 +1,361 @@
+import { QueryTypes, UniqueConstraintError, type Transaction } from 'sequelize';
+import { database } from '../../platform/database';
+import { AppError, validationError, type FieldError } from '../../platform/errors';
+import { isUuid } from '../../platform/ids';
+import { User } from '../../models';
+import { KYC_ID_TYPES, type KycIdType } from '../../models/kyc';
+import { KYC_STATUSES, type KycStatus, type Role } from '../../models/user';
+import { normaliseDocumentNumber } from '../../domain/compliance/normalise';
+import { isStaff, type Caller } from '../auth/authentication';
+import { toUserView, type UserView } from './auth-service';
+import { refuseOnScreeningHit } from './compliance-service';
+import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
+
+export interface KycChangeView {
+  from: KycStatus;
+  to: KycStatus;
+  /** Who made the change; null when it was made outside the KYC service. */
+  by: string | null;
+  at: string;
+  reason: string | null;
+}
+
+export interface KycView {
+  status: KycStatus;
+  id_type: KycIdType | null;
+  id_number: string | null;
+  /** YYYY-MM-DD. */
+  date_of_birth: string | null;
+  kra_pin: string | null;
+  address: string | null;
+  submitted_at: string | null;
+  decided_at: string | null;
+  /** Why a submission was rejected (or verified), as compliance wrote it. */
+  reason: string | null;
+  /** Compliance staff only: who decided. */
+  decided_by?: string | null;
+  /** Compliance staff only, in single-user reads: every status change, oldest first. */
+  history?: KycChangeView[];
+}
+
+export interface UserDetailView extends UserView {
+  kyc: KycView;
+}
+
+/**
+ * A user's KYC submission (`id_type`, `id_number`, `date_of_birth`, `kra_pin?`, `address?`) or compliance's
+ * decision (`status`, `reason?`).
+ */
+export interface KycUpdateInput {
+  id_type?: string;
+  id_number?: string;
+  date_of_birth?: string;
+  kra_pin?: string;
+  address?: string;
+  status?: string;
+  reason?: string;
+}
+
+interface UserRow {
+  id: string;
+  email: string;
+  full_name: string;
+  phone: string | null;
+  roles: Role[];
+  kyc_status: KycStatus;
+  created_at: Date;
+  id_type: KycIdType | null;
+  id_number: string | null;
+  date_of_birth: string | null;
+  kra_pin: string | null;
+  address: string | null;
+  submitted_at: Date | null;
+  decided_at: Date | null;
+  decided_by: string | null;
+  reason: string | null;
+}
+
+const USER_COLUMNS = `u.id, u.email, u.full_name, u.phone, u.roles, u.kyc_status, u.created_at,
+  k.id_type, k.id_number, to_char(k.date_of_birth, 'YYYY-MM-DD') AS date_of_birth, k.kra_pin, k.address,
+  k.submitted_at, k.decided_at, k.decided_by, k.reason`;
+
+const isoOrNull = (value: Date | null): string | null => (value ? new Date(value).toISOString() : null);
+
+function toDetailView(row: UserRow, staff: boolean, history?: KycChangeView[]): UserDetailView {
+  const user = toUserView({
+    id: row.id,
+    email: row.email,
+    fullName: row.full_name,
+    phone: row.phone,
+    roles: row.roles,
+    kycStatus: row.kyc_status,
+    createdAt: new Date(row.created_at),
+  });
+  return {
+    ...user,
+    kyc: {
+      status: row.kyc_status,
+      id_type: row.id_type,
+      id_number: row.id_number,
+      date_of_birth: row.date_of_birth,
+      kra_pin: row.kra_pin,
+      address: row.address,
+      submitted_at: isoOrNull(row.submitted_at),
+      decided_at: isoOrNull(row.decided_at),
+      reason: row.reason,
+      ...(staff ? { decided_by: row.decided_by } : {}),
+      ...(history ? { history } : {}),
+    },
+  };
+}
+
+async function kycHistory(userId: string): Promise<KycChangeView[]> {
+  const rows = await database().query<{
+    from_status: KycStatus;
+    to_status: KycStatus;
+    actor_id: string | null;
+    at: Date;
+    reason: string | null;
+  }>('SELECT from_status, to_status, actor_id, at, reason FROM kyc_audit WHERE user_id = :userId ORDER BY id', {
+    replacements: { userId },
+    type: QueryTypes.SELECT,
+  });
+  return rows.map((r) => ({ from: r.from_status, to: r.to_status, by: r.actor_id, at: new Date(r.at).toISOString(), reason: r.reason }));
+}
+
+async function userRow(userId: string): Promise<UserRow | undefined> {
+  const [row] = await database().query<UserRow>(
+    `SELECT ${USER_COLUMNS} FROM users u LEFT JOIN kyc_records k ON k.user_id = u.id WHERE u.id = :userId`,
+    { replacements: { userId }, type: QueryTypes.SELECT },
+  );
+  return row;
+}
+
+/** A user as the caller may see them: themselves, or anyone for compliance staff; others are 404. */
+export async function getUser(caller: Caller, userId: string): Promise<UserDetailView> {
+  if (!isUuid(userId)) throw validationError('user_id', 'must be a UUID');
+  const staff = isStaff(caller);
+  if (!staff && userId !== caller.id) throw new AppError('not_found', `user ${userId} not found`);
+  const row = await userRow(userId);
+  if (!row) throw new AppError('not_found', `user ${userId} not found`);
+  return toDetailView(row, staff, staff ? await kycHistory(userId) : undefined);
+}
+
+export interface UsersQuery {
+  limit?: number;
+  cursor?: string;
+  kyc_status?: string;
+  q?: string;
+}
+
+/** Every user (compliance staff), newest first, keyset-paged; `kyc_status` and `q` (e-mail or name) filter. */
+export async function listUsers(query: UsersQuery): Promise<Page<UserDetailView>> {
+  const limit = pageLimit(query.limit);
+  const where: string[] = [];
+  const replacements: Record<string, unknown> = { limit: limit + 1 };
+  if (query.kyc_status !== undefined) {
+    if (!(KYC_STATUSES as readonly string[]).includes(query.kyc_status))
+      throw validationError('kyc_status', `must be one of ${KYC_STATUSES.join(', ')}`);
+    where.push('u.kyc_status = :kycStatus');
+    replacements.kycStatus = query.kyc_status;
+  }
+  if (query.q !== undefined) {
+    const q = query.q.trim();
+    if (q.length === 0 || q.length > 100) throw validationError('q', 'must be 1 to 100 characters');
+    where.push(`(u.email ILIKE :pattern ESCAPE '\\' OR u.full_name ILIKE :pattern ESCAPE '\\')`);
+    replacements.pattern = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  }
+  if (query.cursor !== undefined) {
+    where.push('u.id < :after');
+    replacements.after = decodeCursor(query.cursor);
+  }
+  const rows = await database().query<UserRow>(
+    `SELECT ${USER_COLUMNS} FROM users u LEFT JOIN kyc_records k ON k.user_id = u.id
+      ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY u.id DESC LIMIT :limit`,
+    { replacements, type: QueryTypes.SELECT },
+  );
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { data: page.map((r) => toDetailView(r, true)), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+}
+
+// ---------------------------------------------------------------------------------------------
+// KYC (SPEC §4)
+
+interface Submission {
+  idType: KycIdType;
+  idNumber: string;
+  dateOfBirth: string;
+  kraPin: string | null;
+  address: string | null;
+}
+
+const SUBMISSION_FIELDS = ['id_type', 'id_number', 'date_of_birth', 'kra_pin', 'address'] as const;
+const ID_NUMBER_RULES: Record<KycIdType, { pattern: RegExp; message: string }> = {
+  national_id: { pattern: /^\d{6,10}$/, message: 'a Kenyan national ID number is 6 to 10 digits' },
+  passport: { pattern: /^[A-Z0-9]{6,12}$/, message: 'a passport number is 6 to 12 letters and digits' },
+  alien_id: { pattern: /^[A-Z0-9]{6,12}$/, message: 'an alien ID number is 6 to 12 letters and digits' },
+};
+const MIN_AGE_YEARS = 18;
+const MAX_AGE_YEARS = 120;
+
+function failWith(errors: FieldError[]): never {
+  throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+}
+
+function ageOn(today: Date, birth: Date): number {
+  let age = today.getUTCFullYear() - birth.getUTCFullYear();
+  const beforeBirthday =
+    today.getUTCMonth() < birth.getUTCMonth() || (today.getUTCMonth() === birth.getUTCMonth() && today.getUTCDate() < birth.getUTCDate());
+  if (beforeBirthday) age -= 1;
+  return age;
+}
+
+function validateSubmission(body: KycUpdateInput): Submission {
+  const errors: FieldError[] = [];
+  const idType = body.id_type;
+  if (idType === undefined || !(KYC_ID_TYPES as readonly string[]).includes(idType)) {
+    errors.push({ field: 'id_type', message: `must be one of ${KYC_ID_TYPES.join(', ')}` });
+  }
+  let idNumber: string | null = null;
+  if (typeof body.id_number !== 'string' || body.id_number.trim() === '') {
+    errors.push({ field: 'id_number', message: 'is required' });
+  } else if (idType && (KYC_ID_TYPES as readonly string[]).includes(idType)) {
+    idNumber = normaliseDocumentNumber(body.id_number);
+    const rule = ID_NUMBER_RULES[idType as KycIdType];
+    if (!idNumber || !rule.pattern.test(idNumber)) errors.push({ field: 'id_number', message: rule.message });
+  }
+  const dob = body.date_of_birth;
+  const birth = typeof dob === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(dob) ? new Date(`${dob}T00:00:00Z`) : null;
+  if (!birth || Number.isNaN(birth.getTime()) || birth.toISOString().slice(0, 10) !== dob) {
+    errors.push({ field: 'date_of_birth', message: 'must be a date, YYYY-MM-DD' });
+  } else {
+    const age = ageOn(new Date(), birth);
+    if (age < MIN_AGE_YEARS) errors.push({ field: 'date_of_birth', message: `the account holder must be at least ${MIN_AGE_YEARS}` });
+    else if (age > MAX_AGE_YEARS) errors.push({ field: 'date_of_birth', message: 'is not a plausible date of birth' });
+  }
+  let kraPin: string | null = null;
+  if (body.kra_pin !== undefined && body.kra_pin !== null && body.kra_pin !== '') {
+    kraPin = body.kra_pin.trim().toUpperCase();
+    if (!/^[AP]\d{9}[A-Z]$/.test(kraPin)) errors.push({ field: 'kra_pin', message: 'must be a KRA PIN, e.g. A123456789B' });
+  }
+  let address: string | null = null;
+  if (body.address !== undefined && body.address !== null && body.address !== '') {
+    address = body.address.trim();
+    if (address.length < 3 || address.length > 200) errors.push({ field: 'address', message: 'must be 3 to 200 characters' });
+  }
+  if (errors.length > 0) failWith(errors);
+  return { idType: idType as KycIdType, idNumber: idNumber!, dateOfBirth: dob!, kraPin, address };
+}
+
+/** Who may move a KYC status from where to where (anything else is 409). */
+const USER_MAY: Partial<Record<KycStatus, KycStatus[]>> = { unverified: ['pending'], rejected: ['pending'], pending: ['pending'] };
+const STAFF_MAY: Partial<Record<KycStatus, KycStatus[]>> = { pending: ['verified', 'rejected'], verified: ['rejected'] };
+
+async function writeKycChange(
+  userId: string,
+  actorId: string,
+  check: (current: KycStatus) => void,
+  to: KycStatus,
+  reason: string | null,
+  record: (transaction: Transaction) => Promise<void>,
+): Promise<void> {
+  const sequelize = database();
+  await sequelize.transaction(async (transaction) => {
+    const user = await User.findByPk(userId, { transaction, lock: transaction.LOCK.UPDATE });
+    if (!user) throw new AppError('not_found', `user ${userId} not found`);
+    const from = user.kycStatus;
+    check(from);
+    // This transaction writes its own audit row (with actor and reason); the trigger stands aside.
+    await sequelize.query(`SELECT set_config('paygate.kyc_audited', 'on', true)`, { transaction });
+    await record(transaction);
+    await User.update({ kycStatus: to, updatedAt: new Date() }, { where: { id: userId }, transaction });
+    await sequelize.query(
+      `INSERT INTO kyc_audit (user_id, actor_id, from_status, to_status, reason) VALUES (:userId, :actorId, :from, :to, :reason)`,
+      { replacements: { userId, actorId, from, to, reason }, transaction },
+    );
+  });
+}
+
+const conflict = (from: KycStatus, to: KycStatus, why: string): AppError =>
+  new AppError('conflict', `KYC cannot go from ${from} to ${to}: ${why}`);
+
+/**
+ * PUT /users/{id}/kyc. The user submits their own data (→ `pending`, screened first); compliance staff
+ * decide on someone else's (→ `verified` | `rejected`). A user sending `status` for themself is 403.
+ */
+export async function updateKyc(caller: Caller, userId: string, body: KycUpdateInput): Promise<UserDetailView> {
+  if (!isUuid(userId)) throw validationError('user_id', 'must be a UUID');
+  const staff = isStaff(caller);
+  const self = userId === caller.id;
+  if (!staff && !self) throw new AppError('not_found', `user ${userId} not found`);
+  const target = await User.findByPk(userId, { attributes: ['id', 'email', 'phone', 'fullName', 'kycStatus'] });
+  if (!target) throw new AppError('not_found', `user ${userId} not found`);
+
+  if (body.status !== undefined) {
+    if (self) throw new AppError('forbidden', 'KYC decisions are made by compliance staff, never on one’s own account');
+    const sent = SUBMISSION_FIELDS.filter((f) => body[f] !== undefined);
+    if (sent.length > 0) failWith(sent.map((field) => ({ field, message: 'send either a submission or a decision, not both' })));
+    const to = body.status;
+    if (to !== 'verified' && to !== 'rejected') failWith([{ field: 'status', message: 'must be verified or rejected' }]);
+    const reason = body.reason === undefined || body.reason === null ? null : body.reason.trim();
+    if (reason !== null && (reason.length === 0 || reason.length > 500))
+      failWith([{ field: 'reason', message: 'must be 1 to 500 characters' }]);
+    await writeKycChange(
+      userId,
+      caller.id,
+      (from) => {
+        if (!STAFF_MAY[from]?.includes(to)) {
+          throw conflict(from, to, from === 'unverified' ? 'nothing has been submitted' : 'only a pending submission can be decided');
+        }
+      },
+      to,
+      reason,
+      async (transaction) => {
+        await database().query(
+          'UPDATE kyc_records SET decided_at = now(), decided_by = :actor, reason = :reason, updated_at = now() WHERE user_id = :userId',
+          { replacements: { actor: caller.id, reason, userId }, transaction },
+        );
+      },
+    );
+    return getUser(caller, userId);
+  }
+
+  if (!self) failWith([{ field: 'status', message: 'is required to decide on another user’s KYC (verified or rejected)' }]);
+  const submission = validateSubmission(body);
+  await refuseOnScreeningHit('kyc', userId, [
+    { field: 'kyc.id_number', type: 'national_id', value: submission.idNumber },
+    { field: 'user.full_name', type: 'name', value: target.fullName },
+    { field: 'user.email', type: 'email', value: target.email },
+    { field: 'user.phone', type: 'phone', value: target.phone },
+  ]);
+  try {
+    await writeKycChange(
+      userId,
+      caller.id,
+      (from) => {
+        if (!USER_MAY[from]?.includes('pending')) throw conflict(from, 'pending', 'the identity is already verified');
+      },
+      'pending',
+      null,
+      async (transaction) => {
+        await database().query(
+          `INSERT INTO kyc_records (user_id, id_type, id_number, date_of_birth, kra_pin, address, submitted_at)
+           VALUES (:userId, :idType, :idNumber, :dateOfBirth, :kraPin, :address, now())
+           ON CONFLICT (user_id) DO UPDATE
+             SET id_type = EXCLUDED.id_type, id_number = EXCLUDED.id_number, date_of_birth = EXCLUDED.date_of_birth,
+                 kra_pin = EXCLUDED.kra_pin, address = EXCLUDED.address, submitted_at = now(),
+                 decided_at = NULL, decided_by = NULL, reason = NULL, updated_at = now()`,
+          { replacements: { userId, ...submission }, transaction },
+        );
+      },
+    );
+  } catch (err) {
+    if (err instanceof UniqueConstraintError) {
+      throw new AppError('conflict', 'this identity document is already registered to another account');
+    }
+    throw err;
+  }
+  return getUser(caller, userId);
+}

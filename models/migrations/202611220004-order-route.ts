@@ -1,0 +1,10 @@
+import type { Migration } from '../migrator';
+
+/** The route a bank transfer takes out of the primary bank (internal, PesaLink or RTGS; SPEC §5). */
+export const up: Migration = async ({ context: sql }) => {
+  await sql.query(`ALTER TABLE orders ADD COLUMN route text CHECK (route IN ('internal', 'pesalink', 'rtgs'))`);
+};
+
+export const down: Migration = async ({ context: sql }) => {
+  await sql.query('ALTER TABLE orders DROP COLUMN IF EXISTS route');
+};

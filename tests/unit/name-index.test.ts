@@ -1,0 +1,91 @@
+import { expect } from 'chai';
+import { NameIndex, nameScore } from '../../domain/compliance/name-index';
+import { normaliseName } from '../../domain/compliance/normalise';
+
+const SYLLABLES = ['ka', 'ma', 'wa', 'ngi', 'jo', 'hn', 'ot', 'ie', 'no', 'ach', 'ie', 'ng', 'mu', 'ri', 'uki', 'ke', 'ny', 'an', 'zi'];
+
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+function randomName(next: () => number): string {
+  const tokens = 1 + Math.floor(next() * 3);
+  return Array.from({ length: tokens }, () => {
+    const parts = 1 + Math.floor(next() * 3);
+    return Array.from({ length: parts }, () => SYLLABLES[Math.floor(next() * SYLLABLES.length)]).join('');
+  }).join(' ');
+}
+
+const indexed = (raw: string) => {
+  const n = normaliseName(raw)!;
+  return { key: n.matchKey, plain: n.value };
+};
+
+describe('unit: name index', () => {
+  describe('when a blocklisted name is searched with one letter missing', () => {
+    it('then it is found, and an unrelated name is not', () => {
+      const index = new NameIndex<string>();
+      index.upsert('target', indexed('John Kamau Mwangi'), 'target');
+      const next = prng(7);
+      for (let i = 0; i < 2000; i++) index.upsert(`n${i}`, indexed(randomName(next)), `n${i}`);
+
+      const hits = index.search(indexed('Jon Kamau Mwangi'), 0.92);
+      expect(hits.map((h) => h.id)).to.include('target');
+      expect(hits[0].score).to.be.greaterThan(0.92);
+      expect(index.search(indexed('Grace Atieno Odhiambo'), 0.92).map((h) => h.id)).to.not.include('target');
+    });
+
+    it('then a first-letter typo is caught by the original-order score', () => {
+      const index = new NameIndex<string>();
+      index.upsert('target', indexed('John Kamau Mwangi'), 'target');
+      // "awangi" sorts first: the token-sorted forms differ from the start, the natural order only at the end.
+      expect(index.search(indexed('John Kamau Awangi'), 0.92).map((h) => h.id)).to.deep.equal(['target']);
+    });
+  });
+
+  describe('when random names are searched', () => {
+    for (const threshold of [0.85, 0.92]) {
+      it(`then the prefilter never drops a match a full scan finds (threshold ${threshold})`, () => {
+        const next = prng(threshold * 1000);
+        const names = Array.from({ length: 600 }, () => indexed(randomName(next)));
+        const index = new NameIndex<number>();
+        names.forEach((n, i) => index.upsert(String(i), n, i));
+        for (let q = 0; q < 150; q++) {
+          const query = indexed(randomName(next));
+          const expected = names
+            .map((n, i) => ({ i, score: nameScore(query, n) }))
+            .filter((m) => m.score >= threshold)
+            .map((m) => m.i)
+            .sort((a, b) => a - b);
+          const found = index
+            .search(query, threshold)
+            .map((m) => m.payload)
+            .sort((a, b) => a - b);
+          expect(found, query.plain).to.deep.equal(expected);
+        }
+      });
+    }
+  });
+
+  describe('when entries change', () => {
+    it('then an upsert replaces, a removal forgets, and the accept filter skips', () => {
+      const index = new NameIndex<{ active: boolean }>();
+      index.upsert('a', indexed('John Kamau Mwangi'), { active: true });
+      index.upsert('b', indexed('Peter Otieno'), { active: true });
+      index.upsert('a', indexed('John Kamau Mwangi'), { active: false });
+      expect(index.size).to.equal(2);
+      expect(index.search(indexed('John Kamau Mwangi'), 0.92, (p) => p.active)).to.deep.equal([]);
+      index.remove('a');
+      expect(index.size).to.equal(1);
+      expect(index.search(indexed('John Kamau Mwangi'), 0.92)).to.deep.equal([]);
+      expect(index.search(indexed('Peter Otieno'), 0.92).map((h) => h.id)).to.deep.equal(['b']);
+      index.remove('missing');
+      index.clear();
+      expect(index.size).to.equal(0);
+    });
+  });
+});
