@@ -242,17 +242,11 @@ export function ensureNpmDependencies({ tag = 'setup' } = {}) {
     info(tag, 'npm dependencies up to date');
     return false;
   }
-  const hasLock = fs.existsSync(path.join(ROOT, 'package-lock.json'));
-  const flags = ['--no-audit', '--no-fund'];
-  let command = hasLock ? 'ci' : 'install';
+  // `npm install` follows package-lock.json like `npm ci` does, but tolerates optional per-platform
+  // packages (native binaries for other operating systems) that the lock file does not list.
+  const command = 'install';
   info(tag, `${reason}: running npm ${command}`);
-  let { status, error } = runInherit(NPM, [command, ...flags]);
-  if (status !== 0 && hasLock && !error) {
-    warn(tag, 'npm ci failed (is package-lock.json out of sync with package.json?); falling back to npm install');
-    command = 'install';
-    ({ status, error } = runInherit(NPM, [command, ...flags]));
-    if (status === 0) warn(tag, 'npm install may have updated package-lock.json: review and commit it so `npm ci` works');
-  }
+  const { status, error } = runInherit(NPM, [command, '--no-audit', '--no-fund']);
   if (status !== 0) {
     const hint = error ? `could not run npm (${error.message}); is npm on PATH?` : 'see the npm output above';
     throw new SetupError(`npm ${command} failed (exit ${status}): ${hint}`);
