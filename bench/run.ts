@@ -10,14 +10,17 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../platform/config';
 import { migrateUp } from '../models/migrate';
 import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentResult, type PaymentWorkflowInput } from '../workflows/shared';
+import type { BackgroundRefreshes } from './discovery';
 import {
   RESULTS_DIR,
+  childPids,
   envInt,
   freePort,
   median,
   percentile,
   pool,
   processCpuMs,
+  sleep,
   spawnNode,
   temporalCliPath,
   waitForHttp,
@@ -38,9 +41,22 @@ import {
  *     process, same batch size. The rail calls back after BENCH_CALLBACK_DELAY_MS (default 0) over HTTP
  *     to the api, which signals the workflow.
  *
+ * (d) the exchange catalogue refresh, probe off             vs  a bare pg multi-row upsert of the same rows
+ *     (bench/discovery.ts): median milliseconds of each, lower is better.
+ * (e) (a)'s Paygate measurement while the real jobs process refreshes both catalogues every second (busy)
+ *     vs the same measurement without it (quiet), rounds interleaved quiet, busy, quiet, busy …; same
+ *     seeded orders, api process and token as (a). The jobs process is started for each busy round and
+ *     stopped after it, so the quiet rounds are quiet.
+ * (f) the compliance report over 1,000,000 seeded payments  vs  the same SQL statements run directly with
+ *     pg (bench/compliance.ts, own stack and database): median seconds of each.
+ * (g) payment initiate-to-completed p50 with 20,000 blocklist entries  vs  an empty blocklist
+ *     (bench/compliance.ts, own stack and database).
+ *
  * The Paygate rounds of (b) and (c) each use a fresh KYC-verified user, so that a user's growing 24-hour
  * volume (which the limit checks sum) does not make later rounds slower than earlier ones.
  */
+
+const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
 
 const settings = {
   seconds: envInt('BENCH_SECONDS', 5),
@@ -49,7 +65,9 @@ const settings = {
   warmupSeconds: envInt('BENCH_WARMUP_SECONDS', 2, 0),
   orders: envInt('BENCH_ORDERS', 10_000),
   cWorkflows: process.env.BENCH_C_WORKFLOWS ? envInt('BENCH_C_WORKFLOWS', 200) : undefined,
-  only: (process.env.BENCH_ONLY ?? 'a,b,c')
+  refreshRounds: envInt('BENCH_REFRESH_ROUNDS', 15),
+  reportPayments: envInt('BENCH_REPORT_PAYMENTS', 1_000_000),
+  only: (process.env.BENCH_ONLY ?? BENCHMARKS.join(','))
     .split(',')
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean),
@@ -94,21 +112,51 @@ interface Side {
 interface Target {
   name: string;
   wanted: string;
+  /** The bound in `wanted`. */
+  limit: number;
   actual: number;
   met: boolean;
 }
 
-interface BenchResult {
+interface ResultBase {
   id: string;
   title: string;
+  /** What the ratio divides, e.g. "Paygate / bare req/s". */
+  ratioOf: string;
+  ratio: number;
+  targets: Target[];
+  notes: string[];
+  /** Wall-clock seconds the benchmark took, its set-up included. */
+  wallSeconds?: number;
+}
+
+/** Two sides measured by this runner in interleaved rounds: (a), (b), (c), (e). */
+interface RateResult extends ResultBase {
+  kind: 'rate';
   unit: string;
   paygate: Side;
   bare: Side;
-  ratio: number;
   p99Ratio: number;
-  targets: Target[];
-  notes: string[];
 }
+
+/** One figure per side (a median time or a percentile) from a benchmark module: (d), (f), (g). */
+interface FigureResult extends ResultBase {
+  kind: 'figure';
+  sides: Figure[];
+  /** What the module returned, as is. */
+  detail: unknown;
+}
+
+interface Figure {
+  label: string;
+  value: number;
+  unit: string;
+  digits: number;
+  /** How the figure was obtained. */
+  about: string;
+}
+
+type BenchResult = RateResult | FigureResult;
 
 // ---------------------------------------------------------------------------------------------
 // Lifecycle: every resource registers its own teardown, run in reverse on exit, error or signal.
@@ -322,14 +370,19 @@ async function completeAll(
   };
 }
 
-async function interleave(rounds: number, a: (round: number) => Promise<Round>, b: (round: number) => Promise<Round>) {
+async function interleave(
+  rounds: number,
+  a: (round: number) => Promise<Round>,
+  b: (round: number) => Promise<Round>,
+  labels: [string, string] = ['Paygate', 'bare'],
+) {
   const ra: Round[] = [];
   const rb: Round[] = [];
   for (let i = 0; i < rounds; i++) {
     ra.push(await a(i));
-    progress(`  round ${i + 1}/${rounds} Paygate ${ra[i].rate.toFixed(1)}/s`);
+    progress(`  round ${i + 1}/${rounds} ${labels[0].padEnd(7)} ${ra[i].rate.toFixed(1)}/s`);
     rb.push(await b(i));
-    progress(`  round ${i + 1}/${rounds} bare    ${rb[i].rate.toFixed(1)}/s`);
+    progress(`  round ${i + 1}/${rounds} ${labels[1].padEnd(7)} ${rb[i].rate.toFixed(1)}/s`);
   }
   return [ra, rb] as const;
 }
@@ -356,19 +409,62 @@ function side(label: string, cpuOf: string, rounds: Round[]): Side {
   };
 }
 
-function compare(id: string, title: string, unit: string, paygate: Side, bare: Side, minRatio: number, maxP99Ratio?: number): BenchResult {
+function compare(id: string, title: string, unit: string, paygate: Side, bare: Side, minRatio: number, maxP99Ratio?: number): RateResult {
   const ratio = paygate.rate / bare.rate;
   const p99Ratio = paygate.p99 / bare.p99;
-  const targets: Target[] = [{ name: 'throughput ratio', wanted: `>= ${minRatio}`, actual: ratio, met: ratio >= minRatio }];
+  const targets: Target[] = [
+    { name: 'throughput ratio', wanted: `>= ${minRatio}`, limit: minRatio, actual: ratio, met: ratio >= minRatio },
+  ];
   if (maxP99Ratio !== undefined) {
-    targets.push({ name: 'p99 vs bare', wanted: `<= ${maxP99Ratio}x`, actual: p99Ratio, met: p99Ratio <= maxP99Ratio });
+    targets.push({
+      name: `p99 vs ${bare.label}`,
+      wanted: `<= ${maxP99Ratio}x`,
+      limit: maxP99Ratio,
+      actual: p99Ratio,
+      met: p99Ratio <= maxP99Ratio,
+    });
   }
   const notes: string[] = [];
   for (const s of [paygate, bare]) {
     const failed = s.rounds.reduce((n, r) => n + r.failed, 0);
     if (failed > 0) notes.push(`${s.label}: ${failed} failed requests/workflows over all rounds (not counted)`);
   }
-  return { id, title, unit, paygate, bare, ratio, p99Ratio, targets, notes };
+  return {
+    kind: 'rate',
+    id,
+    title,
+    unit,
+    ratioOf: `${paygate.label} / ${bare.label} ${unit}`,
+    paygate,
+    bare,
+    ratio,
+    p99Ratio,
+    targets,
+    notes,
+  };
+}
+
+/** A module's two figures, lower is better: the ratio first / second, at most `maxRatio`. */
+function figures(
+  id: string,
+  title: string,
+  sides: [Figure, Figure],
+  ratio: number,
+  targetName: string,
+  maxRatio: number,
+  detail: unknown,
+): FigureResult {
+  return {
+    kind: 'figure',
+    id,
+    title,
+    ratioOf: `${sides[0].label} / ${sides[1].label} ${sides[0].unit}`,
+    ratio,
+    sides,
+    targets: [{ name: targetName, wanted: `<= ${maxRatio}x`, limit: maxRatio, actual: ratio, met: ratio <= maxRatio }],
+    notes: [],
+    detail,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -378,10 +474,23 @@ interface Ctx {
   apiUrl: string;
   db: PgClient;
   temporal?: Client;
+  temporalAddress?: string;
   acceptQueue: string;
   workQueue: string;
   apiEnv: NodeJS.ProcessEnv;
   apiPid?: number;
+}
+
+/** One autocannon round of GET /api/v1/payments/orders/{id} over random seeded orders. */
+function orderReads(ctx: Ctx, user: BenchUser, ids: string[]): (seconds: number) => Promise<Round> {
+  const pick = () => ids[Math.floor(Math.random() * ids.length)];
+  return (seconds: number) =>
+    cannon({
+      url: ctx.apiUrl,
+      duration: seconds,
+      headers: { authorization: `Bearer ${user.token}` },
+      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/v1/payments/orders/${pick()}` }) }],
+    });
 }
 
 async function benchOrderRead(
@@ -392,13 +501,7 @@ async function benchOrderRead(
   ids: string[],
 ): Promise<BenchResult> {
   const pick = () => ids[Math.floor(Math.random() * ids.length)];
-  const paygate = (seconds: number) =>
-    cannon({
-      url: ctx.apiUrl,
-      duration: seconds,
-      headers: { authorization: `Bearer ${user.token}` },
-      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/v1/payments/orders/${pick()}` }) }],
-    });
+  const paygate = orderReads(ctx, user, ids);
   const bare = (seconds: number) =>
     cannon({
       url: bareUrl,
@@ -425,7 +528,7 @@ async function benchOrderRead(
   );
 }
 
-async function benchInitiate(ctx: Ctx, users: BenchUser[], warmupUser: BenchUser): Promise<BenchResult> {
+async function benchInitiate(ctx: Ctx, users: BenchUser[], warmupUser: BenchUser): Promise<RateResult> {
   const temporal = ctx.temporal!;
   const cfg = loadConfig(ctx.apiEnv);
   const body = JSON.stringify(PAYMENT_BODY);
@@ -468,15 +571,11 @@ async function benchInitiate(ctx: Ctx, users: BenchUser[], warmupUser: BenchUser
     side('bare', 'starting process', b),
     0.8,
   );
-  const { rows } = await ctx.db.query<{ unstarted: string }>(
-    'SELECT count(*) AS unstarted FROM orders WHERE user_id = ANY($1::uuid[]) AND workflow_started_at IS NULL',
-    [users.map((u) => u.id)],
-  );
-  if (Number(rows[0].unstarted) > 0) result.notes.push(`Paygate: ${rows[0].unstarted} accepted orders whose workflow did not start`);
+  // No worker polls this queue, so `workflow_started_at` (recorded by the workflow's first activity) stays empty here.
   return result;
 }
 
-async function benchCompletion(ctx: Ctx, payers: BenchUser[], warmupPayer: BenchUser): Promise<BenchResult> {
+async function benchCompletion(ctx: Ctx, payers: BenchUser[], warmupPayer: BenchUser): Promise<RateResult> {
   const temporal = ctx.temporal!;
   const cfg = loadConfig(ctx.apiEnv);
   const worker = track(
@@ -564,12 +663,167 @@ async function benchCompletion(ctx: Ctx, payers: BenchUser[], warmupPayer: Bench
   return result;
 }
 
+// Loaded when used, after main() has set LOG_LEVEL: their imports create loggers (and load ccxt).
+const discovery = () => import('./discovery');
+const compliance = () => import('./compliance');
+
+async function benchExchangeRefreshes(): Promise<FigureResult> {
+  const { benchExchangeRefresh } = await discovery();
+  const r = await benchExchangeRefresh(settings.databaseUrl, settings.refreshRounds);
+  return figures(
+    'd',
+    `exchange catalogue refresh, probe off (${r.rows} exchanges) vs bare pg multi-row upsert of the same rows`,
+    [
+      {
+        label: 'Paygate',
+        value: r.paygateMs,
+        unit: 'ms',
+        digits: 2,
+        about: `median of ${r.rounds} refreshes (one transaction: lock, upsert, deactivation, refresh record)`,
+      },
+      { label: 'bare', value: r.bareMs, unit: 'ms', digits: 2, about: `median of ${r.rounds} upserts` },
+    ],
+    r.ratio,
+    'time ratio',
+    2,
+    r,
+  );
+}
+
+/** (a)'s Paygate measurement, quiet rounds interleaved with rounds under background catalogue refreshes. */
+async function benchOrderReadUnderRefreshes(ctx: Ctx, user: BenchUser, ids: string[]): Promise<RateResult> {
+  const { startBackgroundRefreshes } = await discovery();
+  const everyMs = 1000;
+  const read = orderReads(ctx, user, ids);
+  let running: BackgroundRefreshes | undefined;
+  teardowns.push({ name: 'background refreshes', run: async () => running?.stop() });
+  const refreshes: number[] = [];
+  /** Share of one core the jobs process used during each busy round, when it can be read. */
+  const jobsCpu: number[] = [];
+  const busy = async (): Promise<Round> => {
+    running = await startBackgroundRefreshes({
+      databaseUrl: settings.databaseUrl,
+      redisUrl: settings.redisUrl,
+      temporalAddress: ctx.temporalAddress,
+      everyMs,
+    });
+    try {
+      // Let the jobs process settle into its schedule (its boot is not what is measured).
+      await sleep(everyMs);
+      const [jobsPid] = childPids(path.join('workers', 'jobs.js'));
+      const before = processCpuMs(jobsPid);
+      const round = await measured(ctx.apiPid, () => read(settings.seconds));
+      const after = processCpuMs(jobsPid);
+      if (before !== undefined && after !== undefined) jobsCpu.push((after - before) / (round.seconds * 1000));
+      return round;
+    } finally {
+      const stopping = running;
+      running = undefined;
+      refreshes.push(await stopping.stop());
+    }
+  };
+  if (settings.warmupSeconds > 0) await read(settings.warmupSeconds);
+  const [quiet, loaded] = await interleave(settings.rounds, () => measured(ctx.apiPid, () => read(settings.seconds)), busy, [
+    'quiet',
+    'busy',
+  ]);
+  const result = compare(
+    'e',
+    `GET /api/v1/payments/orders/{id} (as in (a)) while the jobs process refreshes both catalogues every ${everyMs / 1000} s vs quiet`,
+    'req/s',
+    side('busy', 'api process', loaded),
+    side('quiet', 'api process', quiet),
+    0.9,
+  );
+  const total = refreshes.reduce((n, r) => n + r, 0);
+  result.notes.push(
+    `${total} catalogue refreshes ran over the busy rounds (${refreshes.join(', ')}; probe off, jobs process started ` +
+      `${everyMs / 1000} s before each busy round and stopped after it)`,
+  );
+  if (jobsCpu.length > 0) {
+    result.notes.push(`the jobs process used ${fmt(100 * median(jobsCpu), 0)}% of one core during the busy rounds (median of rounds)`);
+  }
+  if (total === 0) result.notes.push('no refresh ran: the busy rounds were not busy');
+  return result;
+}
+
+/** The database the compliance benchmarks use next to the main one: same server, name with a suffix. */
+function siblingDatabase(url: string, suffix: string): string {
+  const target = new URL(url);
+  target.pathname = `${target.pathname}_${suffix}`;
+  return target.toString();
+}
+
+async function benchReport(temporalAddress: string): Promise<FigureResult> {
+  const { benchComplianceReport } = await compliance();
+  let seededSeconds: number | undefined;
+  const r = await benchComplianceReport({
+    temporalAddress,
+    databaseUrl: siblingDatabase(settings.databaseUrl, 'report'),
+    redisUrl: settings.redisUrl,
+    rounds: settings.rounds,
+    payments: settings.reportPayments,
+    log: (line) => {
+      progress(`  ${line}`);
+      const seeded = /seeded in ([\d.]+) s/.exec(line);
+      if (seeded) seededSeconds = Number(seeded[1]);
+    },
+  });
+  const result = figures(
+    'f',
+    `compliance report over ${r.payments} seeded payments vs the same SQL run directly with pg`,
+    [
+      {
+        label: 'Paygate',
+        value: r.reportSeconds,
+        unit: 's',
+        digits: 2,
+        about: `median of ${settings.rounds} GET /compliance/report?refresh=true (workflow, six section activities)`,
+      },
+      { label: 'bare', value: r.sqlSeconds, unit: 's', digits: 2, about: `median of ${settings.rounds} runs, sections in parallel` },
+    ],
+    r.ratio,
+    'time ratio',
+    2,
+    r,
+  );
+  if (seededSeconds !== undefined) result.notes.push(`seeding ${r.payments} payments took ${fmt(seededSeconds)} s (not measured)`);
+  return result;
+}
+
+async function benchScreening(temporalAddress: string): Promise<FigureResult> {
+  const { benchScreeningLatency } = await compliance();
+  const s = await benchScreeningLatency({
+    temporalAddress,
+    databaseUrl: siblingDatabase(settings.databaseUrl, 'screening'),
+    redisUrl: settings.redisUrl,
+    rounds: settings.rounds,
+    log: (line) => progress(`  ${line}`),
+  });
+  const payments = `${s.paymentsPerRound} payments x ${settings.rounds} rounds`;
+  return figures(
+    'g',
+    `payment initiate-to-completed p50 with ${s.entries} blocklist entries vs an empty blocklist`,
+    [
+      { label: 'loaded', value: s.loadedP50Ms, unit: 'ms p50', digits: 1, about: `p99 ${fmt(s.loadedP99Ms)} ms, ${payments}` },
+      { label: 'empty', value: s.emptyP50Ms, unit: 'ms p50', digits: 1, about: `p99 ${fmt(s.emptyP99Ms)} ms, ${payments}` },
+    ],
+    s.ratio,
+    'p50 ratio',
+    1.1,
+    s,
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Report
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
-function print(results: BenchResult[], machine: Record<string, unknown>): void {
+/** A ratio to two decimals, or three when two would not show on which side of its target's bound it is. */
+const fmtRatio = (n: number, limit?: number) => fmt(n, limit !== undefined && fmt(n, 2) === fmt(limit, 2) && n !== limit ? 3 : 2);
+
+function print(results: BenchResult[], machine: Record<string, unknown>, wallSeconds: number): void {
   say('');
   say('Paygate benchmarks: Paygate vs bare baseline, interleaved A/B rounds, median of rounds');
   say(`machine: ${String(machine.cores)} cores (${String(machine.cpu)}), Node ${String(machine.node)}, ${String(machine.platform)}`);
@@ -579,34 +833,48 @@ function print(results: BenchResult[], machine: Record<string, unknown>): void {
   for (const r of results) {
     say('');
     say(`(${r.id}) ${r.title}`);
-    for (const s of [r.paygate, r.bare]) {
-      say(
-        `    ${s.label.padEnd(8)} ${fmt(s.rate).padStart(9)} ${r.unit.padEnd(11)} p50 ${fmt(s.p50).padStart(7)} ms  p99 ${fmt(s.p99).padStart(7)} ms` +
-          `   rounds: ${s.rounds.map((x) => fmt(x.rate)).join(', ')}`,
-      );
+    const ratio = fmtRatio(r.ratio, r.targets[0]?.limit);
+    if (r.kind === 'rate') {
+      for (const s of [r.paygate, r.bare]) {
+        say(
+          `    ${s.label.padEnd(8)} ${fmt(s.rate).padStart(9)} ${r.unit.padEnd(11)} p50 ${fmt(s.p50).padStart(7)} ms  p99 ${fmt(s.p99).padStart(7)} ms` +
+            `   rounds: ${s.rounds.map((x) => fmt(x.rate)).join(', ')}`,
+        );
+      }
+      say(`    ratio ${ratio} (${r.ratioOf}); p99 ${fmt(r.p99Ratio, 2)}x ${r.bare.label}`);
+      const cpu = [r.paygate, r.bare].filter((s) => s.cpuMsPerOp !== undefined).map((s) => `${s.cpuOf} ${fmt(s.cpuMsPerOp!, 2)} ms`);
+      if (cpu.length > 0) say(`    CPU per operation: ${cpu.join(', ')}`);
+    } else {
+      for (const f of r.sides) say(`    ${f.label.padEnd(8)} ${fmt(f.value, f.digits).padStart(9)} ${f.unit.padEnd(11)} ${f.about}`);
+      say(`    ratio ${ratio} (${r.ratioOf})`);
     }
-    say(`    ratio ${fmt(r.ratio, 2)} (Paygate / bare ${r.unit}); p99 ${fmt(r.p99Ratio, 2)}x bare`);
-    const cpu = [r.paygate, r.bare].filter((s) => s.cpuMsPerOp !== undefined).map((s) => `${s.cpuOf} ${fmt(s.cpuMsPerOp!, 2)} ms`);
-    if (cpu.length > 0) say(`    CPU per operation: ${cpu.join(', ')}`);
-    for (const t of r.targets) say(`    target ${t.name} ${t.wanted}: ${fmt(t.actual, 2)} -> ${t.met ? 'MET' : 'NOT MET'}`);
+    for (const t of r.targets) say(`    target ${t.name} ${t.wanted}: ${fmtRatio(t.actual, t.limit)} -> ${t.met ? 'MET' : 'NOT MET'}`);
     for (const n of r.notes) say(`    note: ${n}`);
+    if (r.wallSeconds !== undefined) say(`    took ${fmt(r.wallSeconds, 0)} s, set-up included`);
   }
   say('');
+  say(`total ${fmt(wallSeconds, 0)} s (the build not included)`);
   say('reproduce: npm run bench');
-  say('  knobs: BENCH_SECONDS (per round, default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 20),');
+  say('  knobs: BENCH_SECONDS (per round, default 5), BENCH_ROUNDS (default 3, also (f) and (g)), BENCH_CONNECTIONS (default 20),');
   say('         BENCH_WARMUP_SECONDS (default 2), BENCH_ORDERS (default 10000), BENCH_C_WORKFLOWS (default: sized from warm-up),');
-  say('         BENCH_ONLY=a,b,c, BENCH_CALLBACK_DELAY_MS (sandbox rail callback delay in (c), default 0),');
+  say(`         BENCH_ONLY=${BENCHMARKS.join(',')}, BENCH_CALLBACK_DELAY_MS (sandbox rail callback delay in (c), default 0),`);
+  say('         BENCH_REFRESH_ROUNDS (refreshes in (d), default 15), BENCH_REPORT_PAYMENTS (seeded payments in (f), default 1000000),');
+  say('         BENCH_KEEP_DATABASE=1 (keep the databases of (f) and (g)),');
   say('         BENCH_STRICT=1 (exit 1 when a target is missed), BENCH_DATABASE_URL, BENCH_REDIS_URL,');
   say('         TEMPORAL_ADDRESS (use that server instead of a dev server)');
-  say('  needs Postgres (database paygate_bench is dropped and recreated) and Redis; nothing else may be loading the machine.');
+  say('  needs Postgres (databases paygate_bench, and paygate_bench_report and paygate_bench_screening for (f) and (g), are dropped');
+  say('  and recreated) and Redis; nothing else may be loading the machine.');
   say('  results: bench/results/latest.json; child logs in bench/results/*.log');
 }
 
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
+  const startedAt = performance.now();
   const wanted = new Set(settings.only);
-  for (const id of wanted) if (!['a', 'b', 'c'].includes(id)) throw new Error(`BENCH_ONLY: unknown benchmark "${id}" (a, b, c)`);
+  for (const id of wanted) {
+    if (!BENCHMARKS.includes(id)) throw new Error(`BENCH_ONLY: unknown benchmark "${id}" (${BENCHMARKS.join(', ')})`);
+  }
   process.env.LOG_LEVEL = 'warn';
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   const runTag = Date.now().toString(36);
@@ -628,7 +896,7 @@ async function main(): Promise<void> {
   let temporalAddress = '127.0.0.1:7233';
   let externalTemporal = false;
   const acceptQueue = `paygate-bench-accept-${runTag}`;
-  if (wanted.has('b') || wanted.has('c')) {
+  if (['b', 'c', 'f', 'g'].some((id) => wanted.has(id))) {
     Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
     progress(process.env.TEMPORAL_ADDRESS ? `temporal at ${process.env.TEMPORAL_ADDRESS}` : 'starting a Temporal dev server');
     ({ address: temporalAddress, external: externalTemporal } = await startTemporal());
@@ -679,14 +947,44 @@ async function main(): Promise<void> {
   delete apiEnv.ADMIN_EMAIL;
   delete apiEnv.ADMIN_PASSWORD;
 
-  progress(`starting the api on ${apiUrl}`);
-  const api = track(spawnNode('api', path.resolve(__dirname, '..', 'api', 'server.js'), apiEnv));
-  await waitForHttp(`${apiUrl}/healthz`, api);
+  // (d), (f) and (g) do not use this api: (f) and (g) start their own stack.
+  let apiPid: number | undefined;
+  if (['a', 'b', 'c', 'e'].some((id) => wanted.has(id))) {
+    progress(`starting the api on ${apiUrl}`);
+    const api = track(spawnNode('api', path.resolve(__dirname, '..', 'api', 'server.js'), apiEnv));
+    await waitForHttp(`${apiUrl}/healthz`, api);
+    apiPid = api.proc.pid;
+  }
 
-  const ctx: Ctx = { apiUrl, db, temporal, acceptQueue, workQueue: `paygate-bench-work-${runTag}`, apiEnv, apiPid: api.proc.pid };
+  const ctx: Ctx = { apiUrl, db, temporal, temporalAddress, acceptQueue, workQueue: `paygate-bench-work-${runTag}`, apiEnv, apiPid };
   const results: BenchResult[] = [];
+  let failure: Error | undefined;
+  const run = async (id: string, what: string, bench: () => Promise<BenchResult>) => {
+    if (!wanted.has(id) || failure !== undefined) return;
+    progress(`(${id}) ${what}`);
+    const benchStartedAt = performance.now();
+    try {
+      const result = await bench();
+      result.wallSeconds = (performance.now() - benchStartedAt) / 1000;
+      results.push(result);
+    } catch (err) {
+      failure = err instanceof Error ? err : new Error(String(err));
+    }
+  };
 
-  if (wanted.has('a')) {
+  // The orders of (a), read again by (e).
+  let seeded: { reader: BenchUser; ids: string[] } | undefined;
+  const seededOrders = async () => {
+    if (!seeded) {
+      const reader = await newVerifiedUser(apiUrl, db, 'reader');
+      progress(`seeding ${settings.orders} orders`);
+      seeded = { reader, ids: await seedOrders(db, reader.id, settings.orders) };
+    }
+    return seeded;
+  };
+
+  await run('a', 'order reads', async () => {
+    const { reader, ids } = await seededOrders();
     const barePort = await freePort();
     const bareUrl = `http://127.0.0.1:${barePort}`;
     const bare = track(
@@ -698,32 +996,46 @@ async function main(): Promise<void> {
         DATABASE_POOL_MAX: String(cfgDefaults.databasePoolMax),
       }),
     );
-    await waitForHttp(`${bareUrl}/healthz`, bare);
-    const reader = await newVerifiedUser(apiUrl, db, 'reader');
-    progress(`seeding ${settings.orders} orders`);
-    const ids = await seedOrders(db, reader.id, settings.orders);
-    progress('(a) order reads');
-    results.push(await benchOrderRead(ctx, bareUrl, bare.proc.pid, reader, ids));
-    await bare.stop();
-  }
-  if (wanted.has('b')) {
+    try {
+      await waitForHttp(`${bareUrl}/healthz`, bare);
+      return await benchOrderRead(ctx, bareUrl, bare.proc.pid, reader, ids);
+    } finally {
+      await bare.stop();
+    }
+  });
+  await run('b', 'payment acceptance', async () => {
     const users = await Promise.all(Array.from({ length: settings.rounds + 1 }, (_, i) => newVerifiedUser(apiUrl, db, `payer-b${i}`)));
-    progress('(b) payment acceptance');
-    results.push(await benchInitiate(ctx, users.slice(1), users[0]));
-  }
-  if (wanted.has('c')) {
+    return benchInitiate(ctx, users.slice(1), users[0]);
+  });
+  await run('c', 'workflow completion', async () => {
     const users = await Promise.all(Array.from({ length: settings.rounds + 1 }, (_, i) => newVerifiedUser(apiUrl, db, `payer-c${i}`)));
-    progress('(c) workflow completion');
-    results.push(await benchCompletion(ctx, users.slice(1), users[0]));
-  }
+    return benchCompletion(ctx, users.slice(1), users[0]);
+  });
+  await run('d', 'exchange catalogue refresh', () => benchExchangeRefreshes());
+  await run('e', 'order reads under background catalogue refreshes', async () => {
+    const { reader, ids } = await seededOrders();
+    return benchOrderReadUnderRefreshes(ctx, reader, ids);
+  });
+  await run('f', 'compliance report', () => benchReport(temporalAddress));
+  await run('g', 'payment latency with a full blocklist', () => benchScreening(temporalAddress));
 
-  print(results, machine);
+  const wallSeconds = (performance.now() - startedAt) / 1000;
+  print(results, machine, wallSeconds);
+  const failed = failure?.message;
+  if (failed !== undefined) say(`\nstopped early, the benchmarks after the last one above did not run: ${failed}`);
   const file = path.join(RESULTS_DIR, 'latest.json');
-  fs.writeFileSync(
-    file,
-    `${JSON.stringify({ finishedAt: new Date().toISOString(), machine, settings, temporal: externalTemporal ? 'external' : 'dev server', results }, null, 2)}\n`,
-  );
+  const report = {
+    finishedAt: new Date().toISOString(),
+    wallSeconds,
+    machine,
+    settings,
+    temporal: externalTemporal ? 'external' : 'dev server',
+    ...(failed !== undefined ? { failed } : {}),
+    results,
+  };
+  fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   say(`wrote ${path.relative(process.cwd(), file) || file}`);
+  if (failure !== undefined) throw failure;
   if (settings.strict && results.some((r) => r.targets.some((t) => !t.met))) process.exitCode = 1;
 }
 
