@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { config } from '../platform/config';
 import { database } from '../platform/database';
 import { redis } from '../platform/redis';
 import { temporalHealthy } from '../platform/temporal';
@@ -15,7 +16,7 @@ async function check(fn: () => Promise<unknown>): Promise<'up' | 'down'> {
   }
 }
 
-/** `/healthz`: the process is alive. `/readyz`: Postgres, Redis and Temporal answer. */
+/** `/healthz`: the process is alive. `/readyz`: Postgres, Redis and Temporal answer; `rails` names each method's connector. */
 export function healthRouter(): Router {
   const router = Router();
   router.get('/healthz', (_req, res) => {
@@ -31,7 +32,7 @@ export function healthRouter(): Router {
     ]);
     const checks = { postgres, redis: redisStatus, temporal };
     const ready = Object.values(checks).every((s) => s === 'up');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks, rails: config().rails });
   });
   return router;
 }

@@ -25,7 +25,7 @@ export interface PaymentAccounts {
   amountMinor: string;
 }
 
-const transfer = (from: string, to: string, amountMinor: string): LedgerLine[] => [
+export const transfer = (from: string, to: string, amountMinor: string): LedgerLine[] => [
   { account: from, direction: 'debit', amountMinor },
   { account: to, direction: 'credit', amountMinor },
 ];
@@ -49,16 +49,32 @@ export function paymentLines(kind: LedgerKind, p: PaymentAccounts): LedgerLine[]
 
 /** Post `kind` for the payment inside `tx`; returns false when it was already posted. */
 export async function postPayment(sequelize: Sequelize, tx: Transaction, kind: LedgerKind, p: PaymentAccounts): Promise<boolean> {
+  return postLines(sequelize, tx, { orderId: p.orderId, kind, currency: p.currency, lines: paymentLines(kind, p) });
+}
+
+/**
+ * Post one balanced transaction of `kind` for an order inside `tx`, once per (order, kind): returns false
+ * when it was already posted. Other features (P2P escrow) post their own kinds through here.
+ */
+export async function postLines(
+  sequelize: Sequelize,
+  tx: Transaction,
+  posting: { orderId: string; kind: string; currency: string; lines: LedgerLine[] },
+): Promise<boolean> {
   const id = uuidv7();
   const inserted = await sequelize.query<{ id: string }>(
     `INSERT INTO ledger_transactions (id, order_id, kind, currency) VALUES (:id, :orderId, :kind, :currency)
      ON CONFLICT (order_id, kind) DO NOTHING RETURNING id`,
-    { replacements: { id, orderId: p.orderId, kind, currency: p.currency }, type: QueryTypes.SELECT, transaction: tx },
+    {
+      replacements: { id, orderId: posting.orderId, kind: posting.kind, currency: posting.currency },
+      type: QueryTypes.SELECT,
+      transaction: tx,
+    },
   );
   if (inserted.length === 0) return false;
-  const lines = paymentLines(kind, p);
+  const lines = posting.lines;
   const values = lines.map((_, i) => `(:tx, :account${i}, :currency, :direction${i}, :amount${i})`).join(', ');
-  const replacements: Record<string, string> = { tx: id, currency: p.currency };
+  const replacements: Record<string, string> = { tx: id, currency: posting.currency };
   lines.forEach((line, i) => {
     replacements[`account${i}`] = line.account;
     replacements[`direction${i}`] = line.direction;

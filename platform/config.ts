@@ -113,6 +113,46 @@ const schema = z
     SANCTIONS_IMPORT_EVERY_MS: intFrom(24 * 60 * 60 * 1000, 1000),
     COMPLIANCE_REPORT_MAX_ROWS: intFrom(10000, 1, 1_000_000),
     COMPLIANCE_REPORT_TIMEOUT_MS: intFrom(120_000, 1000),
+    P2P_REFERENCE_PRICES_KES: fxRates,
+    APPEAL_SLA_MS: intFrom(72 * 60 * 60 * 1000, 100),
+
+    RAIL_BANK_TRANSFER: z.enum(['sandbox', 'jenga']).default('sandbox'),
+    RAIL_MOBILE_MONEY: z.enum(['sandbox', 'daraja']).default('sandbox'),
+    RAIL_CRYPTO: z.enum(['sandbox', 'ccxt']).default('sandbox'),
+    JENGA_BASE_URL: z.url().default('https://uat.finserve.africa'),
+    JENGA_API_KEY: z.string().optional(),
+    JENGA_MERCHANT_CODE: z.string().optional(),
+    JENGA_CONSUMER_SECRET: z.string().optional(),
+    /** PEM text of the RSA private key that signs Jenga requests (newlines may be written as `\n`). */
+    JENGA_PRIVATE_KEY: z.string().optional(),
+    JENGA_ACCOUNT_NUMBER: z.string().optional(),
+    JENGA_ACCOUNT_NAME: z.string().default('Paygate'),
+    JENGA_COUNTRY_CODE: z.string().length(2).default('KE'),
+    DARAJA_BASE_URL: z.url().default('https://sandbox.safaricom.co.ke'),
+    DARAJA_CONSUMER_KEY: z.string().optional(),
+    DARAJA_CONSUMER_SECRET: z.string().optional(),
+    DARAJA_SHORTCODE: z
+      .string()
+      .regex(/^\d{5,7}$/, 'must be a 5-7 digit shortcode')
+      .optional(),
+    DARAJA_PASSKEY: z.string().optional(),
+    DARAJA_TRANSACTION_TYPE: z.enum(['CustomerPayBillOnline', 'CustomerBuyGoodsOnline']).default('CustomerPayBillOnline'),
+    DARAJA_CALLBACK_SECRET: z.string().min(16).optional(),
+    DARAJA_B2C_INITIATOR_NAME: z.string().optional(),
+    DARAJA_B2C_SECURITY_CREDENTIAL: z.string().optional(),
+    CCXT_EXCHANGE: z.string().optional(),
+    CCXT_API_KEY: z.string().optional(),
+    CCXT_SECRET: z.string().optional(),
+    CCXT_SANDBOX: boolFrom(true),
+    /** Replaces the exchange's API base URL (a private gateway, or a local test double). */
+    CCXT_API_URL: z.url().optional(),
+    CCXT_WITHDRAW_NETWORK: z.string().optional(),
+
+    WEBHOOKS_ALLOW_PRIVATE_TARGETS: boolFrom(false),
+    WEBHOOK_MAX_ATTEMPTS: intFrom(8, 1, 50),
+    WEBHOOK_BACKOFF_MS: intFrom(5000, 10),
+    WEBHOOK_TIMEOUT_MS: intFrom(5000, 100),
+    WEBHOOK_DISPATCH_EVERY_MS: intFrom(1000, 50),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && env.JWT_SECRET === DEV_JWT_SECRET) {
@@ -124,6 +164,26 @@ const schema = z
     if (!env.FX_RATES_TO_KES.USD) {
       ctx.addIssue({ code: 'custom', path: ['FX_RATES_TO_KES'], message: 'must include USD (the CTR threshold is in USD)' });
     }
+    const requireWhen = (selected: boolean, rail: string, names: (keyof typeof env)[]) => {
+      for (const name of names) {
+        if (selected && !env[name]) ctx.addIssue({ code: 'custom', path: [name], message: `required when ${rail}` });
+      }
+    };
+    requireWhen(env.RAIL_BANK_TRANSFER === 'jenga', 'RAIL_BANK_TRANSFER=jenga', [
+      'JENGA_API_KEY',
+      'JENGA_MERCHANT_CODE',
+      'JENGA_CONSUMER_SECRET',
+      'JENGA_PRIVATE_KEY',
+      'JENGA_ACCOUNT_NUMBER',
+    ]);
+    requireWhen(env.RAIL_MOBILE_MONEY === 'daraja', 'RAIL_MOBILE_MONEY=daraja', [
+      'DARAJA_CONSUMER_KEY',
+      'DARAJA_CONSUMER_SECRET',
+      'DARAJA_SHORTCODE',
+      'DARAJA_PASSKEY',
+      'DARAJA_CALLBACK_SECRET',
+    ]);
+    requireWhen(env.RAIL_CRYPTO === 'ccxt', 'RAIL_CRYPTO=ccxt', ['CCXT_EXCHANGE', 'CCXT_API_KEY', 'CCXT_SECRET']);
   });
 
 type Env = z.infer<typeof schema>;
@@ -167,6 +227,40 @@ export interface Config {
     reportMaxRows: number;
     reportTimeoutMs: number;
   };
+  p2p: {
+    /** KES per whole unit of each asset: what a floating price's margin applies to. */
+    referencePricesKes: Record<string, string>;
+  };
+  /** How long an appeal waits for a decision before it is `expired`. */
+  appeals: { slaMs: number };
+  rails: {
+    bank_transfer: 'sandbox' | 'jenga';
+    mobile_money: 'sandbox' | 'daraja';
+    crypto: 'sandbox' | 'ccxt';
+  };
+  jenga: {
+    baseUrl: string;
+    apiKey: string;
+    merchantCode: string;
+    consumerSecret: string;
+    privateKeyPem: string;
+    accountNumber: string;
+    accountName: string;
+    countryCode: string;
+  };
+  daraja: {
+    baseUrl: string;
+    consumerKey: string;
+    consumerSecret: string;
+    shortcode: string;
+    passkey: string;
+    transactionType: 'CustomerPayBillOnline' | 'CustomerBuyGoodsOnline';
+    /** Keys the per-request token in the callback URLs, so only callbacks for our own requests are taken. */
+    callbackSecret: string;
+    b2c: { initiatorName: string; securityCredential: string };
+  };
+  ccxt: { exchange: string; apiKey: string; secret: string; sandbox: boolean; apiUrl?: string; network?: string };
+  webhooks: { allowPrivateTargets: boolean; maxAttempts: number; backoffMs: number; timeoutMs: number; dispatchEveryMs: number };
 }
 
 export class ConfigError extends Error {
@@ -238,6 +332,44 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       sanctionsImportEveryMs: e.SANCTIONS_IMPORT_EVERY_MS,
       reportMaxRows: e.COMPLIANCE_REPORT_MAX_ROWS,
       reportTimeoutMs: e.COMPLIANCE_REPORT_TIMEOUT_MS,
+    },
+    p2p: { referencePricesKes: e.P2P_REFERENCE_PRICES_KES },
+    appeals: { slaMs: e.APPEAL_SLA_MS },
+    rails: { bank_transfer: e.RAIL_BANK_TRANSFER, mobile_money: e.RAIL_MOBILE_MONEY, crypto: e.RAIL_CRYPTO },
+    jenga: {
+      baseUrl: e.JENGA_BASE_URL.replace(/\/$/, ''),
+      apiKey: e.JENGA_API_KEY ?? '',
+      merchantCode: e.JENGA_MERCHANT_CODE ?? '',
+      consumerSecret: e.JENGA_CONSUMER_SECRET ?? '',
+      privateKeyPem: (e.JENGA_PRIVATE_KEY ?? '').replace(/\\n/g, '\n'),
+      accountNumber: e.JENGA_ACCOUNT_NUMBER ?? '',
+      accountName: e.JENGA_ACCOUNT_NAME,
+      countryCode: e.JENGA_COUNTRY_CODE,
+    },
+    daraja: {
+      baseUrl: e.DARAJA_BASE_URL.replace(/\/$/, ''),
+      consumerKey: e.DARAJA_CONSUMER_KEY ?? '',
+      consumerSecret: e.DARAJA_CONSUMER_SECRET ?? '',
+      shortcode: e.DARAJA_SHORTCODE ?? '',
+      passkey: e.DARAJA_PASSKEY ?? '',
+      transactionType: e.DARAJA_TRANSACTION_TYPE,
+      callbackSecret: e.DARAJA_CALLBACK_SECRET ?? '',
+      b2c: { initiatorName: e.DARAJA_B2C_INITIATOR_NAME ?? '', securityCredential: e.DARAJA_B2C_SECURITY_CREDENTIAL ?? '' },
+    },
+    ccxt: {
+      exchange: e.CCXT_EXCHANGE ?? '',
+      apiKey: e.CCXT_API_KEY ?? '',
+      secret: e.CCXT_SECRET ?? '',
+      sandbox: e.CCXT_SANDBOX,
+      apiUrl: e.CCXT_API_URL,
+      network: e.CCXT_WITHDRAW_NETWORK,
+    },
+    webhooks: {
+      allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE_TARGETS,
+      maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
+      backoffMs: e.WEBHOOK_BACKOFF_MS,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      dispatchEveryMs: e.WEBHOOK_DISPATCH_EVERY_MS,
     },
   });
 }

@@ -49,7 +49,11 @@ describe('platform', () => {
     it('then /readyz is 200 with postgres, redis and temporal up', async () => {
       const res = await api().get('/readyz');
       expect(res.status, res.text).to.equal(200);
-      expect(res.body).to.deep.equal({ status: 'ready', checks: { postgres: 'up', redis: 'up', temporal: 'up' } });
+      expect(res.body).to.deep.equal({
+        status: 'ready',
+        checks: { postgres: 'up', redis: 'up', temporal: 'up' },
+        rails: { bank_transfer: 'sandbox', mobile_money: 'sandbox', crypto: 'sandbox' },
+      });
     });
   });
 

@@ -10,6 +10,7 @@ import { models } from '../models';
 import { reconcileUnstartedOrders } from '../api/services/payment-service';
 import { DISCOVERY_QUEUE, startDiscovery } from './discovery';
 import { runSanctionsImport, SANCTIONS_IMPORT_JOB, scheduleSanctionsImport } from './sanctions-import';
+import { startWebhookDelivery, WEBHOOK_QUEUE } from './webhooks';
 
 export const MAINTENANCE_QUEUE = 'maintenance';
 
@@ -46,10 +47,11 @@ export async function startJobs(cfg: Config): Promise<{ close: () => Promise<voi
   };
   await registerMaintenance();
   const discovery = await startDiscovery(cfg, connection);
+  const webhooks = await startWebhookDelivery(cfg, connection);
   // A Redis that restarted empty has lost every scheduler: upsert them again whenever the connection is back
   // (ioredis reconnects by itself, and the workers resume polling).
   connection.on('ready', () => {
-    Promise.all([registerMaintenance(), discovery.register()]).then(
+    Promise.all([registerMaintenance(), discovery.register(), webhooks.register()]).then(
       () => log.info('schedulers upserted again after a Redis reconnect'),
       (err: unknown) => log.warn({ err }, 'could not upsert the schedulers after a Redis reconnect'),
     );
@@ -66,11 +68,12 @@ export async function startJobs(cfg: Config): Promise<{ close: () => Promise<voi
   worker.on('error', (err) => log.error({ err: err.message }, 'worker error'));
   worker.on('failed', (job, err) => log.warn({ job: job?.name, attempts: job?.attemptsMade, err: err.message }, 'job failed'));
   worker.on('completed', (job, result) => log.debug({ job: job.name, result }, 'job completed'));
-  log.info({ queues: [MAINTENANCE_QUEUE, DISCOVERY_QUEUE], prefix: cfg.queuePrefix }, 'jobs running');
+  log.info({ queues: [MAINTENANCE_QUEUE, DISCOVERY_QUEUE, WEBHOOK_QUEUE], prefix: cfg.queuePrefix }, 'jobs running');
   return {
     close: async () => {
       await worker.close();
       await discovery.close();
+      await webhooks.close();
       await queue.close();
       connection.disconnect();
     },

@@ -9,6 +9,8 @@ import { models } from '../models';
 import { createConnectors } from '../domain/connectors';
 import { createActivities } from '../workflows/activities';
 import { createComplianceActivities } from '../workflows/activities/compliance';
+import { createP2pActivities } from '../workflows/activities/p2p';
+import { createAppealActivities } from '../workflows/activities/appeals';
 import { WORKFLOW_BUNDLE_PATH } from './bundle-workflows';
 
 export interface PaygateWorkerOptions {
@@ -41,6 +43,8 @@ export async function createPaygateWorker({
     activities: {
       ...createActivities({ sequelize, connectors: createConnectors(sequelize, config), config }),
       ...createComplianceActivities({ sequelize, config }),
+      ...createP2pActivities({ sequelize, connectors: createConnectors(sequelize, config), config }),
+      ...createAppealActivities({ sequelize }),
     },
     // Parked workflows (awaiting callbacks) are evicted and replayed on demand rather than held in memory.
     maxCachedWorkflows: 500,

@@ -1,4 +1,5 @@
 export { payment } from './payment';
 export { hello } from './hello';
+export { appeal } from './appeal';
 // Workflow types are export names; the compliance report's is `compliance-report`.
 export { complianceReport as 'compliance-report' } from './compliance-report';

@@ -10,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { PaymentActivities } from './activities';
 import type { ComplianceActivities } from './activities/compliance';
+import type { P2pActivities } from './activities/p2p';
 import {
   paymentStageQuery,
   railOutcomeSignal,
@@ -48,6 +49,23 @@ const compliance = proxyLocalActivities<ComplianceActivities>({
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5s', maximumAttempts: 20 },
 });
 
+/** A P2P trade's escrow and its DB steps are local activities; its fiat leg goes through the rail connectors. */
+const p2pDb = proxyLocalActivities<P2pActivities>({
+  startToCloseTimeout: '10s',
+  localRetryThreshold: '10s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5s', maximumAttempts: 20 },
+});
+const p2pRail = proxyActivities<P2pActivities>({
+  startToCloseTimeout: '30s',
+  retry: {
+    initialInterval: '250ms',
+    backoffCoefficient: 2,
+    maximumInterval: '10s',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: ['RailRejected', 'TradeNotFound', 'OrderNotFound'],
+  },
+});
+
 const MAX_POLL_INTERVAL_MS = 60_000;
 
 /** A payment: screening → KYC/limits → hold → submit to the rail → await the outcome → settle, or compensate. */
@@ -74,6 +92,17 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   if (breach) {
     await db.rejectOrder({ orderId, failureCode: breach.code, reason: breach.reason });
     return { orderId, status: 'rejected', failureCode: breach.code };
+  }
+
+  // Only trades are started with `p2p` (never set before P2P existed), so other payments replay unchanged.
+  if (input.p2p) {
+    return p2pTrade(
+      input,
+      () => outcome,
+      (next) => {
+        stage = next;
+      },
+    );
   }
 
   stage = 'holding';
@@ -103,11 +132,55 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   return { orderId, status: 'failed', failureCode: final.failureCode };
 }
 
+/**
+ * A P2P trade (SPEC §7): lock the ad's asset in escrow → hold the fiat → the fiat leg over the rail →
+ * release the escrow to the buyer and post both legs; on failure or timeout the escrow returns.
+ */
+async function p2pTrade(
+  input: PaymentWorkflowInput,
+  signalled: () => RailOutcomeSignal | undefined,
+  setStage: (stage: PaymentStage) => void,
+): Promise<PaymentResult> {
+  const { orderId } = input;
+  setStage('holding');
+  const escrow = await p2pDb.lockEscrow({ orderId });
+  if (!escrow.locked) {
+    setStage('done');
+    return { orderId, status: 'rejected', failureCode: 'ad_unavailable' };
+  }
+  await db.holdFunds({ orderId });
+
+  setStage('submitting');
+  try {
+    await p2pRail.submitFiatLeg({ orderId });
+  } catch (err) {
+    const failure = railFailure(err);
+    log.warn('rail refused the fiat leg of a trade', { orderId, ...failure });
+    await p2pDb.failTrade({ orderId, ...failure });
+    setStage('done');
+    return { orderId, status: 'failed', failureCode: failure.failureCode };
+  }
+
+  setStage('awaiting_outcome');
+  const final = await awaitOutcome(orderId, input, signalled, p2pRail.pollFiatLeg);
+
+  setStage('posting');
+  if (final.state === 'succeeded') {
+    await p2pDb.settleTrade({ orderId, reference: final.reference });
+    setStage('done');
+    return { orderId, status: 'completed' };
+  }
+  await p2pDb.failTrade({ orderId, failureCode: final.failureCode, reason: final.reason });
+  setStage('done');
+  return { orderId, status: 'failed', failureCode: final.failureCode };
+}
+
 /** The rail's callback (signal) or, when it is late, its status polled with a growing interval. */
 async function awaitOutcome(
   orderId: string,
   input: PaymentWorkflowInput,
   signalled: () => RailOutcomeSignal | undefined,
+  poll: (ref: { orderId: string }) => Promise<RailOutcomeSignal | { state: 'pending'; reference: string }> = rail.pollRail,
 ): Promise<RailOutcomeSignal> {
   const deadline = Date.now() + input.settleTimeoutMs;
   let wait = input.pollAfterMs;
@@ -116,7 +189,7 @@ async function awaitOutcome(
       const outcome = signalled();
       if (outcome) return outcome;
     }
-    const polled = await rail.pollRail({ orderId });
+    const polled = await poll({ orderId });
     if (polled.state !== 'pending') return signalled() ?? polled;
     if (Date.now() >= deadline) {
       return { state: 'failed', reference: polled.reference, failureCode: 'rail_timeout', reason: 'no outcome from the rail in time' };

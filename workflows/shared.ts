@@ -11,6 +11,8 @@ export interface PaymentWorkflowInput {
   pollAfterMs: number;
   /** After this long without an outcome the payment fails with `rail_timeout`. */
   settleTimeoutMs: number;
+  /** A P2P trade: escrow first, the fiat leg over the rail, then the escrow released (SPEC §7). */
+  p2p?: boolean;
 }
 
 export type RailOutcomeSignal =

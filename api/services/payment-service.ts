@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
-import { Op, QueryTypes, UniqueConstraintError } from 'sequelize';
+import { Op, QueryTypes, UniqueConstraintError, type Transaction } from 'sequelize';
 import type { Caller } from '../auth/authentication';
 import { isStaff } from '../auth/authentication';
 import { config } from '../../platform/config';
@@ -18,6 +18,7 @@ import { checkDestination } from '../../domain/discovery/destinations';
 import type { BankRoute } from '../../domain/discovery/routing';
 import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentWorkflowInput } from '../../workflows/shared';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
+import { quoteTrade, recordTrade } from './p2p-service';
 
 const log = componentLogger('payments');
 
@@ -80,13 +81,18 @@ async function tierStanding(userId: string): Promise<{ kycStatus: KycStatus; use
  * Start the payment workflow for an order; starting it twice is harmless (same workflow id). The
  * workflow's first activity records `workflow_started_at`, so the api spends no extra round trip on it.
  */
-export async function startPaymentWorkflow(orderId: string, taskQueue = config().temporal.taskQueue): Promise<void> {
+export async function startPaymentWorkflow(
+  orderId: string,
+  taskQueue = config().temporal.taskQueue,
+  options: { p2p?: boolean } = {},
+): Promise<void> {
   const cfg = config();
   const client = temporalClient();
   const input: PaymentWorkflowInput = {
     orderId,
     pollAfterMs: cfg.payments.pollAfterMs,
     settleTimeoutMs: cfg.payments.settleTimeoutMs,
+    ...(options.p2p ? { p2p: true } : {}),
   };
   try {
     await client.connection.ensureConnected();
@@ -110,8 +116,8 @@ export async function startPaymentWorkflow(orderId: string, taskQueue = config()
  */
 export async function initiatePayment(caller: Caller, body: PaymentRequestInput, idempotencyKey: string): Promise<PaymentAccepted> {
   const request = validatePaymentRequest(body);
-  // P2P ads do not exist yet, so no ad_id can name one.
-  if (request.method === 'p2p') throw validationError('destination.ad_id', 'no such P2P ad');
+  // A trade against a P2P ad: priced now, its escrow locked by the workflow.
+  const trade = request.method === 'p2p' ? await quoteTrade(caller, request.destination, request.amountMinor) : null;
   const cfg = config();
   const { route } = await checkDestination(request, cfg.discovery.primaryBankCode);
   const kes = toKesMinor(request.amountMinor, request.currency, cfg.limits.fxToKes);
@@ -123,20 +129,31 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
   const id = uuidv7();
   let order: Order;
   try {
-    order = await Order.create({
-      id,
-      userId: caller.id,
-      idempotencyKey,
-      amountMinor: request.amountMinor.toString(),
-      kesEquivalentMinor: kes.toString(),
-      currency: request.currency,
-      method: request.method,
-      destination: request.destination,
-      description: request.description,
-      reference: request.reference,
-      route,
-      workflowId: paymentWorkflowId(id),
-    });
+    const create = (transaction?: Transaction) =>
+      Order.create(
+        {
+          id,
+          userId: caller.id,
+          idempotencyKey,
+          amountMinor: request.amountMinor.toString(),
+          kesEquivalentMinor: kes.toString(),
+          currency: request.currency,
+          method: request.method,
+          destination: request.destination,
+          description: request.description,
+          reference: request.reference,
+          route,
+          workflowId: paymentWorkflowId(id),
+        },
+        { transaction },
+      );
+    order = trade
+      ? await database().transaction(async (transaction) => {
+          const created = await create(transaction);
+          await recordTrade(created.id, trade, transaction);
+          return created;
+        })
+      : await create();
   } catch (err) {
     if (!(err instanceof UniqueConstraintError)) throw err;
     // The same key was accepted before (a retry after a lost response): answer with that order.
@@ -147,7 +164,7 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
 
   if (!order.workflowStartedAt) {
     try {
-      await startPaymentWorkflow(order.id);
+      await startPaymentWorkflow(order.id, undefined, { p2p: order.method === 'p2p' });
     } catch (err) {
       log.warn({ orderId: order.id, err }, 'workflow start failed; the reconciler will start it');
     }
@@ -292,7 +309,7 @@ export async function paymentHistory(caller: Caller, q: HistoryQuery): Promise<P
 /** Start the workflow of every accepted order whose start failed (Temporal was down, the api crashed). */
 export async function reconcileUnstartedOrders(graceMs = config().reconciler.graceMs, batch = 200): Promise<number> {
   const orders = await Order.findAll({
-    attributes: ['id'],
+    attributes: ['id', 'method'],
     where: { workflowStartedAt: null, createdAt: { [Op.lt]: new Date(Date.now() - graceMs) } },
     order: [['createdAt', 'ASC']],
     limit: batch,
@@ -300,7 +317,7 @@ export async function reconcileUnstartedOrders(graceMs = config().reconciler.gra
   let started = 0;
   for (const order of orders) {
     try {
-      await startPaymentWorkflow(order.id);
+      await startPaymentWorkflow(order.id, undefined, { p2p: order.method === 'p2p' });
       // Also covers a workflow that was started but has not run yet: it is marked now, not restarted.
       await Order.update({ workflowStartedAt: new Date() }, { where: { id: order.id, workflowStartedAt: null } });
       started += 1;

@@ -104,3 +104,43 @@ export async function blocklist(staff: TestUser, entry: { type: string; value: s
   expect([200, 201], JSON.stringify(res.body)).to.include(res.status);
   return res.body as { entry_id: string; type: string; value: string; active: boolean };
 }
+
+/** A valid sell ad: 100 USDT at KES 130.00, trades of KES 100.00 to 13,000.00 by M-Pesa. */
+export const sellAd = (overrides: Record<string, unknown> = {}) => ({
+  side: 'sell',
+  asset: 'USDT',
+  fiat: 'KES',
+  price_type: 'fixed',
+  price: '130.00',
+  total_amount: '100.000000',
+  min_order: '100.00',
+  max_order: '13000.00',
+  payment_methods: ['mpesa'],
+  terms: 'release within 15 minutes of payment',
+  ...overrides,
+});
+
+export async function postAd(user: TestUser, body: Record<string, unknown>, key: string = randomUUID()) {
+  return api().post('/api/v1/p2p/ads').set(user.auth).set('Idempotency-Key', key).send(body);
+}
+
+/** A P2P trade: a payment of `amount` KES against the ad. */
+export const p2pTrade = (adId: string, amount: string, paymentMethod = 'mpesa') => ({
+  amount,
+  currency: 'KES',
+  method: 'p2p',
+  destination: { ad_id: adId, payment_method: paymentMethod },
+});
+
+export async function postAppeal(user: TestUser, body: Record<string, unknown>) {
+  return api().post('/api/v1/appeals').set(user.auth).send(body);
+}
+
+/** A completed mobile-money payment of `user`, through the real workflow. */
+export async function completedPayment(user: TestUser, overrides: Record<string, unknown> = {}): Promise<OrderBody> {
+  const res = await initiate(user, mpesaPayment(overrides));
+  expect(res.status, JSON.stringify(res.body)).to.equal(202);
+  const order = await waitForOrder(user, (res.body as { order_id: string }).order_id);
+  expect(order.status).to.equal('completed');
+  return order;
+}

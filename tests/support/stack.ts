@@ -11,6 +11,7 @@ import { createApp } from '../../api/app';
 import { createPaygateWorker } from '../../workers/temporal-worker';
 import { ensureCatalogue } from './catalogue';
 import { freePort, temporalCliPath } from './local-tools';
+import { startRailFakes, type RailFakes } from '../fakes/rails';
 
 export { ROOT, temporalCliPath } from './local-tools';
 
@@ -29,6 +30,7 @@ let server: Server | undefined;
 let worker: Worker | undefined;
 let workerRun: Promise<void> | undefined;
 let workerConnection: NativeConnection | undefined;
+let railFakes: RailFakes | undefined;
 export let stack: Stack;
 
 async function dropDatabase(url: string): Promise<void> {
@@ -61,6 +63,11 @@ export async function startStack(): Promise<Stack> {
   const port = await freePort();
   process.env.PORT = String(port);
   process.env.PUBLIC_BASE_URL = `http://127.0.0.1:${port}`;
+  // TEST_RAILS=real: every method on its real connector, pointed at the local provider fakes.
+  if (process.env.TEST_RAILS === 'real') {
+    railFakes = await startRailFakes();
+    Object.assign(process.env, railFakes.env);
+  }
 
   const cfg = reloadConfig();
   await dropDatabase(cfg.databaseUrl);
@@ -90,6 +97,7 @@ export async function stopStack(): Promise<void> {
   await closeRedis();
   await closeDatabase();
   await env?.teardown();
+  await railFakes?.close();
   if (!process.env.TEST_KEEP_DATABASE) await dropDatabase(reloadConfig().databaseUrl);
 }
 

@@ -1,0 +1,96 @@
+import type { Request as ExpressRequest } from 'express';
+import { Body, Controller, Get, Path, Post, Put, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
+import type { Caller } from '../auth/authentication';
+import type { Problem } from '../problem';
+import { createAppeal, decideAppeal, getAppeal, type AppealView, type EvidenceLink } from '../services/appeal-service';
+
+interface CreateAppealBody {
+  order_id: string;
+  /**
+   * `payment_not_received`, `wrong_amount`, `unauthorized`, `compliance_rejection` or `other`.
+   * @example "payment_not_received"
+   */
+  reason: string;
+  /** @example "I paid by M-Pesa but the USDT never arrived." */
+  description: string;
+  /** Links to the evidence (statements, screenshots), each with an optional SHA-256 of the file. */
+  evidence?: EvidenceLink[];
+}
+
+interface DecisionBody {
+  /** Why; kept with the decision. */
+  note: string;
+  /**
+   * Approve only. `refund`: a completed payment is reversed (mirror ledger posting, order `reversed`);
+   * `release`: a P2P trade's escrowed asset goes to the buyer; `resubmit`: a compliance-rejected payment
+   * is submitted again as a new order recording the approver. Default: what fits the order's state.
+   */
+  action?: string;
+}
+
+@Route('appeals')
+@Tags('Appeals')
+@Security('jwt')
+export class AppealsController extends Controller {
+  /**
+   * Appeal an order: its owner, or the counterparty of a P2P trade (others: 404). One open appeal per
+   * order (409). Starts workflow `appeal-<appeal_id>`, which waits for a decision until the SLA
+   * (`APPEAL_SLA_MS`, 72 hours by default) runs out; then the appeal is `expired`.
+   */
+  @Post()
+  @SuccessResponse(201, 'Created')
+  @Response<Problem>(400, 'Validation failed')
+  @Response<Problem>(404, 'No such order of yours')
+  @Response<Problem>(409, 'The order already has an open appeal')
+  @Response<Problem>(503, 'Temporal unavailable')
+  public async create(@Body() body: CreateAppealBody, @Request() req: ExpressRequest & { user: Caller }): Promise<AppealView> {
+    const appeal = await createAppeal(req.user, body);
+    this.setStatus(201);
+    this.setHeader('Location', `/api/v1/appeals/${appeal.appeal_id}`);
+    return appeal;
+  }
+
+  /** One appeal: the appellant, the order's parties and staff read it; others get 404. */
+  @Get('{appeal_id}')
+  @Response<Problem>(400, 'Malformed id')
+  @Response<Problem>(404, 'Not found')
+  public async get(@Path('appeal_id') appealId: string, @Request() req: ExpressRequest & { user: Caller }): Promise<AppealView> {
+    return getAppeal(req.user, appealId);
+  }
+
+  /**
+   * Approve an appeal: the Temporal Update `approve` of its workflow, whose validator admits compliance
+   * staff and admins only (403), never the appellant, the order's owner or the trade's counterparty
+   * (403), and only while the appeal is open (409). Answers 200 with the approved appeal once its
+   * resolution has run; a resolution that does not fit the order's state is a 409 and the appeal stays open.
+   */
+  @Put('{appeal_id}/approve')
+  @Response<Problem>(400, 'Validation failed')
+  @Response<Problem>(403, 'Not allowed to decide this appeal')
+  @Response<Problem>(404, 'Not found')
+  @Response<Problem>(409, 'The appeal is no longer open, or the action does not fit the order')
+  public async approve(
+    @Path('appeal_id') appealId: string,
+    @Body() body: DecisionBody,
+    @Request() req: ExpressRequest & { user: Caller },
+  ): Promise<AppealView> {
+    return decideAppeal(req.user, appealId, 'approve', body);
+  }
+
+  /**
+   * Reject an appeal: the Temporal Update `reject`, with the same validator as approval. The order is
+   * left as it is; answers 200 with the rejected appeal.
+   */
+  @Put('{appeal_id}/reject')
+  @Response<Problem>(400, 'Validation failed')
+  @Response<Problem>(403, 'Not allowed to decide this appeal')
+  @Response<Problem>(404, 'Not found')
+  @Response<Problem>(409, 'The appeal is no longer open')
+  public async reject(
+    @Path('appeal_id') appealId: string,
+    @Body() body: DecisionBody,
+    @Request() req: ExpressRequest & { user: Caller },
+  ): Promise<AppealView> {
+    return decideAppeal(req.user, appealId, 'reject', body);
+  }
+}

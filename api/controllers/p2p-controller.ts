@@ -1,0 +1,123 @@
+import type { Request as ExpressRequest } from 'express';
+import { Body, Controller, Get, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
+import type { Caller } from '../auth/authentication';
+import type { Problem } from '../problem';
+import type { Page } from '../services/paging';
+import { createAd, getAd, listAds, p2pHistory, type AdView, type P2pHistoryItem } from '../services/p2p-service';
+
+interface CreateAdBody {
+  /**
+   * `sell`: you sell the asset for KES (trades against it are payments with `method: "p2p"`); `buy`: you buy it.
+   * @example "sell"
+   */
+  side: string;
+  /**
+   * `USDT`, `BTC`, `ETH` or `USDC`.
+   * @example "USDT"
+   */
+  asset: string;
+  /** Only `KES` (the default). */
+  fiat?: string;
+  /**
+   * `fixed` (give `price`) or `floating` (give `price_margin_pct` over the configured reference price).
+   * @example "fixed"
+   */
+  price_type: string;
+  /**
+   * KES per whole unit of the asset.
+   * @example "129.50"
+   */
+  price?: string;
+  /**
+   * Percent over the reference price, e.g. `"1.5"` or `"-0.75"`.
+   */
+  price_margin_pct?: string;
+  /**
+   * In the asset, with its scale.
+   * @example "500.000000"
+   */
+  total_amount: string;
+  /**
+   * Smallest trade, KES.
+   * @example "500.00"
+   */
+  min_order: string;
+  /**
+   * Largest trade, KES; at most total_amount × price.
+   * @example "50000.00"
+   */
+  max_order: string;
+  /** @example ["mpesa"] */
+  payment_methods: string[];
+  terms?: string;
+}
+
+@Route('p2p')
+@Tags('P2P')
+export class P2pController extends Controller {
+  /**
+   * Post an ad. Needs verified KYC (422 `kyc_required`); the owner is screened against the blocklist (422
+   * `blocked_by_compliance`); min_order ≤ max_order ≤ total_amount × price (400 naming the field).
+   * Honours `Idempotency-Key`.
+   */
+  @Post('ads')
+  @Security('jwt')
+  @SuccessResponse(201, 'Created')
+  @Response<Problem>(400, 'Validation failed')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(422, 'kyc_required or blocked_by_compliance')
+  public async createAd(@Body() body: CreateAdBody, @Request() req: ExpressRequest & { user: Caller }): Promise<AdView> {
+    const ad = await createAd(req.user, body);
+    this.setStatus(201);
+    this.setHeader('Location', `/api/v1/p2p/ads/${ad.ad_id}`);
+    return ad;
+  }
+
+  /**
+   * Active ads with something left (public), best price first: sell ads by ascending price, buy ads by
+   * descending price (sell ads first when `side` is not given).
+   * @param amount KES: only ads whose limits and remaining amount fit it
+   * @param limit 1 to 100, default 20
+   * @param cursor `next_cursor` of the previous page
+   */
+  @Get('ads')
+  @Response<Problem>(400, 'Bad filter')
+  public async listAds(
+    @Query() side?: string,
+    @Query() asset?: string,
+    @Query() fiat?: string,
+    @Query() payment_method?: string,
+    @Query() amount?: string,
+    @Query() limit?: number,
+    @Query() cursor?: string,
+  ): Promise<Page<AdView>> {
+    return listAds({ side, asset, fiat, payment_method, amount, limit, cursor });
+  }
+
+  /** One ad (public). */
+  @Get('ads/{ad_id}')
+  @Response<Problem>(400, 'Malformed id')
+  @Response<Problem>(404, 'Not found')
+  public async getAd(@Path('ad_id') adId: string): Promise<AdView> {
+    return getAd(adId);
+  }
+
+  /**
+   * The caller's P2P activity, newest first: trades as maker or taker, and the events of their ads
+   * (created, paused, resumed, filled, closed). Compliance and admin see everyone's, or one user's with `user_id`.
+   * @param limit 1 to 100, default 20
+   * @param cursor `next_cursor` of the previous page
+   */
+  @Get('history')
+  @Security('jwt')
+  @Response<Problem>(400, 'Bad filter')
+  @Response<Problem>(401, 'Unauthenticated')
+  public async history(
+    @Request() req: ExpressRequest & { user: Caller },
+    @Query() limit?: number,
+    @Query() cursor?: string,
+    @Query() user_id?: string,
+  ): Promise<Page<P2pHistoryItem>> {
+    return p2pHistory(req.user, { limit, cursor, user_id });
+  }
+}

@@ -1,0 +1,285 @@
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { QueryTypes, UniqueConstraintError } from 'sequelize';
+import type { Caller } from '../auth/authentication';
+import { isStaff } from '../auth/authentication';
+import { config } from '../../platform/config';
+import { database } from '../../platform/database';
+import { AppError, validationError, type FieldError } from '../../platform/errors';
+import { isUuid, uuidv7 } from '../../platform/ids';
+import { componentLogger } from '../../platform/logger';
+import { temporalClient } from '../../platform/temporal';
+import {
+  APPEAL_ACTIONS,
+  APPEAL_REASONS,
+  APPEAL_WORKFLOW,
+  appealWorkflowId,
+  approveAppealUpdate,
+  rejectAppealUpdate,
+  type AppealAction,
+  type AppealReason,
+  type AppealResolution,
+  type AppealStatus,
+  type AppealWorkflowInput,
+} from '../../domain/appeals/contract';
+
+const log = componentLogger('appeals');
+
+export interface EvidenceLink {
+  /** @example "https://files.example.com/mpesa-statement.pdf" */
+  url: string;
+  /** Hex SHA-256 of the linked file, so it can be shown unchanged later. */
+  sha256?: string;
+}
+
+export interface AppealView {
+  appeal_id: string;
+  order_id: string;
+  reason: AppealReason;
+  description: string;
+  evidence: EvidenceLink[];
+  status: AppealStatus;
+  created_by: string;
+  created_at: string;
+  /** When the appeal expires undecided. */
+  sla_deadline: string;
+  decided_by: string | null;
+  decided_at: string | null;
+  decision_note: string | null;
+  resolution: AppealResolution | null;
+  workflow_id: string;
+}
+
+export interface AppealInput {
+  order_id: unknown;
+  reason: unknown;
+  description: unknown;
+  evidence?: unknown;
+}
+
+export interface DecisionInput {
+  note: unknown;
+  action?: unknown;
+}
+
+interface AppealRow {
+  id: string;
+  order_id: string;
+  reason: AppealReason;
+  description: string;
+  evidence: EvidenceLink[];
+  status: AppealStatus;
+  created_by: string;
+  created_at: Date;
+  sla_deadline: Date;
+  decided_by: string | null;
+  decided_at: Date | null;
+  decision_note: string | null;
+  resolution: AppealResolution | null;
+  workflow_id: string;
+  order_owner: string;
+  counterparty: string | null;
+}
+
+const toView = (row: AppealRow): AppealView => ({
+  appeal_id: row.id,
+  order_id: row.order_id,
+  reason: row.reason,
+  description: row.description,
+  evidence: row.evidence,
+  status: row.status,
+  created_by: row.created_by,
+  created_at: new Date(row.created_at).toISOString(),
+  sla_deadline: new Date(row.sla_deadline).toISOString(),
+  decided_by: row.decided_by,
+  decided_at: row.decided_at ? new Date(row.decided_at).toISOString() : null,
+  decision_note: row.decision_note,
+  resolution: row.resolution,
+  workflow_id: row.workflow_id,
+});
+
+/** The parties to an order: its owner and, for a P2P trade, the ad's owner on the other side. */
+async function orderParties(orderId: string): Promise<{ owner: string; counterparty: string | null } | undefined> {
+  const [row] = await database().query<{ owner: string; counterparty: string | null }>(
+    `SELECT o.user_id AS owner, t.maker_id AS counterparty FROM orders o LEFT JOIN p2p_trades t ON t.order_id = o.id WHERE o.id = :orderId`,
+    { replacements: { orderId }, type: QueryTypes.SELECT },
+  );
+  return row;
+}
+
+const mayRead = (caller: Caller, row: AppealRow): boolean =>
+  isStaff(caller) || [row.created_by, row.order_owner, row.counterparty].includes(caller.id);
+
+async function loadAppeal(appealId: string): Promise<AppealRow | undefined> {
+  const [row] = await database().query<AppealRow>(
+    `SELECT a.*, o.user_id AS order_owner, t.maker_id AS counterparty
+       FROM appeals a JOIN orders o ON o.id = a.order_id LEFT JOIN p2p_trades t ON t.order_id = a.order_id
+      WHERE a.id = :appealId`,
+    { replacements: { appealId }, type: QueryTypes.SELECT },
+  );
+  return row;
+}
+
+function validateAppeal(input: AppealInput): { orderId: string; reason: AppealReason; description: string; evidence: EvidenceLink[] } {
+  const errors: FieldError[] = [];
+  if (typeof input.order_id !== 'string' || !isUuid(input.order_id)) errors.push({ field: 'order_id', message: 'must be a UUID' });
+  if (typeof input.reason !== 'string' || !(APPEAL_REASONS as readonly string[]).includes(input.reason)) {
+    errors.push({ field: 'reason', message: `must be one of ${APPEAL_REASONS.join(', ')}` });
+  }
+  const description = typeof input.description === 'string' ? input.description.trim() : '';
+  if (description.length === 0 || description.length > 2000) errors.push({ field: 'description', message: 'must be 1 to 2000 characters' });
+  const evidence: EvidenceLink[] = [];
+  const raw = input.evidence ?? [];
+  if (!Array.isArray(raw) || raw.length > 20) {
+    errors.push({ field: 'evidence', message: 'must be a list of at most 20 {url, sha256?} links' });
+  } else {
+    raw.forEach((item: unknown, i) => {
+      const link = (item ?? {}) as { url?: unknown; sha256?: unknown };
+      let url: URL | undefined;
+      try {
+        url = typeof link.url === 'string' && link.url.length <= 2000 ? new URL(link.url) : undefined;
+      } catch {
+        url = undefined;
+      }
+      if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+        errors.push({ field: `evidence[${i}].url`, message: 'must be an http(s) URL of at most 2000 characters' });
+      }
+      if (link.sha256 !== undefined && (typeof link.sha256 !== 'string' || !/^[0-9a-f]{64}$/i.test(link.sha256))) {
+        errors.push({ field: `evidence[${i}].sha256`, message: 'must be 64 hexadecimal characters' });
+      }
+      if (url && typeof link.url === 'string') {
+        evidence.push(typeof link.sha256 === 'string' ? { url: link.url, sha256: link.sha256.toLowerCase() } : { url: link.url });
+      }
+    });
+  }
+  if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+  return { orderId: input.order_id as string, reason: input.reason as AppealReason, description, evidence };
+}
+
+/**
+ * Appeal an order (SPEC §9): only its owner or, for a P2P trade, the counterparty; one open appeal per
+ * order. Starts workflow `appeal-<appeal_id>` in the same database transaction, so an appeal exists only
+ * with its workflow.
+ */
+export async function createAppeal(caller: Caller, body: AppealInput): Promise<AppealView> {
+  const input = validateAppeal(body);
+  const parties = await orderParties(input.orderId);
+  if (!parties || (parties.owner !== caller.id && parties.counterparty !== caller.id)) {
+    throw new AppError('not_found', `order ${input.orderId} not found`);
+  }
+  const cfg = config();
+  const id = uuidv7();
+  const workflowInput: AppealWorkflowInput = {
+    appealId: id,
+    orderId: input.orderId,
+    appellantId: caller.id,
+    orderOwnerId: parties.owner,
+    counterpartyId: parties.counterparty,
+    slaMs: cfg.appeals.slaMs,
+    pollAfterMs: cfg.payments.pollAfterMs,
+    settleTimeoutMs: cfg.payments.settleTimeoutMs,
+  };
+  const sequelize = database();
+  try {
+    await sequelize.transaction(async (transaction) => {
+      await sequelize.query(
+        `INSERT INTO appeals (id, order_id, reason, description, evidence, created_by, workflow_id, sla_deadline)
+         VALUES (:id, :orderId, :reason, :description, :evidence, :createdBy, :workflowId, now() + make_interval(secs => :slaSeconds))`,
+        {
+          replacements: {
+            id,
+            orderId: input.orderId,
+            reason: input.reason,
+            description: input.description,
+            evidence: JSON.stringify(input.evidence),
+            createdBy: caller.id,
+            workflowId: appealWorkflowId(id),
+            slaSeconds: cfg.appeals.slaMs / 1000,
+          },
+          transaction,
+        },
+      );
+      try {
+        const client = temporalClient();
+        await client.connection.withDeadline(Date.now() + 5000, () =>
+          client.workflow.start(APPEAL_WORKFLOW, {
+            workflowId: appealWorkflowId(id),
+            taskQueue: cfg.temporal.taskQueue,
+            args: [workflowInput],
+          }),
+        );
+      } catch (err) {
+        log.warn({ appealId: id, err: (err as Error).message }, 'appeal workflow could not be started');
+        throw new AppError('dependency_unavailable', 'the workflow engine is unavailable; try again');
+      }
+    });
+  } catch (err) {
+    if (err instanceof UniqueConstraintError) throw new AppError('conflict', `order ${input.orderId} already has an open appeal`);
+    throw err;
+  }
+  return getAppeal(caller, id);
+}
+
+/** One appeal: its appellant, the order's parties and staff read it; anyone else gets 404. */
+export async function getAppeal(caller: Caller, appealId: string): Promise<AppealView> {
+  if (!isUuid(appealId)) throw validationError('appeal_id', 'must be a UUID');
+  const row = await loadAppeal(appealId);
+  if (!row || !mayRead(caller, row)) throw new AppError('not_found', `appeal ${appealId} not found`);
+  return toView(row);
+}
+
+const REFUSAL_CODES: Record<string, 'forbidden' | 'conflict'> = { forbidden: 'forbidden', conflict: 'conflict' };
+
+/**
+ * Approve or reject an appeal through its workflow's Update: the workflow's validator decides who may
+ * (role, not a party, still open); the answer comes once the resolution has run.
+ */
+export async function decideAppeal(
+  caller: Caller,
+  appealId: string,
+  decision: 'approve' | 'reject',
+  body: DecisionInput,
+): Promise<AppealView> {
+  if (!isUuid(appealId)) throw validationError('appeal_id', 'must be a UUID');
+  const errors: FieldError[] = [];
+  const note = typeof body.note === 'string' ? body.note.trim() : '';
+  if (note.length === 0 || note.length > 2000) errors.push({ field: 'note', message: 'must be 1 to 2000 characters' });
+  const action = body.action ?? undefined;
+  if (action !== undefined && (decision === 'reject' || !(APPEAL_ACTIONS as readonly unknown[]).includes(action))) {
+    errors.push({
+      field: 'action',
+      message: decision === 'reject' ? 'only when approving' : `must be one of ${APPEAL_ACTIONS.join(', ')}`,
+    });
+  }
+  if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+
+  const row = await loadAppeal(appealId);
+  // Staff see every appeal; a user who may not read it learns nothing more than a 403.
+  if (!row)
+    throw new AppError(
+      isStaff(caller) ? 'not_found' : 'forbidden',
+      isStaff(caller) ? `appeal ${appealId} not found` : 'only compliance staff or admins decide appeals',
+    );
+  // A decided or expired appeal's workflow has closed: nothing left to ask it.
+  if (row.status !== 'open' && isStaff(caller)) throw new AppError('conflict', `the appeal is ${row.status}`);
+  const handle = temporalClient().workflow.getHandle(row.workflow_id);
+  const update = decision === 'approve' ? approveAppealUpdate : rejectAppealUpdate;
+  try {
+    await handle.executeUpdate(update, {
+      args: [{ deciderId: caller.id, deciderRoles: caller.roles, note, ...(action ? { action: action as AppealAction } : {}) }],
+    });
+  } catch (err) {
+    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type && REFUSAL_CODES[cause.type]) {
+      throw new AppError(REFUSAL_CODES[cause.type], cause.message);
+    }
+    // The workflow has closed: the appeal was decided or expired.
+    if (err instanceof WorkflowNotFoundError) {
+      if (!isStaff(caller)) throw new AppError('forbidden', 'only compliance staff or admins decide appeals');
+      throw new AppError('conflict', `the appeal is ${(await loadAppeal(appealId))?.status ?? 'closed'}`);
+    }
+    log.warn({ appealId, err: (err as Error).message }, 'appeal decision failed');
+    throw new AppError('dependency_unavailable', 'the workflow engine is unavailable; try again');
+  }
+  return getAppeal(caller, appealId);
+}

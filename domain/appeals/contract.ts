@@ -1,0 +1,55 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+
+/** The appeal workflow's contract (SPEC §9), shared by the workflow, its activities and the api. */
+
+export const APPEAL_WORKFLOW = 'appeal';
+export const appealWorkflowId = (appealId: string): string => `appeal-${appealId}`;
+
+export const APPEAL_REASONS = ['payment_not_received', 'wrong_amount', 'unauthorized', 'compliance_rejection', 'other'] as const;
+export type AppealReason = (typeof APPEAL_REASONS)[number];
+export const APPEAL_STATUSES = ['open', 'approved', 'rejected', 'expired'] as const;
+export type AppealStatus = (typeof APPEAL_STATUSES)[number];
+export const APPEAL_ACTIONS = ['refund', 'release', 'resubmit'] as const;
+export type AppealAction = (typeof APPEAL_ACTIONS)[number];
+
+export interface AppealWorkflowInput {
+  appealId: string;
+  orderId: string;
+  /** Who appealed, who owns the order, and (P2P) the other side of the trade: none of them may decide. */
+  appellantId: string;
+  orderOwnerId: string;
+  counterpartyId: string | null;
+  /** Undecided after this long, the appeal is `expired`. */
+  slaMs: number;
+  /** For a resubmitted payment's workflow. */
+  pollAfterMs: number;
+  settleTimeoutMs: number;
+}
+
+export interface AppealDecision {
+  deciderId: string;
+  deciderRoles: string[];
+  note: string;
+  action?: AppealAction;
+}
+
+export interface AppealResolution {
+  action: AppealAction | null;
+  /** What happened, for the appeal's reader. */
+  summary: string;
+  order_status: string;
+  resubmitted_order_id?: string;
+}
+
+export interface AppealDecided {
+  appealId: string;
+  status: AppealStatus;
+  resolution: AppealResolution | null;
+}
+
+/** Error types an update is refused with; the api maps them to problem codes. */
+export const APPEAL_REFUSALS = ['forbidden', 'conflict'] as const;
+
+export const approveAppealUpdate = defineUpdate<AppealDecided, [AppealDecision]>('approve');
+export const rejectAppealUpdate = defineUpdate<AppealDecided, [AppealDecision]>('reject');
+export const appealStatusQuery = defineQuery<AppealStatus>('status');

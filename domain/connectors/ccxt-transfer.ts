@@ -1,0 +1,138 @@
+import { loadCcxt } from '../discovery/exchanges';
+import { RailError, type RailAccepted, type RailConnector, type RailStatus, type RailSubmission } from './types';
+
+/**
+ * Crypto transfers through ccxt: a withdrawal from Paygate's account at one exchange (CCXT_EXCHANGE, keys
+ * from config) to an address on a network, or to an account at another exchange (`account_ref`, the
+ * deposit address or account id that exchange gave). The exchange's sandbox (testnet) is used when
+ * CCXT_SANDBOX is set and the exchange has one; CCXT_API_URL points every API base URL elsewhere.
+ */
+
+/** The slice of a ccxt exchange the connector uses. */
+export interface CcxtTransferExchange {
+  has: Record<string, unknown>;
+  urls: Record<string, unknown>;
+  setSandboxMode(enabled: boolean): void;
+  withdraw(
+    code: string,
+    amount: number,
+    address: string,
+    tag?: string,
+    params?: Record<string, unknown>,
+  ): Promise<{ id?: string; status?: string }>;
+  fetchWithdrawals(code?: string, since?: number, limit?: number): Promise<{ id?: string; status?: string }[]>;
+  fetchStatus(): Promise<{ status?: string }>;
+}
+
+export interface CcxtTransferOptions {
+  exchange: string;
+  apiKey: string;
+  secret: string;
+  sandbox: boolean;
+  apiUrl?: string;
+  network?: string;
+  /** Builds the exchange client; ccxt by default (tests pass a double). */
+  create?: (id: string, options: Record<string, unknown>) => CcxtTransferExchange;
+}
+
+const ERROR_MAP: [string, string, boolean][] = [
+  ['InsufficientFunds', 'insufficient_funds', false],
+  ['InvalidAddress', 'invalid_address', false],
+  ['AuthenticationError', 'provider_auth_failed', false],
+  ['PermissionDenied', 'provider_auth_failed', false],
+  ['OnMaintenance', 'exchange_unavailable', true],
+  ['ExchangeNotAvailable', 'exchange_unavailable', true],
+  ['NetworkError', 'exchange_unavailable', true],
+];
+
+/** A ccxt error as a rail error: by ccxt's error class (and its ancestors), most specific first. */
+export function ccxtRailError(err: unknown): RailError {
+  const message = err instanceof Error ? err.message : String(err);
+  const names = new Set<string>();
+  for (let proto: unknown = err && Object.getPrototypeOf(err); proto; proto = Object.getPrototypeOf(proto)) {
+    const name = (proto as { constructor?: { name?: string } }).constructor?.name;
+    if (name) names.add(name);
+  }
+  for (const [name, failureCode, retryable] of ERROR_MAP) {
+    if (names.has(name)) return new RailError(failureCode, `the exchange said: ${message}`, retryable);
+  }
+  return new RailError('provider_rejected', `the exchange refused the transfer: ${message}`, false);
+}
+
+function pointUrls(urls: unknown, base: string): unknown {
+  if (typeof urls === 'string') return base;
+  if (Array.isArray(urls)) return urls.map((u) => pointUrls(u, base));
+  if (urls && typeof urls === 'object') return Object.fromEntries(Object.entries(urls).map(([k, v]) => [k, pointUrls(v, base)]));
+  return urls;
+}
+
+export class CcxtTransferConnector implements RailConnector {
+  readonly name = 'ccxt';
+  private client: CcxtTransferExchange | undefined;
+
+  constructor(private readonly options: CcxtTransferOptions) {}
+
+  private exchange(): CcxtTransferExchange {
+    if (this.client) return this.client;
+    const create =
+      this.options.create ??
+      ((id: string, opts: Record<string, unknown>) => {
+        const ctor = loadCcxt()[id];
+        if (typeof ctor !== 'function') throw new RailError('method_unavailable', `ccxt has no exchange "${id}"`, false);
+        return new (ctor as new (o: Record<string, unknown>) => CcxtTransferExchange)(opts);
+      });
+    const client = create(this.options.exchange, {
+      apiKey: this.options.apiKey,
+      secret: this.options.secret,
+      enableRateLimit: true,
+      timeout: 15_000,
+    });
+    if (this.options.sandbox && client.urls.test) client.setSandboxMode(true);
+    if (this.options.apiUrl) client.urls.api = pointUrls(client.urls.api, this.options.apiUrl);
+    this.client = client;
+    return client;
+  }
+
+  async submit(s: RailSubmission): Promise<RailAccepted> {
+    const d = s.destination;
+    const address = d.address ?? d.account_ref;
+    if (!address) throw new RailError('invalid_address', 'no address or account to send to', false);
+    const network = d.network ?? this.options.network;
+    try {
+      const result = await this.exchange().withdraw(s.currency, Number(s.amount), address, undefined, {
+        ...(network ? { network } : {}),
+        clientOrderId: s.idempotencyKey,
+      });
+      if (!result.id) throw new RailError('provider_rejected', 'the exchange gave no withdrawal id', false);
+      return { reference: result.id };
+    } catch (err) {
+      throw err instanceof RailError ? err : ccxtRailError(err);
+    }
+  }
+
+  async status(reference: string): Promise<RailStatus> {
+    let found: { id?: string; status?: string } | undefined;
+    try {
+      found = (await this.exchange().fetchWithdrawals()).find((w) => w.id === reference);
+    } catch (err) {
+      throw ccxtRailError(err);
+    }
+    if (!found) return { state: 'pending', reference };
+    if (found.status === 'ok') return { state: 'succeeded', reference };
+    if (found.status === 'failed' || found.status === 'canceled') {
+      return { state: 'failed', reference, failureCode: 'exchange_rejected', reason: `the exchange marked the withdrawal ${found.status}` };
+    }
+    return { state: 'pending', reference };
+  }
+
+  async health(): Promise<'up' | 'down'> {
+    try {
+      const exchange = this.exchange();
+      if (!exchange.has.fetchStatus) return 'up';
+      const status = await exchange.fetchStatus();
+      return status.status === 'ok' ? 'up' : 'down';
+    } catch {
+      return 'down';
+    }
+  }
+}

@@ -1,0 +1,286 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import { uuidv7 } from '../../platform/ids';
+import { MPESA_RESULT_CODES } from './mpesa-codes';
+import { providerRequest, str } from './provider-http';
+import { RailError, type RailAccepted, type RailConnector, type RailOutcome, type RailStatus, type RailSubmission } from './types';
+
+/**
+ * M-Pesa through Safaricom's Daraja API: OAuth client-credentials token, Lipa na M-Pesa Online (STK Push)
+ * with Password = base64(shortcode + passkey + timestamp), the STK callback tied to the pending request,
+ * the STK query when the callback is late, and B2C payouts with their result URL.
+ *
+ * Each accepted request is kept in `rail_requests` (CheckoutRequestID, MerchantRequestID, order id), so
+ * a resubmission of the same order returns the same request, and a callback is taken only when it names a
+ * request we made and that is still pending. The callback URL also carries a token keyed by the order id
+ * (HMAC with DARAJA_CALLBACK_SECRET): Daraja does not sign its callbacks.
+ */
+
+export interface DarajaOptions {
+  sequelize: Sequelize;
+  baseUrl: string;
+  consumerKey: string;
+  consumerSecret: string;
+  shortcode: string;
+  passkey: string;
+  transactionType: 'CustomerPayBillOnline' | 'CustomerBuyGoodsOnline';
+  callbackSecret: string;
+  /** Where Daraja can reach this deployment's API (PUBLIC_BASE_URL). */
+  publicBaseUrl: string;
+  b2c: { initiatorName: string; securityCredential: string };
+  fetchImpl?: typeof fetch;
+}
+
+/** Daraja's `Timestamp`: YYYYMMDDHHMMSS in East Africa Time (UTC+3, no daylight saving). */
+export function darajaTimestamp(now: Date = new Date()): string {
+  return new Date(now.getTime() + 3 * 3600 * 1000).toISOString().replace(/[-:T]/g, '').slice(0, 14);
+}
+
+export const stkPassword = (shortcode: string, passkey: string, timestamp: string): string =>
+  Buffer.from(`${shortcode}${passkey}${timestamp}`).toString('base64');
+
+export const callbackToken = (secret: string, orderId: string): string =>
+  createHmac('sha256', secret).update(`daraja:${orderId}`).digest('base64url').slice(0, 32);
+
+export function verifyCallbackToken(secret: string, orderId: string, token: string | undefined): boolean {
+  if (!token) return false;
+  const expected = Buffer.from(callbackToken(secret, orderId));
+  const given = Buffer.from(token);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+/** A Daraja ResultCode as our outcome. */
+export function darajaOutcome(reference: string, resultCode: string, resultDesc: string | undefined): RailOutcome {
+  if (resultCode === '0') return { state: 'succeeded', reference, providerCode: '0' };
+  const mapped = MPESA_RESULT_CODES[resultCode];
+  return {
+    state: 'failed',
+    reference,
+    failureCode: mapped?.failureCode ?? 'provider_error',
+    reason: mapped?.reason ?? resultDesc ?? `M-Pesa result code ${resultCode}`,
+    providerCode: resultCode,
+  };
+}
+
+interface RailRequestRow {
+  order_id: string;
+  provider_reference: string;
+  merchant_reference: string | null;
+  status: 'pending' | 'succeeded' | 'failed';
+  result_code: string | null;
+  result_desc: string | null;
+}
+
+/** The STK callback body Daraja POSTs to the CallBackURL. */
+export interface StkCallback {
+  Body: {
+    stkCallback: {
+      MerchantRequestID: string;
+      CheckoutRequestID: string;
+      ResultCode: number | string;
+      ResultDesc?: string;
+      CallbackMetadata?: { Item: { Name: string; Value?: string | number }[] };
+    };
+  };
+}
+
+/**
+ * Record a callback's result on the request it belongs to. Returns the order and its outcome, or null when
+ * the callback names no pending request of that order (forged, replayed, or already resolved by the query).
+ */
+export async function resolveStkCallback(
+  sequelize: Sequelize,
+  callbackSecret: string,
+  orderId: string,
+  token: string | undefined,
+  callback: StkCallback,
+): Promise<{ orderId: string; outcome: RailOutcome } | null> {
+  if (!verifyCallbackToken(callbackSecret, orderId, token)) return null;
+  const stk = callback.Body?.stkCallback;
+  const resultCode = str(stk?.ResultCode);
+  if (!stk || resultCode === undefined || typeof stk.CheckoutRequestID !== 'string') return null;
+  const receipt = stk.CallbackMetadata?.Item?.find((i) => i.Name === 'MpesaReceiptNumber')?.Value;
+  const outcome = darajaOutcome(stk.CheckoutRequestID, resultCode, stk.ResultDesc);
+  const updated = await sequelize.query<{ order_id: string }>(
+    `UPDATE rail_requests SET status = :status, result_code = :resultCode, result_desc = :resultDesc, receipt = :receipt,
+            resolved_at = now()
+      WHERE rail = 'daraja' AND provider_reference = :checkout AND merchant_reference = :merchant AND order_id = :orderId
+        AND status = 'pending'
+      RETURNING order_id`,
+    {
+      replacements: {
+        status: outcome.state,
+        resultCode,
+        resultDesc: stk.ResultDesc ?? null,
+        receipt: receipt === undefined ? null : String(receipt),
+        checkout: stk.CheckoutRequestID,
+        merchant: stk.MerchantRequestID ?? '',
+        orderId,
+      },
+      type: QueryTypes.SELECT,
+    },
+  );
+  return updated.length > 0 ? { orderId, outcome } : null;
+}
+
+/** Daraja's "still being processed" answer to an STK query. */
+const STILL_PROCESSING = '500.001.1001';
+
+export class DarajaConnector implements RailConnector {
+  readonly name = 'daraja';
+  private readonly fetchImpl: typeof fetch;
+  private token: { value: string; expiresAt: number } | undefined;
+
+  constructor(private readonly options: DarajaOptions) {
+    this.fetchImpl = options.fetchImpl ?? fetch;
+  }
+
+  private async accessToken(): Promise<string> {
+    if (this.token && this.token.expiresAt > Date.now()) return this.token.value;
+    const basic = Buffer.from(`${this.options.consumerKey}:${this.options.consumerSecret}`).toString('base64');
+    const res = await providerRequest(this.fetchImpl, 'Daraja', `${this.options.baseUrl}/oauth/v1/generate?grant_type=client_credentials`, {
+      method: 'GET',
+      headers: { authorization: `Basic ${basic}` },
+    });
+    const value = str(res.body.access_token);
+    if (res.status !== 200 || !value) {
+      throw new RailError(
+        'provider_auth_failed',
+        `Daraja refused our credentials: ${str(res.body.errorMessage) ?? res.status}`,
+        res.status >= 500,
+      );
+    }
+    const ttl = Number(str(res.body.expires_in) ?? 3599);
+    this.token = { value, expiresAt: Date.now() + Math.max(60, ttl - 60) * 1000 };
+    return value;
+  }
+
+  private async call(path: string, body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await providerRequest(this.fetchImpl, 'Daraja', `${this.options.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await this.accessToken()}` },
+      body,
+    });
+    if (res.status === 401) this.token = undefined;
+    return res;
+  }
+
+  private credentials() {
+    const timestamp = darajaTimestamp();
+    return {
+      BusinessShortCode: this.options.shortcode,
+      Password: stkPassword(this.options.shortcode, this.options.passkey, timestamp),
+      Timestamp: timestamp,
+    };
+  }
+
+  async submit(s: RailSubmission): Promise<RailAccepted> {
+    if (s.destination.provider !== 'mpesa') {
+      throw new RailError('method_unavailable', `${s.destination.provider ?? 'this provider'} is not reachable through M-Pesa`, false);
+    }
+    if (s.currency !== 'KES') throw new RailError('unsupported_currency', 'M-Pesa pays in KES only', false);
+    if (!/^\d+(\.0+)?$/.test(s.amount)) throw new RailError('invalid_amount', 'M-Pesa takes whole shillings only', false);
+    const phone = (s.destination.phone ?? '').replace(/^\+/, '');
+    const [existing] = await this.options.sequelize.query<RailRequestRow>(
+      `SELECT provider_reference FROM rail_requests WHERE rail = 'daraja' AND order_id = :orderId AND kind = 'stk'`,
+      { replacements: { orderId: s.orderId }, type: QueryTypes.SELECT },
+    );
+    if (existing) return { reference: existing.provider_reference };
+    const res = await this.call('/mpesa/stkpush/v1/processrequest', {
+      ...this.credentials(),
+      TransactionType: this.options.transactionType,
+      Amount: Number(s.amount.split('.')[0]),
+      PartyA: phone,
+      PartyB: this.options.shortcode,
+      PhoneNumber: phone,
+      CallBackURL: `${this.options.publicBaseUrl}/api/v1/callbacks/mpesa/stk/${s.orderId}?token=${callbackToken(this.options.callbackSecret, s.orderId)}`,
+      AccountReference: s.orderId.replace(/-/g, '').slice(-12),
+      TransactionDesc: (s.description ?? 'Paygate payment').slice(0, 13),
+    });
+    const checkout = str(res.body.CheckoutRequestID);
+    const merchant = str(res.body.MerchantRequestID);
+    if (res.status === 200 && str(res.body.ResponseCode) === '0' && checkout) {
+      await this.options.sequelize.query(
+        `INSERT INTO rail_requests (id, rail, order_id, kind, provider_reference, merchant_reference)
+         VALUES (:id, 'daraja', :orderId, 'stk', :checkout, :merchant) ON CONFLICT DO NOTHING`,
+        { replacements: { id: uuidv7(), orderId: s.orderId, checkout, merchant: merchant ?? null } },
+      );
+      return { reference: checkout };
+    }
+    const code = str(res.body.errorCode) ?? str(res.body.ResponseCode) ?? String(res.status);
+    const message = str(res.body.errorMessage) ?? str(res.body.ResponseDescription) ?? `HTTP ${res.status}`;
+    const mapped = MPESA_RESULT_CODES[code];
+    if (mapped?.retryable || res.status >= 500 || res.status === 429 || res.status === 401) {
+      throw new RailError('provider_busy', `M-Pesa could not take the request now: ${message}`, true, code);
+    }
+    throw new RailError(mapped?.failureCode ?? 'provider_rejected', `M-Pesa refused the request: ${message}`, false, code);
+  }
+
+  async status(reference: string): Promise<RailStatus> {
+    const [row] = await this.options.sequelize.query<RailRequestRow>(
+      `SELECT order_id, provider_reference, merchant_reference, status, result_code, result_desc FROM rail_requests
+        WHERE rail = 'daraja' AND provider_reference = :reference`,
+      { replacements: { reference }, type: QueryTypes.SELECT },
+    );
+    if (!row) throw new RailError('unknown_reference', `no M-Pesa request ${reference}`, false);
+    if (row.status !== 'pending') return darajaOutcome(reference, row.result_code ?? '', row.result_desc ?? undefined);
+    const res = await this.call('/mpesa/stkpushquery/v1/query', { ...this.credentials(), CheckoutRequestID: reference });
+    const resultCode = str(res.body.ResultCode);
+    if (res.status === 200 && resultCode !== undefined) {
+      const outcome = darajaOutcome(reference, resultCode, str(res.body.ResultDesc));
+      await this.options.sequelize.query(
+        `UPDATE rail_requests SET status = :status, result_code = :resultCode, result_desc = :resultDesc, resolved_at = now()
+          WHERE rail = 'daraja' AND provider_reference = :reference AND status = 'pending'`,
+        { replacements: { status: outcome.state, resultCode, resultDesc: str(res.body.ResultDesc) ?? null, reference } },
+      );
+      return outcome;
+    }
+    if (str(res.body.errorCode) === STILL_PROCESSING) return { state: 'pending', reference };
+    throw new RailError('provider_unavailable', `the STK query failed: ${str(res.body.errorMessage) ?? res.status}`, true);
+  }
+
+  /**
+   * B2C: pay out from the shortcode to a phone. The outcome arrives at the ResultURL as `Result{ResultCode,
+   * TransactionID}`; it is tied to the request by OriginatorConversationID, which is our order id.
+   */
+  async payout(s: Pick<RailSubmission, 'orderId' | 'amount' | 'destination' | 'description'>): Promise<RailAccepted> {
+    const token = callbackToken(this.options.callbackSecret, s.orderId);
+    const res = await this.call('/mpesa/b2c/v3/paymentrequest', {
+      OriginatorConversationID: s.orderId,
+      InitiatorName: this.options.b2c.initiatorName,
+      SecurityCredential: this.options.b2c.securityCredential,
+      CommandID: 'BusinessPayment',
+      Amount: Number(s.amount.split('.')[0]),
+      PartyA: this.options.shortcode,
+      PartyB: (s.destination.phone ?? '').replace(/^\+/, ''),
+      Remarks: (s.description ?? 'Paygate payout').slice(0, 100),
+      QueueTimeOutURL: `${this.options.publicBaseUrl}/api/v1/callbacks/mpesa/b2c/${s.orderId}/timeout?token=${token}`,
+      ResultURL: `${this.options.publicBaseUrl}/api/v1/callbacks/mpesa/b2c/${s.orderId}/result?token=${token}`,
+      Occasion: s.orderId.slice(-12),
+    });
+    const conversation = str(res.body.ConversationID);
+    if (res.status === 200 && str(res.body.ResponseCode) === '0' && conversation) {
+      await this.options.sequelize.query(
+        `INSERT INTO rail_requests (id, rail, order_id, kind, provider_reference, merchant_reference)
+         VALUES (:id, 'daraja', :orderId, 'b2c', :conversation, :orderId) ON CONFLICT DO NOTHING`,
+        { replacements: { id: uuidv7(), orderId: s.orderId, conversation } },
+      );
+      return { reference: conversation };
+    }
+    const retryable = res.status >= 500 || res.status === 429;
+    throw new RailError(
+      retryable ? 'provider_busy' : 'provider_rejected',
+      `M-Pesa refused the payout: ${str(res.body.errorMessage) ?? res.status}`,
+      retryable,
+    );
+  }
+
+  async health(): Promise<'up' | 'down'> {
+    try {
+      await this.accessToken();
+      return 'up';
+    } catch {
+      return 'down';
+    }
+  }
+}

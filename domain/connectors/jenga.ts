@@ -1,0 +1,236 @@
+import { createPrivateKey, createSign, type KeyObject } from 'node:crypto';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { BankRoute } from '../discovery/routing';
+import { providerRequest, str } from './provider-http';
+import { RailError, type RailAccepted, type RailConnector, type RailStatus, type RailSubmission } from './types';
+
+/**
+ * Equity Bank, the primary bank, through the Jenga API (v3): a merchant token, and on every protected call a
+ * `signature` header, the base64 RSA-SHA256 signature with our private key over the fields Jenga documents
+ * for that call, concatenated in their documented order. Send money goes out as an internal transfer,
+ * PesaLink, RTGS (the order's route) or to a mobile wallet; transaction status, balance and mini statement
+ * are read with the same token and signature.
+ */
+
+export interface JengaOptions {
+  sequelize: Sequelize;
+  baseUrl: string;
+  apiKey: string;
+  merchantCode: string;
+  consumerSecret: string;
+  privateKeyPem: string;
+  accountNumber: string;
+  accountName: string;
+  countryCode: string;
+  primaryBankCode: string;
+  fetchImpl?: typeof fetch;
+}
+
+export const JENGA_PATHS = {
+  token: '/authentication/api/v3/authenticate/merchant',
+  internal: '/v3-apis/transaction-api/v3.0/remittance/internalBankTransfer',
+  pesalink: '/v3-apis/transaction-api/v3.0/remittance/pesalinkacc',
+  rtgs: '/v3-apis/transaction-api/v3.0/remittance/rtgs',
+  mobile: '/v3-apis/transaction-api/v3.0/remittance/sendmobile',
+  status: '/v3-apis/transaction-api/v3.0/transactions/details',
+  balance: '/v3-apis/account-api/v3.0/accounts/balances',
+  miniStatement: '/v3-apis/account-api/v3.0/accounts/miniStatement',
+} as const;
+
+export type JengaTransferKind = 'internal' | 'pesalink' | 'rtgs' | 'mobile';
+
+export interface JengaTransferBody {
+  source: { countryCode: string; name: string; accountNumber: string };
+  destination: {
+    type: 'bank' | 'mobile';
+    countryCode: string;
+    name: string;
+    bankCode?: string;
+    accountNumber?: string;
+    mobileNumber?: string;
+    walletName?: string;
+  };
+  transfer: { type: string; amount: string; currencyCode: string; reference: string; date: string; description: string };
+}
+
+/** The text Jenga signs for each call, in its documented field order. */
+export function jengaSignedText(kind: JengaTransferKind, b: JengaTransferBody): string {
+  const { source: s, destination: d, transfer: t } = b;
+  switch (kind) {
+    case 'internal':
+      return `${s.accountNumber}${t.amount}${t.currencyCode}${t.reference}`;
+    case 'pesalink':
+      return `${t.amount}${t.currencyCode}${t.reference}${d.name}${s.accountNumber}`;
+    case 'rtgs':
+      return `${t.reference}${t.date}${s.accountNumber}${d.accountNumber ?? ''}${t.amount}`;
+    case 'mobile':
+      return `${t.amount}${t.currencyCode}${t.reference}${s.accountNumber}`;
+  }
+}
+
+export const signJenga = (key: KeyObject | string, text: string): string => createSign('RSA-SHA256').update(text).sign(key, 'base64');
+
+/** Jenga wants a 12-digit numeric reference; ours is derived from the order id, so a resubmission reuses it. */
+export const jengaReference = (orderId: string): string =>
+  (BigInt(`0x${orderId.replace(/-/g, '')}`) % 10n ** 12n).toString().padStart(12, '0');
+
+export interface JengaBalance {
+  currency: string;
+  available: string;
+  current: string;
+}
+
+export interface JengaStatementLine {
+  date: string;
+  amount: string;
+  description: string;
+  type: 'Debit' | 'Credit';
+  reference: string | null;
+}
+
+export class JengaConnector implements RailConnector {
+  readonly name = 'jenga';
+  private readonly fetchImpl: typeof fetch;
+  private readonly key: KeyObject;
+  private token: { value: string; expiresAt: number } | undefined;
+
+  constructor(private readonly options: JengaOptions) {
+    this.fetchImpl = options.fetchImpl ?? fetch;
+    this.key = createPrivateKey(options.privateKeyPem);
+  }
+
+  private async accessToken(): Promise<string> {
+    if (this.token && this.token.expiresAt > Date.now()) return this.token.value;
+    const res = await providerRequest(this.fetchImpl, 'Jenga', `${this.options.baseUrl}${JENGA_PATHS.token}`, {
+      method: 'POST',
+      headers: { 'api-key': this.options.apiKey },
+      body: { merchantCode: this.options.merchantCode, consumerSecret: this.options.consumerSecret },
+    });
+    const value = str(res.body.accessToken);
+    if (res.status !== 200 || !value) {
+      throw new RailError(
+        'provider_auth_failed',
+        `Jenga refused our credentials: ${str(res.body.message) ?? res.status}`,
+        res.status >= 500,
+      );
+    }
+    const expiresIn = Date.parse(str(res.body.expiresIn) ?? '');
+    this.token = { value, expiresAt: Number.isFinite(expiresIn) ? expiresIn - 60_000 : Date.now() + 10 * 60_000 };
+    return value;
+  }
+
+  private async call(method: 'GET' | 'POST', path: string, signedText: string, body?: unknown) {
+    const res = await providerRequest(this.fetchImpl, 'Jenga', `${this.options.baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${await this.accessToken()}`, signature: signJenga(this.key, signedText) },
+      body,
+    });
+    if (res.status === 401 && !/signature/i.test(str(res.body.message) ?? '')) this.token = undefined;
+    return res;
+  }
+
+  private refusal(res: { status: number; body: Record<string, unknown> }, what: string): RailError {
+    const message = str(res.body.message) ?? `HTTP ${res.status}`;
+    const code = str(res.body.code);
+    if (/signature/i.test(message))
+      return new RailError('signature_rejected', `Jenga rejected our request signature: ${message}`, false, code);
+    if (res.status >= 500 || res.status === 429 || res.status === 401) {
+      return new RailError('provider_unavailable', `Jenga could not ${what} now: ${message}`, true, code);
+    }
+    if (/insufficient/i.test(message)) return new RailError('insufficient_funds', message, false, code);
+    if (/account/i.test(message)) return new RailError('account_not_found', `the beneficiary bank reports: ${message}`, false, code);
+    return new RailError('provider_rejected', `Jenga refused to ${what}: ${message}`, false, code);
+  }
+
+  private async routeOf(s: RailSubmission): Promise<JengaTransferKind> {
+    if (s.method === 'mobile_money') return 'mobile';
+    const [order] = await this.options.sequelize.query<{ route: BankRoute | null }>('SELECT route FROM orders WHERE id = :orderId', {
+      replacements: { orderId: s.orderId },
+      type: QueryTypes.SELECT,
+    });
+    if (order?.route) return order.route;
+    return s.destination.bank_code === this.options.primaryBankCode ? 'internal' : 'rtgs';
+  }
+
+  async submit(s: RailSubmission): Promise<RailAccepted> {
+    if (s.method === 'crypto') throw new RailError('method_unavailable', 'the bank does not carry crypto transfers', false);
+    const kind = await this.routeOf(s);
+    const reference = jengaReference(s.orderId);
+    const d = s.destination;
+    const body: JengaTransferBody = {
+      source: { countryCode: this.options.countryCode, name: this.options.accountName, accountNumber: this.options.accountNumber },
+      destination:
+        kind === 'mobile'
+          ? {
+              type: 'mobile',
+              countryCode: 'KE',
+              name: d.account_name ?? 'Beneficiary',
+              mobileNumber: (d.phone ?? '').replace(/^\+254/, '0'),
+              walletName: d.provider === 'airtel_money' ? 'Airtel' : 'Mpesa',
+            }
+          : { type: 'bank', countryCode: 'KE', name: d.account_name ?? '', bankCode: d.bank_code, accountNumber: d.account_number },
+      transfer: {
+        type: { internal: 'InternalFundsTransfer', pesalink: 'PesaLink', rtgs: 'RTGS', mobile: 'MobileWallet' }[kind],
+        amount: s.amount,
+        currencyCode: s.currency,
+        reference,
+        date: new Date().toISOString().slice(0, 10),
+        description: (s.description ?? 'Paygate payment').slice(0, 60),
+      },
+    };
+    const res = await this.call('POST', JENGA_PATHS[kind], jengaSignedText(kind, body), body);
+    if (res.status === 200 || res.status === 201) return { reference };
+    throw this.refusal(res, 'send the money');
+  }
+
+  async status(reference: string): Promise<RailStatus> {
+    const res = await this.call('GET', `${JENGA_PATHS.status}/${encodeURIComponent(reference)}`, reference);
+    if (res.status === 404) return { state: 'pending', reference };
+    if (res.status !== 200) throw this.refusal(res, 'tell the transfer status');
+    const data = (res.body.data ?? {}) as Record<string, unknown>;
+    const state = (str(data.status) ?? '').toUpperCase();
+    if (state === 'SUCCESS' || state === 'COMPLETED') return { state: 'succeeded', reference, providerCode: str(data.transactionId) };
+    if (state === 'FAILED' || state === 'REVERSED') {
+      const reason = str(data.description) ?? str(res.body.message) ?? 'the bank failed the transfer';
+      const failureCode = /insufficient/i.test(reason)
+        ? 'insufficient_funds'
+        : /account/i.test(reason)
+          ? 'account_not_found'
+          : 'bank_rejected';
+      return { state: 'failed', reference, failureCode, reason };
+    }
+    return { state: 'pending', reference };
+  }
+
+  async balance(): Promise<JengaBalance> {
+    const { countryCode: cc, accountNumber: account } = this.options;
+    const res = await this.call('GET', `${JENGA_PATHS.balance}/${cc}/${account}`, `${cc}${account}`);
+    if (res.status !== 200) throw this.refusal(res, 'read the balance');
+    const data = (res.body.data ?? {}) as { currency?: string; balances?: { amount: string; type: string }[] };
+    const of = (type: string) => data.balances?.find((b) => b.type.toLowerCase() === type)?.amount ?? '0.00';
+    return { currency: data.currency ?? 'KES', available: of('available'), current: of('current') };
+  }
+
+  async miniStatement(): Promise<JengaStatementLine[]> {
+    const { countryCode: cc, accountNumber: account } = this.options;
+    const res = await this.call('GET', `${JENGA_PATHS.miniStatement}/${cc}/${account}`, `${cc}${account}`);
+    if (res.status !== 200) throw this.refusal(res, 'read the statement');
+    const data = (res.body.data ?? {}) as { transactions?: Record<string, unknown>[] };
+    return (data.transactions ?? []).map((t) => ({
+      date: str(t.date) ?? '',
+      amount: str(t.amount) ?? '0.00',
+      description: str(t.description) ?? '',
+      type: str(t.type) === 'Credit' ? 'Credit' : 'Debit',
+      reference: str(t.reference) ?? str(t.chequeNumber) ?? null,
+    }));
+  }
+
+  async health(): Promise<'up' | 'down'> {
+    try {
+      await this.accessToken();
+      return 'up';
+    } catch {
+      return 'down';
+    }
+  }
+}

@@ -1,0 +1,290 @@
+import { expect } from 'chai';
+import { reloadConfig } from '../platform/config';
+import { ledgerImbalanceByCurrency } from '../domain/ledger';
+import { database } from '../platform/database';
+import {
+  api,
+  blocklist,
+  completedPayment,
+  initiate,
+  mpesaPayment,
+  newUser,
+  p2pTrade,
+  postAd,
+  postAppeal,
+  sellAd,
+  uniqueKenyanPhone,
+  waitForOrder,
+  type OrderBody,
+  type TestUser,
+} from './support/api';
+import { ledgerKindsOf, rows } from './support/db';
+import { temporalClient } from './support/stack';
+
+interface Appeal {
+  appeal_id: string;
+  order_id: string;
+  reason: string;
+  description: string;
+  evidence: { url: string; sha256?: string }[];
+  status: string;
+  created_by: string;
+  decided_by: string | null;
+  decided_at: string | null;
+  decision_note: string | null;
+  resolution: { action: string | null; summary: string; order_status: string; resubmitted_order_id?: string } | null;
+  workflow_id: string;
+}
+
+function expectProblem(res: { status: number; headers: Record<string, string>; body: unknown }, status: number, code: string) {
+  expect(res.status, JSON.stringify(res.body)).to.equal(status);
+  expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
+  expect((res.body as { code: string }).code).to.equal(code);
+  return res.body as { detail: string; errors?: { field: string }[] };
+}
+
+const SHA = 'a'.repeat(64);
+const appealBody = (orderId: string, overrides: Record<string, unknown> = {}) => ({
+  order_id: orderId,
+  reason: 'unauthorized',
+  description: 'I did not make this payment.',
+  evidence: [{ url: 'https://files.example.com/statement.pdf', sha256: SHA }, { url: 'https://files.example.com/screenshot.png' }],
+  ...overrides,
+});
+
+const decide = (who: TestUser, appealId: string, decision: 'approve' | 'reject', body: Record<string, unknown>) =>
+  api().put(`/api/v1/appeals/${appealId}/${decision}`).set(who.auth).send(body);
+
+async function openAppeal(owner: TestUser, orderId: string, overrides: Record<string, unknown> = {}): Promise<Appeal> {
+  const res = await postAppeal(owner, appealBody(orderId, overrides));
+  expect(res.status, JSON.stringify(res.body)).to.equal(201);
+  return res.body as Appeal;
+}
+
+async function waitForAppeal(who: TestUser, appealId: string, status: string, timeoutMs = 20_000): Promise<Appeal> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api().get(`/api/v1/appeals/${appealId}`).set(who.auth);
+    expect(res.status).to.equal(200);
+    if ((res.body as Appeal).status === status) return res.body as Appeal;
+    if (Date.now() > deadline) throw new Error(`appeal ${appealId} still ${(res.body as Appeal).status}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('appeals', () => {
+  let compliance: TestUser;
+  before(async () => {
+    compliance = await newUser({ roles: ['compliance'] });
+  });
+
+  describe('when the owner appeals a completed payment', () => {
+    let owner: TestUser;
+    let order: OrderBody;
+    let appeal: Appeal;
+
+    before(async () => {
+      owner = await newUser();
+      order = await completedPayment(owner);
+      appeal = await openAppeal(owner, order.order_id);
+    });
+
+    it('then the appeal is open, with its evidence, and its workflow is appeal-<appeal_id>', async () => {
+      expect(appeal).to.include({
+        order_id: order.order_id,
+        reason: 'unauthorized',
+        status: 'open',
+        created_by: owner.id,
+        decided_by: null,
+      });
+      expect(appeal.evidence).to.deep.equal([
+        { url: 'https://files.example.com/statement.pdf', sha256: SHA },
+        { url: 'https://files.example.com/screenshot.png' },
+      ]);
+      expect(appeal.workflow_id).to.equal(`appeal-${appeal.appeal_id}`);
+      const described = await temporalClient().workflow.getHandle(appeal.workflow_id).describe();
+      expect(described.type).to.equal('appeal');
+      expect(described.status.name).to.equal('RUNNING');
+    });
+
+    it('then a second appeal on the same order is a 409', async () => {
+      expectProblem(await postAppeal(owner, appealBody(order.order_id)), 409, 'conflict');
+    });
+
+    it('then the owner reads it, and another user gets 404', async () => {
+      const mine = await api().get(`/api/v1/appeals/${appeal.appeal_id}`).set(owner.auth);
+      expect(mine.status).to.equal(200);
+      expect((mine.body as Appeal).appeal_id).to.equal(appeal.appeal_id);
+      const stranger = await newUser();
+      expectProblem(await api().get(`/api/v1/appeals/${appeal.appeal_id}`).set(stranger.auth), 404, 'not_found');
+    });
+
+    it('then a plain user approving it gets 403, and the owner approving it (even as staff) gets 403', async () => {
+      const plain = await newUser();
+      expectProblem(await decide(plain, appeal.appeal_id, 'approve', { note: 'looks fine' }), 403, 'forbidden');
+      expectProblem(await decide(owner, appeal.appeal_id, 'approve', { note: 'mine' }), 403, 'forbidden');
+      const staffOwner = await newUser({ roles: ['compliance'] });
+      const own = await completedPayment(staffOwner);
+      const ownAppeal = await openAppeal(staffOwner, own.order_id);
+      expectProblem(await decide(staffOwner, ownAppeal.appeal_id, 'approve', { note: 'self' }), 403, 'forbidden');
+      expect((await waitForAppeal(staffOwner, ownAppeal.appeal_id, 'open')).status).to.equal('open');
+    });
+
+    it('then a compliance user approving with action refund gets 200, the order is reversed and the ledger balances', async () => {
+      const res = await decide(compliance, appeal.appeal_id, 'approve', { note: 'confirmed fraud', action: 'refund' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const approved = res.body as Appeal;
+      expect(approved).to.include({
+        appeal_id: appeal.appeal_id,
+        status: 'approved',
+        decided_by: compliance.id,
+        decision_note: 'confirmed fraud',
+      });
+      expect(approved.decided_at).to.be.a('string');
+      expect(approved.resolution).to.deep.equal({
+        action: 'refund',
+        summary: 'the payment was refunded to the payer',
+        order_status: 'reversed',
+      });
+
+      const after = await waitForOrder(owner, order.order_id);
+      expect(after.status).to.equal('reversed');
+      expect(after.events.map((e) => e.status)).to.deep.equal(['screening', 'processing', 'completed', 'reversed']);
+      expect(await ledgerKindsOf(order.order_id)).to.deep.equal(['hold', 'settle', 'reverse']);
+      const reverse = await rows<{ account: string; direction: string; amount: string }>(
+        `SELECT e.account, e.direction, e.amount_minor::text AS amount FROM ledger_entries e
+           JOIN ledger_transactions t ON t.id = e.transaction_id WHERE t.order_id = :id AND t.kind = 'reverse' ORDER BY e.id`,
+        { id: order.order_id },
+      );
+      expect(reverse).to.deep.equal([
+        { account: 'rail:mobile_money', direction: 'debit', amount: '150000' },
+        { account: `user:${owner.id}`, direction: 'credit', amount: '150000' },
+      ]);
+      const imbalance = await ledgerImbalanceByCurrency(database());
+      for (const value of Object.values(imbalance)) expect(value).to.equal('0');
+    });
+
+    it('then approving it again is a 409, and the order can be appealed anew', async () => {
+      expectProblem(await decide(compliance, appeal.appeal_id, 'approve', { note: 'again' }), 409, 'conflict');
+      expect((await postAppeal(owner, appealBody(order.order_id, { reason: 'other' }))).status).to.equal(201);
+    });
+  });
+
+  describe('when an appeal is malformed or aims at someone else’s order', () => {
+    it('then bad fields are 400s naming them, and another user’s order is 404', async () => {
+      const owner = await newUser();
+      const order = await completedPayment(owner);
+      const body = expectProblem(
+        await postAppeal(owner, appealBody(order.order_id, { reason: 'bored', evidence: [{ url: 'ftp://x', sha256: 'zz' }] })),
+        400,
+        'validation_failed',
+      );
+      expect(body.errors!.map((e) => e.field)).to.have.members(['reason', 'evidence[0].url', 'evidence[0].sha256']);
+      const other = await newUser();
+      expectProblem(await postAppeal(other, appealBody(order.order_id)), 404, 'not_found');
+      expectProblem(await api().post('/api/v1/appeals').send(appealBody(order.order_id)), 401, 'unauthenticated');
+    });
+  });
+
+  describe('when compliance rejects an appeal', () => {
+    it('then it is 200 rejected, the order is unchanged, and it cannot be approved afterwards', async () => {
+      const owner = await newUser();
+      const order = await completedPayment(owner);
+      const appeal = await openAppeal(owner, order.order_id, { reason: 'wrong_amount' });
+      expectProblem(await decide(compliance, appeal.appeal_id, 'reject', { note: 'x', action: 'refund' }), 400, 'validation_failed');
+      const res = await decide(compliance, appeal.appeal_id, 'reject', { note: 'the amount matches the statement' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body as Appeal).to.include({ status: 'rejected', decided_by: compliance.id });
+      expect((res.body as Appeal).resolution).to.deep.equal({
+        action: null,
+        summary: 'the appeal was rejected; the order is unchanged',
+        order_status: 'completed',
+      });
+      expect((await waitForOrder(owner, order.order_id)).status).to.equal('completed');
+      expectProblem(await decide(compliance, appeal.appeal_id, 'approve', { note: 'changed my mind' }), 409, 'conflict');
+    });
+  });
+
+  describe('when the action does not fit the order', () => {
+    it('then it is a 409 and the appeal stays open', async () => {
+      const owner = await newUser();
+      const order = await completedPayment(owner);
+      const appeal = await openAppeal(owner, order.order_id);
+      expectProblem(await decide(compliance, appeal.appeal_id, 'approve', { note: 'x', action: 'release' }), 409, 'conflict');
+      expect((await waitForAppeal(owner, appeal.appeal_id, 'open')).status).to.equal('open');
+    });
+  });
+
+  describe('when a compliance-rejected payment is appealed and approved for resubmission', () => {
+    it('then a new order records the approver and completes', async () => {
+      const phone = uniqueKenyanPhone();
+      await blocklist(compliance, { type: 'phone', value: phone });
+      const owner = await newUser();
+      const res = await initiate(owner, mpesaPayment({ destination: { provider: 'mpesa', phone } }));
+      const rejected = await waitForOrder(owner, (res.body as { order_id: string }).order_id);
+      expect(rejected).to.include({ status: 'rejected', failure_code: 'blocked_by_compliance' });
+      const appeal = await openAppeal(owner, rejected.order_id, {
+        reason: 'compliance_rejection',
+        description: 'That is my sister’s number.',
+      });
+      const approved = await decide(compliance, appeal.appeal_id, 'approve', { note: 'verified by phone', action: 'resubmit' });
+      expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+      const resolution = (approved.body as Appeal).resolution!;
+      expect(resolution.action).to.equal('resubmit');
+      const resubmitted = await waitForOrder(owner, resolution.resubmitted_order_id!);
+      expect(resubmitted.status).to.equal('completed');
+      const [row] = await rows<{ resubmitted_from: string; approved_by: string }>(
+        'SELECT resubmitted_from, approved_by FROM orders WHERE id = :id',
+        { id: resubmitted.order_id },
+      );
+      expect(row).to.deep.equal({ resubmitted_from: rejected.order_id, approved_by: compliance.id });
+    });
+  });
+
+  describe('when the counterparty of a P2P trade appeals it', () => {
+    it('then the maker may appeal, and neither the maker nor the taker may decide it', async () => {
+      const seller = await newUser({ kycStatus: 'verified', roles: ['compliance'] });
+      const buyer = await newUser({ kycStatus: 'verified' });
+      const ad = await postAd(seller, sellAd());
+      const res = await initiate(buyer, p2pTrade((ad.body as { ad_id: string }).ad_id, '1300.00'));
+      const order = await waitForOrder(buyer, (res.body as { order_id: string }).order_id);
+      expect(order.status).to.equal('completed');
+      const appeal = await openAppeal(seller, order.order_id, { reason: 'payment_not_received' });
+      expect((await api().get(`/api/v1/appeals/${appeal.appeal_id}`).set(buyer.auth)).status).to.equal(200);
+      expectProblem(await decide(seller, appeal.appeal_id, 'approve', { note: 'self' }), 403, 'forbidden');
+      const refunded = await decide(compliance, appeal.appeal_id, 'approve', { note: 'buyer charged back', action: 'refund' });
+      expect(refunded.status, JSON.stringify(refunded.body)).to.equal(200);
+      expect(await ledgerKindsOf(order.order_id)).to.have.members([
+        'escrow_lock',
+        'hold',
+        'settle',
+        'escrow_release',
+        'reverse',
+        'escrow_reverse',
+      ]);
+    });
+  });
+
+  describe('when the SLA is shortened in config and nobody decides', () => {
+    it('then the appeal becomes expired', async function () {
+      this.timeout(30_000);
+      const owner = await newUser();
+      const order = await completedPayment(owner);
+      process.env.APPEAL_SLA_MS = '1500';
+      reloadConfig();
+      let appeal: Appeal;
+      try {
+        appeal = await openAppeal(owner, order.order_id);
+      } finally {
+        delete process.env.APPEAL_SLA_MS;
+        reloadConfig();
+      }
+      expect(appeal.status).to.equal('open');
+      const expired = await waitForAppeal(owner, appeal.appeal_id, 'expired', 15_000);
+      expect(expired).to.include({ status: 'expired', decided_by: null });
+      const result: unknown = await temporalClient().workflow.getHandle(appeal.workflow_id).result();
+      expect(result).to.deep.equal({ appealId: appeal.appeal_id, status: 'expired', resolution: null });
+      expectProblem(await decide(compliance, appeal.appeal_id, 'approve', { note: 'too late' }), 409, 'conflict');
+    });
+  });
+});

@@ -1,0 +1,58 @@
+import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A tiny HTTP server on 127.0.0.1 and an ephemeral port, for the fakes of outside systems. */
+export interface FakeServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface FakeRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingMessage['headers'];
+  rawBody: string;
+  json<T>(): T;
+}
+
+export type FakeHandler = (req: FakeRequest) => Promise<{ status: number; body?: unknown; headers?: Record<string, string> }>;
+
+export async function startFakeServer(handler: FakeHandler): Promise<FakeServer> {
+  const server: Server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const rawBody = Buffer.concat(chunks).toString('utf8');
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      const request: FakeRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        rawBody,
+        json: <T>() => (rawBody ? JSON.parse(rawBody) : {}) as T,
+      };
+      handler(request).then(
+        (answer) => {
+          res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+          res.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
+        },
+        (err: unknown) => {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: (err as Error).message }));
+        },
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,129 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  ParentClosePolicy,
+  allHandlersFinished,
+  condition,
+  log,
+  proxyLocalActivities,
+  setHandler,
+  startChild,
+} from '@temporalio/workflow';
+import type { AppealActivities } from './activities/appeals';
+import {
+  appealStatusQuery,
+  approveAppealUpdate,
+  rejectAppealUpdate,
+  type AppealDecided,
+  type AppealDecision,
+  type AppealStatus,
+  type AppealWorkflowInput,
+} from '../domain/appeals/contract';
+import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentWorkflowInput } from './shared';
+
+/** Decisions are one short transaction in our own Postgres: local activities, like the payment's DB steps. */
+const db = proxyLocalActivities<AppealActivities>({
+  startToCloseTimeout: '10s',
+  localRetryThreshold: '10s',
+  retry: {
+    initialInterval: '200ms',
+    backoffCoefficient: 2,
+    maximumInterval: '5s',
+    maximumAttempts: 20,
+    nonRetryableErrorTypes: ['conflict'],
+  },
+});
+
+const DECIDERS = ['compliance', 'admin'];
+
+/**
+ * An appeal (SPEC §9): waits for a decision — the `approve` or `reject` Update — for at most the SLA,
+ * then the appeal is `expired`. An Update's validator refuses, before anything is written to the
+ * history, a decider without the role, a decider who is the appellant, the order's owner or the other
+ * side of the trade, and an appeal no longer open. Its handler returns once the resolution has run.
+ */
+export async function appeal(input: AppealWorkflowInput): Promise<AppealDecided> {
+  let status: AppealStatus = 'open';
+  let deciding = false;
+  let decided: AppealDecided | undefined;
+  setHandler(appealStatusQuery, () => status);
+
+  const validate = (decision: AppealDecision): void => {
+    if (!decision.deciderRoles.some((role) => DECIDERS.includes(role))) {
+      throw ApplicationFailure.nonRetryable('only compliance staff or admins decide appeals', 'forbidden');
+    }
+    if ([input.appellantId, input.orderOwnerId, input.counterpartyId].includes(decision.deciderId)) {
+      throw ApplicationFailure.nonRetryable('nobody decides an appeal they made or on an order of their own', 'forbidden');
+    }
+    if (status !== 'open' || deciding) {
+      throw ApplicationFailure.nonRetryable(`the appeal is ${deciding ? 'being decided' : status}`, 'conflict');
+    }
+  };
+
+  const decide =
+    (outcome: 'approved' | 'rejected') =>
+    async (decision: AppealDecision): Promise<AppealDecided> => {
+      // The validator ran; still refuse a decision that raced another one into this handler.
+      validate(decision);
+      deciding = true;
+      try {
+        const result = await db.decideAppeal({
+          appealId: input.appealId,
+          decision: outcome,
+          deciderId: decision.deciderId,
+          note: decision.note,
+          action: decision.action,
+        });
+        const resubmitted = result.resolution?.resubmitted_order_id;
+        if (resubmitted) await startResubmission(resubmitted, input);
+        status = result.status;
+        decided = result;
+        return result;
+      } catch (err) {
+        const cause = err instanceof ActivityFailure ? err.cause : err;
+        if (cause instanceof ApplicationFailure && cause.type === 'conflict') {
+          throw ApplicationFailure.nonRetryable(cause.message, 'conflict');
+        }
+        throw err;
+      } finally {
+        deciding = false;
+      }
+    };
+
+  setHandler(approveAppealUpdate, decide('approved'), { validator: validate });
+  setHandler(rejectAppealUpdate, decide('rejected'), { validator: validate });
+
+  const deadline = Date.now() + input.slaMs;
+  while (!decided) {
+    const remaining = deadline - Date.now();
+    const arrived = remaining > 0 && (await condition(() => decided !== undefined || deciding, remaining));
+    if (!arrived) {
+      // A decision under way when the SLA ran out still gets to finish.
+      if (deciding) {
+        await condition(() => !deciding);
+        continue;
+      }
+      status = 'expired';
+      await db.expireAppeal({ appealId: input.appealId });
+      log.info('appeal expired undecided', { appealId: input.appealId });
+      return { appealId: input.appealId, status, resolution: null };
+    }
+    await condition(() => decided !== undefined || !deciding);
+  }
+  await condition(allHandlersFinished);
+  return decided;
+}
+
+/** Start the resubmitted payment's workflow; it outlives the appeal. Already started (reconciler) is fine. */
+async function startResubmission(orderId: string, input: AppealWorkflowInput): Promise<void> {
+  const args: [PaymentWorkflowInput] = [{ orderId, pollAfterMs: input.pollAfterMs, settleTimeoutMs: input.settleTimeoutMs }];
+  try {
+    await startChild(PAYMENT_WORKFLOW, {
+      workflowId: paymentWorkflowId(orderId),
+      args,
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+    });
+  } catch (err) {
+    log.warn('resubmitted payment workflow not started by the appeal', { orderId, error: String(err) });
+  }
+}
