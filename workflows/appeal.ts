@@ -10,6 +10,7 @@ import {
   startChild,
 } from '@temporalio/workflow';
 import type { AppealActivities } from './activities/appeals';
+import { LOCAL_DB_STEP, withNonRetryable } from './presets';
 import {
   appealStatusQuery,
   approveAppealUpdate,
@@ -22,17 +23,7 @@ import {
 import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentWorkflowInput } from './shared';
 
 /** Decisions are one short transaction in our own Postgres: local activities, like the payment's DB steps. */
-const db = proxyLocalActivities<AppealActivities>({
-  startToCloseTimeout: '10s',
-  localRetryThreshold: '10s',
-  retry: {
-    initialInterval: '200ms',
-    backoffCoefficient: 2,
-    maximumInterval: '5s',
-    maximumAttempts: 20,
-    nonRetryableErrorTypes: ['conflict'],
-  },
-});
+const db = proxyLocalActivities<AppealActivities>(withNonRetryable(LOCAL_DB_STEP, ['conflict']));
 
 const DECIDERS = ['compliance', 'admin'];
 

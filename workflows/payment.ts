@@ -9,6 +9,7 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import type { PaymentActivities } from './activities';
+import { LOCAL_DB_STEP, RAIL_CALL, withNonRetryable } from './presets';
 import type { ComplianceActivities } from './activities/compliance';
 import type { P2pActivities } from './activities/p2p';
 import {
@@ -24,47 +25,17 @@ import {
  * Quick, idempotent database steps run as local activities: they touch only our own Postgres, take
  * milliseconds, and are keyed on the order id, so re-running one after a worker crash is harmless.
  */
-const db = proxyLocalActivities<PaymentActivities>({
-  startToCloseTimeout: '10s',
-  localRetryThreshold: '10s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5s', maximumAttempts: 20 },
-});
+const db = proxyLocalActivities<PaymentActivities>(LOCAL_DB_STEP);
 
 /** Calls to the outside world go through the task queue, with their own timeouts and retries. */
-const rail = proxyActivities<PaymentActivities>({
-  startToCloseTimeout: '30s',
-  retry: {
-    initialInterval: '250ms',
-    backoffCoefficient: 2,
-    maximumInterval: '10s',
-    maximumAttempts: 5,
-    nonRetryableErrorTypes: ['RailRejected'],
-  },
-});
+const rail = proxyActivities<PaymentActivities>(RAIL_CALL);
 
 /** Screening reads the in-memory blocklist and writes one row: a local activity like the other DB steps. */
-const compliance = proxyLocalActivities<ComplianceActivities>({
-  startToCloseTimeout: '10s',
-  localRetryThreshold: '10s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5s', maximumAttempts: 20 },
-});
+const compliance = proxyLocalActivities<ComplianceActivities>(LOCAL_DB_STEP);
 
 /** A P2P trade's escrow and its DB steps are local activities; its fiat leg goes through the rail connectors. */
-const p2pDb = proxyLocalActivities<P2pActivities>({
-  startToCloseTimeout: '10s',
-  localRetryThreshold: '10s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5s', maximumAttempts: 20 },
-});
-const p2pRail = proxyActivities<P2pActivities>({
-  startToCloseTimeout: '30s',
-  retry: {
-    initialInterval: '250ms',
-    backoffCoefficient: 2,
-    maximumInterval: '10s',
-    maximumAttempts: 5,
-    nonRetryableErrorTypes: ['RailRejected', 'TradeNotFound', 'OrderNotFound'],
-  },
-});
+const p2pDb = proxyLocalActivities<P2pActivities>(LOCAL_DB_STEP);
+const p2pRail = proxyActivities<P2pActivities>(withNonRetryable(RAIL_CALL, ['TradeNotFound', 'OrderNotFound']));
 
 const MAX_POLL_INTERVAL_MS = 60_000;
 

@@ -1,0 +1,31 @@
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
+
+/**
+ * Named timeout and retry presets for every activity the workflows run.
+ *
+ * `LOCAL_DB_STEP`: quick, idempotent writes to Paygate's own Postgres, run as local activities — they take
+ * milliseconds and are keyed on a business id, so re-running one after a worker crash is harmless.
+ * `RAIL_CALL`: calls to the outside world through the task queue; a `RailRejected` failure is final.
+ */
+export const LOCAL_DB_STEP = {
+  startToCloseTimeout: '10s',
+  localRetryThreshold: '10s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5s', maximumAttempts: 20 },
+} satisfies LocalActivityOptions;
+
+export const RAIL_CALL = {
+  startToCloseTimeout: '30s',
+  retry: {
+    initialInterval: '250ms',
+    backoffCoefficient: 2,
+    maximumInterval: '10s',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: ['RailRejected'],
+  },
+} satisfies ActivityOptions;
+
+/** A preset whose failures of the named error types are final. */
+export function withNonRetryable<T extends ActivityOptions | LocalActivityOptions>(preset: T, types: string[]): T {
+  const retry = preset.retry ?? {};
+  return { ...preset, retry: { ...retry, nonRetryableErrorTypes: [...(retry.nonRetryableErrorTypes ?? []), ...types] } };
+}
