@@ -40,6 +40,13 @@ export default tseslint.config(
     },
   },
   {
+    // The console runs in the browser (console/tsconfig.json has the DOM library).
+    files: ['console/**/*.ts'],
+    languageOptions: {
+      globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', sessionStorage: 'readonly', crypto: 'readonly' },
+    },
+  },
+  {
     files: ['tests/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unused-expressions': 'off',

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import express, { Router, type Express } from 'express';
 import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
@@ -18,18 +20,13 @@ import openApiSpec from './generated/swagger.json';
 
 export const loadOpenApiSpec = (): Record<string, unknown> => openApiSpec;
 
-const homePage = (temporalUi: string): string => `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Paygate</title></head>
-<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; padding: 0 1rem">
-<h1>Paygate</h1>
-<p>One API over Kenyan banks, mobile money, crypto exchanges, P2P trading and compliance.</p>
-<ul>
-<li><a href="/docs">Interactive API docs</a> and the <a href="/openapi.json">OpenAPI description</a></li>
-<li><a href="${temporalUi}">Temporal Web UI</a>: every payment is workflow <code>payment-&lt;order_id&gt;</code></li>
-<li><a href="/readyz">Readiness</a> and <a href="/metrics">metrics</a></li>
-</ul>
-</body></html>`;
+/** The console's static files (HTML, CSS) and its compiled script (`tsc -p console/tsconfig.json`). */
+const CONSOLE_PUBLIC = path.resolve(__dirname, '..', '..', 'console', 'public');
+const CONSOLE_SCRIPT = path.resolve(__dirname, '..', 'console');
+
+/** The console page, with the Temporal Web UI link filled in. */
+const consolePage = (temporalUi: string): string =>
+  readFileSync(path.join(CONSOLE_PUBLIC, 'index.html'), 'utf8').replace('{{TEMPORAL_UI_URL}}', temporalUi.replace(/"/g, '&quot;'));
 
 /** The HTTP application: platform middleware, the tsoa routes under /api/v1, docs, health, errors. */
 export function createApp(): Express {
@@ -64,9 +61,11 @@ export function createApp(): Express {
     }),
   );
 
+  const page = consolePage(cfg.temporal.uiUrl);
   app.get('/', (_req, res) => {
-    res.type('html').send(homePage(cfg.temporal.uiUrl));
+    res.type('html').send(page);
   });
+  app.use('/console', express.static(CONSOLE_PUBLIC, { index: false }), express.static(CONSOLE_SCRIPT, { index: false }));
   app.use(healthRouter());
   app.get('/metrics', metricsEndpoint);
   const spec = loadOpenApiSpec();

@@ -385,6 +385,43 @@ export function temporalCliPath() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Chromium (for the console's browser tests; playwright-core drives the system browser)
+
+export const CHROMIUM_PATH_FILE = path.join(ROOT, '.tools', 'chromium-path');
+
+function findChromium() {
+  if (process.env.CHROMIUM_PATH) return isExecutableFile(process.env.CHROMIUM_PATH) ? process.env.CHROMIUM_PATH : null;
+  return which('chromium') ?? which('chromium-browser');
+}
+
+/**
+ * Find Chromium (CHROMIUM_PATH overrides); when it is missing and we run as root with apt-get, install
+ * Debian's package. Records the path in .tools/chromium-path. Only the browser tests need it, so a
+ * missing browser is a warning with instructions, not a failure.
+ */
+export function ensureChromium({ tag = 'setup' } = {}) {
+  let found = findChromium();
+  if (!found && !process.env.CHROMIUM_PATH && process.getuid?.() === 0 && which('apt-get')) {
+    info(tag, 'Chromium is missing; installing it with apt-get (for the browser tests)');
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    if (runInherit('apt-get', ['update'], { env }).status === 0) runInherit('apt-get', ['install', '-y', 'chromium'], { env });
+    found = findChromium();
+  }
+  if (!found) {
+    warn(
+      tag,
+      'Chromium not found: the browser tests will fail. Install it (Debian/Ubuntu: `sudo apt-get install chromium`) ' +
+        'or set CHROMIUM_PATH to a Chromium or Chrome executable.',
+    );
+    return null;
+  }
+  fs.mkdirSync(path.dirname(CHROMIUM_PATH_FILE), { recursive: true });
+  writeIfChanged(CHROMIUM_PATH_FILE, `${found}\n`);
+  info(tag, `Chromium ${rel(found)}`);
+  return found;
+}
+
+// ---------------------------------------------------------------------------------------------
 // All of setup
 
 /** Run every setup step; throws SetupError with a readable message when something is missing. */
@@ -393,7 +430,8 @@ export function runSetup({ tag = 'setup' } = {}) {
   info(tag, `Node.js ${version}`);
   ensureNpmDependencies({ tag });
   const cli = ensureTemporalCli({ tag });
-  return { temporalCli: cli };
+  const chromium = ensureChromium({ tag });
+  return { temporalCli: cli, chromium };
 }
 
 /** Print a SetupError (or any error) and exit non-zero. */

@@ -19,6 +19,7 @@ import {
   type TestUser,
 } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';
+import { SELLER_PHONE } from './support/rails';
 import { temporalClient } from './support/stack';
 
 interface Appeal {
@@ -243,7 +244,7 @@ describe('appeals', () => {
 
   describe('when the counterparty of a P2P trade appeals it', () => {
     it('then the maker may appeal, and neither the maker nor the taker may decide it', async () => {
-      const seller = await newUser({ kycStatus: 'verified', roles: ['compliance'] });
+      const seller = await newUser({ kycStatus: 'verified', roles: ['compliance'], phone: SELLER_PHONE });
       const buyer = await newUser({ kycStatus: 'verified' });
       const ad = await postAd(seller, sellAd());
       const res = await initiate(buyer, p2pTrade((ad.body as { ad_id: string }).ad_id, '1300.00'));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { api, initiate, newUser, p2pTrade, postAd, sellAd, waitForOrder, type OrderBody, type TestUser } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';
+import { insufficientFunds, SELLER_PHONE } from './support/rails';
 
 interface Ad {
   ad_id: string;
@@ -225,7 +226,7 @@ describe('p2p trades', () => {
     let order: OrderBody;
 
     before(async () => {
-      seller = await newUser({ kycStatus: 'verified' });
+      seller = await newUser({ kycStatus: 'verified', phone: SELLER_PHONE });
       buyer = await newUser({ kycStatus: 'verified' });
       ad = await createAdOf(seller);
       const res = await initiate(buyer, p2pTrade(ad.ad_id, '1300.00'));
@@ -308,11 +309,11 @@ describe('p2p trades', () => {
 
   describe('when the fiat leg fails', () => {
     it('then the order fails and the escrow returns to the seller and the ad', async () => {
-      const seller = await newUser({ kycStatus: 'verified' });
+      // Sandbox: cents .13 → insufficient_funds; Daraja: the seller's number answers ResultCode 1.
+      const seller = await newUser({ kycStatus: 'verified', phone: insufficientFunds.phone });
       const buyer = await newUser({ kycStatus: 'verified' });
       const ad = await createAdOf(seller);
-      // Sandbox: cents .13 → insufficient_funds.
-      const res = await initiate(buyer, p2pTrade(ad.ad_id, '1300.13'));
+      const res = await initiate(buyer, p2pTrade(ad.ad_id, `1300.${insufficientFunds.cents}`));
       expect(res.status, JSON.stringify(res.body)).to.equal(202);
       const order = await waitForOrder(buyer, (res.body as { order_id: string }).order_id);
       expect(order.status).to.equal('failed');
@@ -325,7 +326,7 @@ describe('p2p trades', () => {
   describe('when 50 trades race for one ad with room for 10', () => {
     it('then exactly 10 complete, the ad is never oversold, and the escrow sums balance', async function () {
       this.timeout(120_000);
-      const seller = await newUser({ kycStatus: 'verified' });
+      const seller = await newUser({ kycStatus: 'verified', phone: SELLER_PHONE });
       const buyers = await Promise.all(Array.from({ length: 5 }, () => newUser({ kycStatus: 'verified' })));
       // 10 USDT at 100.00 KES; each trade buys 1 USDT.
       const ad = await createAdOf(seller, { price: '100.00', total_amount: '10.000000', max_order: '1000.00' });

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { api, initiate, mpesaPayment, newUser, waitForOrder, type OrderBody } from './support/api';
+import { insufficientFunds, mobileMoneyReference, mobileMoneyTransfersOf } from './support/rails';
 
 describe('payments', () => {
   describe('when a user initiates a mobile-money payment', () => {
@@ -15,7 +16,8 @@ describe('payments', () => {
       const order = await waitForOrder(user, accepted.order_id);
       expect(order.status).to.equal('completed');
       expect(order.workflow_id).to.equal(`payment-${accepted.order_id}`);
-      expect(order.rail_reference).to.match(/^SBX-/);
+      expect(order.rail_reference).to.match(mobileMoneyReference);
+      expect(await mobileMoneyTransfersOf(accepted.order_id)).to.deep.equal([order.rail_reference]);
       expect(order.amount).to.equal('1500.00');
       expect(order.events.map((e) => e.status)).to.deep.equal(['screening', 'processing', 'completed']);
     });
@@ -28,7 +30,11 @@ describe('payments', () => {
         { method: 'bank_transfer', destination: { bank_code: '01', account_number: '1234560000', account_name: 'Jane Doe' } },
         'account_not_found',
       ],
-      ['an amount with .13 cents', { amount: '250.13' }, 'insufficient_funds'],
+      [
+        insufficientFunds.what,
+        { amount: `250.${insufficientFunds.cents}`, destination: { provider: 'mpesa', phone: insufficientFunds.phone } },
+        'insufficient_funds',
+      ],
       ['a phone answering M-Pesa 1032', { destination: { provider: 'mpesa', phone: '+254700001032' } }, 'cancelled_by_user'],
       ['a phone answering M-Pesa 2001', { destination: { provider: 'mpesa', phone: '+254700002001' } }, 'invalid_pin'],
       [

@@ -10,6 +10,7 @@ import { reconcileUnstartedOrders, startPaymentWorkflow } from '../api/services/
 import { paymentWorkflowId } from '../workflows/shared';
 import { initiate, mpesaPayment, newUser, waitForOrder, type TestUser } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';
+import { mobileMoneyTransfersOf } from './support/rails';
 import { stack } from './support/stack';
 
 const WORKER_ENTRY = path.resolve(__dirname, '..', 'workers', 'temporal-worker.js');
@@ -77,8 +78,7 @@ describe('recovery', () => {
         const order = await waitForOrder(user, orderId, 30_000);
         expect(order.status).to.equal('completed');
         expect(await ledgerKindsOf(orderId)).to.deep.equal(['hold', 'settle']);
-        const transfers = await rows<{ id: string }>('SELECT id FROM sandbox_transfers WHERE idempotency_key = :orderId', { orderId });
-        expect(transfers).to.have.length(1);
+        expect(await mobileMoneyTransfersOf(orderId)).to.have.length(1);
         expect(order.events.map((e) => e.status)).to.deep.equal(['screening', 'processing', 'completed']);
       } finally {
         worker.kill('SIGKILL');

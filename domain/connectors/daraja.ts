@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { uuidv7 } from '../../platform/ids';
+import { normaliseKenyanPhone } from '../phone';
 import { MPESA_RESULT_CODES } from './mpesa-codes';
 import { providerRequest, str } from './provider-http';
 import { RailError, type RailAccepted, type RailConnector, type RailOutcome, type RailStatus, type RailSubmission } from './types';
@@ -180,7 +181,9 @@ export class DarajaConnector implements RailConnector {
     }
     if (s.currency !== 'KES') throw new RailError('unsupported_currency', 'M-Pesa pays in KES only', false);
     if (!/^\d+(\.0+)?$/.test(s.amount)) throw new RailError('invalid_amount', 'M-Pesa takes whole shillings only', false);
-    const phone = (s.destination.phone ?? '').replace(/^\+/, '');
+    // Daraja refuses a push without a subscriber number (400 Invalid PhoneNumber): say so before asking it.
+    const phone = normaliseKenyanPhone(s.destination.phone ?? '')?.replace(/^\+/, '');
+    if (!phone) throw new RailError('invalid_destination', 'M-Pesa needs the Kenyan phone number to be paid', false);
     const [existing] = await this.options.sequelize.query<RailRequestRow>(
       `SELECT provider_reference FROM rail_requests WHERE rail = 'daraja' AND order_id = :orderId AND kind = 'stk'`,
       { replacements: { orderId: s.orderId }, type: QueryTypes.SELECT },

@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { uuidv7 } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
+import { normaliseKenyanPhone } from '../phone';
 import { MPESA_RESULT_CODES } from './mpesa-codes';
 import { RailError, type RailAccepted, type RailConnector, type RailStatus, type RailSubmission } from './types';
 
@@ -12,6 +13,7 @@ import { RailError, type RailAccepted, type RailConnector, type RailStatus, type
  *
  * Magic values:
  * - `bank_transfer` to an `account_number` ending in `0000` → refused at submission: `account_not_found`.
+ * - `mobile_money` without a Kenyan phone number → refused at submission: `invalid_destination`.
  * - any amount whose first two decimals are `13` (e.g. `"1500.13"`) → accepted, then `insufficient_funds`.
  * - `mobile_money` to `+254700000999` → succeeds but never calls back: polling must resolve it.
  * - `mobile_money` to `+254700` + a six-digit M-Pesa ResultCode (e.g. `+254700001032`, `+254700002001`,
@@ -87,7 +89,11 @@ export function sandboxVerdict(s: Pick<RailSubmission, 'method' | 'amount' | 'de
   if (s.method === 'crypto' && d.exchange_id === SANDBOX_MAINTENANCE_EXCHANGE) {
     return new RailError('exchange_unavailable', 'the exchange is under maintenance', true);
   }
-  if (s.method === 'mobile_money' && d.phone) {
+  if (s.method === 'mobile_money') {
+    // As every mobile-money provider does: no subscriber number, no transfer.
+    if (!normaliseKenyanPhone(d.phone ?? '')) {
+      return new RailError('invalid_destination', 'the mobile-money provider needs the Kenyan phone number to be paid', false);
+    }
     if (d.phone === SANDBOX_SILENT_PHONE) return { ...base, sendsCallback: false };
     const magic = /^\+254700(\d{6})$/.exec(d.phone);
     const code = magic ? String(Number(magic[1])) : undefined;

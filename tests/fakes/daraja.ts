@@ -5,7 +5,8 @@ import { startFakeServer, type FakeRequest, type FakeServer } from './http';
  * A local Daraja: OAuth client-credentials tokens, STK Push (checks the Basic credentials, the bearer token
  * and Password = base64(shortcode + passkey + timestamp)), the STK query, and callbacks POSTed to the
  * CallBackURL in Daraja's shape. Outcomes follow the sandbox's magic phones: 2547000XXXXX answers
- * ResultCode XXXXX; 254700000017/26 are busy on the first push; 254700000999 never calls back.
+ * ResultCode XXXXX (254700000001: 1, insufficient funds); 254700000017/26 are busy on the first push;
+ * 254700000999 never calls back. A push without a valid phone number is refused, as Daraja refuses it.
  */
 export interface FakeDarajaOptions {
   consumerKey: string;
@@ -19,6 +20,8 @@ interface Push {
   checkout: string;
   merchant: string;
   phone: string;
+  /** The AccountReference of the push (the last 12 hex digits of Paygate's order id). */
+  accountReference: string;
   resultCode: string;
   settlesAt: number;
   callbackUrl: string;
@@ -99,7 +102,7 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
       if (typeof amount !== 'number' || !Number.isInteger(amount) || amount < 1) {
         return Promise.resolve(error(400, '400.002.02', 'Bad Request - Invalid Amount'));
       }
-      if (!/^2547\d{8}$/.test(phone) || accountRef.length > 12) {
+      if (!/^254[17]\d{8}$/.test(phone) || accountRef.length > 12) {
         return Promise.resolve(error(400, '400.002.02', 'Bad Request - Invalid PhoneNumber'));
       }
       const magic = /^254700(\d{6})$/.exec(phone);
@@ -113,6 +116,7 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
         checkout: `ws_CO_${Date.now()}${randomBytes(4).toString('hex')}`,
         merchant: `${randomBytes(3).toString('hex')}-${Date.now()}-1`,
         phone,
+        accountReference: accountRef,
         resultCode: known.includes(code) ? code : '0',
         settlesAt: Date.now() + (o.callbackDelayMs ?? 100),
         callbackUrl: String(body.CallBackURL),

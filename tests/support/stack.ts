@@ -87,6 +87,9 @@ export async function startStack(): Promise<Stack> {
   return stack;
 }
 
+/** The provider fakes the rails point at under TEST_RAILS=real; undefined on the sandbox rails. */
+export const currentRailFakes = (): RailFakes | undefined => railFakes;
+
 export async function stopStack(): Promise<void> {
   worker?.shutdown();
   await workerRun;

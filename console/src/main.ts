@@ -1,0 +1,340 @@
+/**
+ * The Paygate console: one page over the public API (`/api/v1`). Every section is a form; each submit
+ * calls one endpoint and renders the answer, or the problem's title and detail.
+ */
+
+const API = '/api/v1';
+const TOKEN_KEY = 'paygate.token';
+const TERMINAL = new Set(['completed', 'failed', 'rejected', 'reversed']);
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+interface Problem {
+  title: string;
+  detail: string;
+  status: number;
+  errors: { field: string; message: string }[];
+}
+
+class ApiError extends Error {
+  constructor(readonly problem: Problem) {
+    super(`${problem.title}: ${problem.detail}`);
+  }
+}
+
+let token: string | null = sessionStorage.getItem(TOKEN_KEY);
+
+const isObject = (value: Json | undefined): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const text = (value: Json | undefined): string =>
+  value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
+
+/** A random v4 UUID for Idempotency-Key; works outside secure contexts too. */
+function uuid(): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+function toProblem(status: number, body: Json): Problem {
+  if (isObject(body) && typeof body.title === 'string') {
+    const errors = Array.isArray(body.errors)
+      ? body.errors.filter(isObject).map((e) => ({ field: text(e.field), message: text(e.message) }))
+      : [];
+    return { title: body.title, detail: text(body.detail), status, errors };
+  }
+  return { title: `HTTP ${status}`, detail: typeof body === 'string' ? body : 'The server gave no details.', status, errors: [] };
+}
+
+async function call(method: string, path: string, options: { body?: JsonObject; idempotent?: boolean } = {}): Promise<Json> {
+  const headers: Record<string, string> = { Accept: 'application/json, application/problem+json' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (options.body) headers['Content-Type'] = 'application/json';
+  if (options.idempotent) headers['Idempotency-Key'] = uuid();
+  let res: Response;
+  try {
+    res = await fetch(`${API}${path}`, { method, headers, body: options.body ? JSON.stringify(options.body) : undefined });
+  } catch {
+    throw new ApiError({ title: 'Network error', detail: 'The API could not be reached.', status: 0, errors: [] });
+  }
+  const raw = await res.text();
+  let body: Json = raw;
+  try {
+    body = raw ? (JSON.parse(raw) as Json) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  if (!res.ok) {
+    if (res.status === 401 && token && path !== '/auth/login') setToken(null);
+    throw new ApiError(toProblem(res.status, body));
+  }
+  return body;
+}
+
+// --- rendering --------------------------------------------------------------------------------------
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  node.append(...children);
+  return node;
+}
+
+function resultBox(name: string): HTMLElement {
+  const box = document.querySelector<HTMLElement>(`[data-result="${name}"]`);
+  if (!box) throw new Error(`no result area ${name}`);
+  return box;
+}
+
+function show(name: string, ...nodes: Node[]): void {
+  resultBox(name).replaceChildren(...nodes);
+}
+
+function showError(name: string, err: unknown): void {
+  const problem =
+    err instanceof ApiError ? err.problem : { title: 'Error', detail: err instanceof Error ? err.message : String(err), errors: [] };
+  const box = el(
+    'div',
+    { class: 'error', role: 'alert' },
+    el('span', { class: 'title' }, problem.title),
+    ' ',
+    el('span', { class: 'detail' }, problem.detail),
+  );
+  if (problem.errors.length > 0) {
+    box.append(el('ul', {}, ...problem.errors.map((e) => el('li', {}, `${e.field}: ${e.message}`))));
+  }
+  show(name, box);
+}
+
+const ok = (...children: (Node | string)[]) => el('div', { class: 'ok', role: 'status' }, ...children);
+
+function table(rows: JsonObject[], columns: string[]): HTMLElement {
+  if (rows.length === 0) return el('p', {}, 'Nothing found.');
+  return el(
+    'table',
+    {},
+    el('thead', {}, el('tr', {}, ...columns.map((c) => el('th', { scope: 'col' }, c)))),
+    el('tbody', {}, ...rows.map((r) => el('tr', {}, ...columns.map((c) => el('td', {}, text(r[c])))))),
+  );
+}
+
+const pre = (value: Json) => el('pre', {}, JSON.stringify(value, null, 2));
+
+// --- session ----------------------------------------------------------------------------------------
+
+function setToken(value: string | null): void {
+  token = value;
+  if (value) sessionStorage.setItem(TOKEN_KEY, value);
+  else sessionStorage.removeItem(TOKEN_KEY);
+  void renderSession();
+}
+
+async function renderSession(): Promise<void> {
+  const state = document.getElementById('session-state');
+  const logout = document.getElementById('logout');
+  if (!state || !logout) return;
+  document.body.classList.toggle('logged-out', !token);
+  logout.hidden = !token;
+  if (!token) {
+    state.textContent = 'Logged out';
+    return;
+  }
+  try {
+    const me = await call('GET', '/auth/me');
+    if (isObject(me)) {
+      const roles = Array.isArray(me.roles) ? me.roles.map(text).join(', ') : '';
+      state.textContent = `Logged in as ${text(me.email)} (${roles || 'user'}, KYC ${text(me.kyc_status)})`;
+    }
+  } catch {
+    if (!token) state.textContent = 'Logged out';
+  }
+}
+
+// --- actions ----------------------------------------------------------------------------------------
+
+type Fields = Record<string, string>;
+
+function fields(form: HTMLFormElement): Fields {
+  const out: Fields = {};
+  for (const [k, v] of new FormData(form).entries()) if (typeof v === 'string') out[k] = v.trim();
+  return out;
+}
+
+/** Only the non-empty fields among `names`. */
+function pick(f: Fields, names: string[]): JsonObject {
+  const out: JsonObject = {};
+  for (const n of names) if (f[n]) out[n] = f[n];
+  return out;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function renderOrder(order: Json): Node {
+  if (!isObject(order)) return pre(order);
+  const events = Array.isArray(order.events) ? order.events.filter(isObject) : [];
+  return ok(
+    el(
+      'p',
+      {},
+      'Order ',
+      el('code', { class: 'order-id' }, text(order.order_id)),
+      ': ',
+      el('span', { class: 'status' }, text(order.status)),
+    ),
+    order.failure_reason ? el('p', {}, `${text(order.failure_code)}: ${text(order.failure_reason)}`) : '',
+    table(events, ['status', 'at', 'detail']),
+  );
+}
+
+/** Poll the order until it reaches a terminal status, rendering every state it passes through. */
+async function follow(orderId: string): Promise<void> {
+  for (let attempt = 0; ; attempt += 1) {
+    const order = await call('GET', `/payments/orders/${encodeURIComponent(orderId)}`);
+    const status = isObject(order) ? text(order.status) : '';
+    show('order-status', renderOrder(order));
+    if (TERMINAL.has(status) || attempt > 600) return;
+    await sleep(attempt < 20 ? 500 : 2000);
+  }
+}
+
+function setField(form: string, name: string, value: string): void {
+  const input = document.querySelector<HTMLInputElement>(`form[data-action="${form}"] [name="${name}"]`);
+  if (input) input.value = value;
+}
+
+const actions: Record<string, (f: Fields) => Promise<void>> = {
+  async register(f) {
+    const user = await call('POST', '/auth/register', { body: pick(f, ['email', 'password', 'full_name', 'phone']) });
+    show('register', ok(`Registered ${isObject(user) ? text(user.email) : ''}. Log in below.`));
+    setField('login', 'email', f.email);
+  },
+  async login(f) {
+    const issued = await call('POST', '/auth/login', { body: { email: f.email, password: f.password } });
+    setToken(isObject(issued) ? text(issued.access_token) : null);
+    show('login', ok('Logged in.'));
+  },
+  async 'initiate-payment'(f) {
+    const destination = pick(f, [
+      'provider',
+      'phone',
+      'bank_code',
+      'account_number',
+      'account_name',
+      'exchange_id',
+      'account_ref',
+      'address',
+      'network',
+      'ad_id',
+      'payment_method',
+    ]);
+    const body: JsonObject = { amount: f.amount, currency: f.currency, method: f.method, destination, ...pick(f, ['description']) };
+    const accepted = await call('POST', '/payments/initiate', { body, idempotent: true });
+    const orderId = isObject(accepted) ? text(accepted.order_id) : '';
+    show('initiate-payment', ok('Accepted: order ', el('code', {}, orderId), '. Following it under Order status.'));
+    setField('order-status', 'order_id', orderId);
+    setField('appeal', 'order_id', orderId);
+    await follow(orderId).catch((err: unknown) => showError('order-status', err));
+  },
+  async 'order-status'(f) {
+    await follow(f.order_id);
+  },
+  async exchanges(f) {
+    const query = new URLSearchParams({ ...pick(f, ['q', 'country']), limit: '50' });
+    const page = await call('GET', `/platforms/exchanges?${query.toString()}`);
+    const rows = isObject(page) && Array.isArray(page.data) ? page.data.filter(isObject) : [];
+    show('exchanges', el('p', {}, `${rows.length} exchanges`), table(rows, ['id', 'name', 'status', 'certified']));
+  },
+  async banks() {
+    const dir = await call('GET', '/platforms/banks');
+    if (!isObject(dir)) return show('banks', pre(dir));
+    const primary = isObject(dir.primary) ? [dir.primary] : [];
+    const additional = Array.isArray(dir.additional) ? dir.additional.filter(isObject) : [];
+    show(
+      'banks',
+      el('p', {}, `${primary.length + additional.length} banks`),
+      table([...primary, ...additional], ['code', 'name', 'routes', 'status']),
+    );
+  },
+  async 'p2p-ad'(f) {
+    const body: JsonObject = {
+      ...pick(f, ['side', 'asset', 'fiat', 'price', 'total_amount', 'min_order', 'max_order', 'terms']),
+      price_type: 'fixed',
+      payment_methods: f.payment_methods
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    };
+    const ad = await call('POST', '/p2p/ads', { body, idempotent: true });
+    show(
+      'p2p-ad',
+      ok('Ad posted: ', el('code', { class: 'ad-id' }, isObject(ad) ? text(ad.ad_id) : ''), isObject(ad) ? ` (${text(ad.status)})` : ''),
+    );
+  },
+  async appeal(f) {
+    const appeal = await call('POST', '/appeals', { body: pick(f, ['order_id', 'reason', 'description']) });
+    show(
+      'appeal',
+      ok(
+        'Appeal opened: ',
+        el('code', { class: 'appeal-id' }, isObject(appeal) ? text(appeal.appeal_id) : ''),
+        ' ',
+        el('span', { class: 'status' }, isObject(appeal) ? text(appeal.status) : ''),
+      ),
+    );
+  },
+  async 'blocklist-add'(f) {
+    const entry = await call('POST', '/compliance/blocklist', { body: pick(f, ['type', 'value', 'reason']) });
+    show('blocklist-add', ok(`Listed ${isObject(entry) ? `${text(entry.type)} ${text(entry.value)}` : ''}`));
+  },
+  async 'blocklist-list'(f) {
+    const query = new URLSearchParams({ ...pick(f, ['q']), limit: '50' });
+    const page = await call('GET', `/compliance/blocklist?${query.toString()}`);
+    const rows = isObject(page) && Array.isArray(page.data) ? page.data.filter(isObject) : [];
+    show('blocklist-list', table(rows, ['type', 'value', 'reason', 'source', 'active']));
+  },
+  async report(f) {
+    const query = new URLSearchParams({ from: f.from, to: f.to }).toString();
+    // The report is computed by a workflow: 503 means "still being computed, ask again".
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const report = await call('GET', `/compliance/report?${query}`);
+        show('report', ok('Report ', el('code', {}, isObject(report) ? text(report.workflow_id) : '')), pre(report));
+        return;
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.problem.status !== 503 || attempt >= 30) throw err;
+        show('report', el('p', { role: 'status' }, 'Computing the report…'));
+        await sleep(1000);
+      }
+    }
+  },
+};
+
+function wire(): void {
+  for (const form of document.querySelectorAll<HTMLFormElement>('form[data-action]')) {
+    const name = form.dataset.action ?? '';
+    const action = actions[name];
+    if (!action) continue;
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const button = form.querySelector<HTMLButtonElement>('button[type="submit"]');
+      if (button) button.disabled = true;
+      show(name, el('p', { role: 'status' }, 'Working…'));
+      action(fields(form))
+        .catch((err: unknown) => showError(name, err))
+        .finally(() => {
+          if (button) button.disabled = false;
+        });
+    });
+  }
+  document.getElementById('logout')?.addEventListener('click', () => setToken(null));
+  const today = new Date();
+  const tomorrow = new Date(today.getTime() + 86_400_000);
+  setField('report', 'from', today.toISOString().slice(0, 10));
+  setField('report', 'to', tomorrow.toISOString().slice(0, 10));
+  void renderSession();
+}
+
+wire();

@@ -1,0 +1,223 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { Locator, Page } from 'playwright-core';
+import { User } from '../models';
+import { api, uniqueKenyanPhone } from './support/api';
+import { ARTIFACTS, launchBrowser, type ConsoleBrowser } from './support/browser';
+import { ROOT } from './support/local-tools';
+import { stack } from './support/stack';
+
+/**
+ * The console in headless Chromium, driven only by clicking and typing: every section against the real
+ * stack. Screenshots go to tests/artifacts/; the README's screenshot to docs/console.png with UPDATE_DOCS_SCREENSHOT=1.
+ */
+describe('console (headless Chromium)', function () {
+  this.timeout(120_000);
+  let browser: ConsoleBrowser;
+  let page: Page;
+  const password = 'a-long-enough-password';
+  const email = (tag: string) => `console-${tag}-${Date.now()}-${randomUUID().slice(0, 6)}@example.com`;
+  const customer = email('customer');
+  const officer = email('officer');
+  const section = (id: string): Locator => page.locator(`section#${id}`);
+  const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `console-${name}.png`), fullPage: true });
+
+  async function register(address: string, fullName: string) {
+    const s = section('register');
+    await s.getByLabel('E-mail').fill(address);
+    await s.getByLabel('Password').fill(password);
+    await s.getByLabel('Full name').fill(fullName);
+    await s.getByRole('button', { name: 'Register' }).click();
+    await s
+      .locator('.ok')
+      .filter({ hasText: `Registered ${address}` })
+      .waitFor();
+  }
+
+  async function logIn(address: string) {
+    const s = section('login');
+    await s.getByLabel('E-mail').fill(address);
+    await s.getByLabel('Password').fill(password);
+    await s.getByRole('button', { name: 'Log in' }).click();
+    await page
+      .locator('#session-state')
+      .filter({ hasText: `Logged in as ${address}` })
+      .waitFor();
+  }
+
+  before(async function () {
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+    await page.goto(`${stack.baseUrl}/`);
+  });
+
+  after(async () => {
+    await browser?.close();
+  });
+
+  it('serves one page, logged out, linking the OpenAPI description and the docs', async () => {
+    expect(await page.title()).to.equal('Paygate console');
+    expect(await page.locator('#session-state').textContent()).to.equal('Logged out');
+    expect(await page.getByRole('button', { name: 'Log out' }).isVisible()).to.equal(false);
+    expect(await page.getByRole('link', { name: 'OpenAPI description' }).getAttribute('href')).to.equal('/openapi.json');
+    expect(await page.getByRole('link', { name: 'Interactive API docs' }).getAttribute('href')).to.equal('/docs');
+    const headings = await page.locator('section h2').allTextContents();
+    for (const name of [
+      'Register user',
+      'Login',
+      'Order status',
+      'Initiate payment',
+      'Exchange discovery',
+      'Bank discovery',
+      'Create P2P ad',
+      'Create appeal',
+      'Compliance commands',
+    ]) {
+      expect(
+        headings.some((h) => h.startsWith(name)),
+        name,
+      ).to.equal(true);
+    }
+    await shot('logged-out');
+  });
+
+  it('shows problem+json errors as title and detail', async () => {
+    const s = section('login');
+    await s.getByLabel('E-mail').fill('nobody-here@example.com');
+    await s.getByLabel('Password').fill('not-the-password');
+    await s.getByRole('button', { name: 'Log in' }).click();
+    const alert = s.getByRole('alert');
+    await alert.waitFor();
+    const expected = await api().post('/api/v1/auth/login').send({ email: 'nobody-here@example.com', password: 'not-the-password' });
+    const problem = expected.body as { title: string; detail: string };
+    expect(await alert.locator('.title').textContent()).to.equal(problem.title);
+    expect(await alert.locator('.detail').textContent()).to.equal(problem.detail);
+    expect(await page.locator('#session-state').textContent()).to.equal('Logged out');
+
+    const r = section('register');
+    await r.getByLabel('E-mail').fill(email('short-password'));
+    await r.getByLabel('Password').fill('short');
+    await r.getByLabel('Full name').fill('Short Password');
+    await r.getByRole('button', { name: 'Register' }).click();
+    await r.getByRole('alert').waitFor();
+    expect(await r.locator('.error .title').textContent()).to.match(/\S/);
+    expect(await r.locator('.error li').allTextContents()).to.satisfy((items: string[]) => items.some((i) => i.includes('password')));
+    await shot('errors');
+  });
+
+  it('registers, logs in, and follows a payment until it is completed', async () => {
+    await register(customer, 'Console Customer');
+    await logIn(customer);
+    const s = section('initiate-payment');
+    await s.getByRole('combobox', { name: /^Method/ }).selectOption('mobile_money');
+    await s.getByLabel('Amount').fill('1500.00');
+    await s.getByLabel('Currency').fill('KES');
+    await s.getByLabel('Provider').fill('mpesa');
+    await s.getByLabel('Phone').fill('+254712345678');
+    await s.getByLabel('Description').fill('console payment');
+    await s.getByRole('button', { name: 'Pay' }).click();
+    await section('order-status')
+      .locator('.status')
+      .filter({ hasText: /^completed$/ })
+      .waitFor({ timeout: 30_000 });
+    const orderId = (await section('order-status').locator('.order-id').textContent()) ?? '';
+    const user = await User.findOne({ where: { email: customer } });
+    const order = await api()
+      .get(`/api/v1/payments/orders/${orderId}`)
+      .set('Authorization', `Bearer ${await page.evaluate<string>("sessionStorage.getItem('paygate.token') ?? ''")}`);
+    expect(order.status).to.equal(200);
+    expect((order.body as { status: string }).status).to.equal('completed');
+    expect(user).to.not.equal(null);
+    await shot('payment-completed');
+  });
+
+  it('lists exchanges and banks', async () => {
+    const e = section('exchanges');
+    await e.getByRole('button', { name: 'List exchanges' }).click();
+    await e.locator('tbody tr').first().waitFor();
+    expect(await e.locator('tbody tr').count()).to.be.greaterThan(0);
+    const b = section('banks');
+    await b.getByRole('button', { name: 'List banks' }).click();
+    await b.locator('tbody tr').first().waitFor();
+    expect(await b.locator('tbody').textContent()).to.contain('68');
+  });
+
+  it('posts a P2P ad as a verified user', async () => {
+    // Arrangement: KYC verified, as an officer would record it.
+    await User.update({ kycStatus: 'verified' }, { where: { email: customer } });
+    const s = section('p2p-ad');
+    await s.getByLabel('Side').selectOption('sell');
+    await s.getByLabel('Price (KES)').fill('130.00');
+    await s.getByLabel('Total amount').fill('100.000000');
+    await s.getByLabel('Minimum order (KES)').fill('100.00');
+    await s.getByLabel('Maximum order (KES)').fill('13000.00');
+    await s.getByLabel('Terms').fill('release within 15 minutes');
+    await s.getByRole('button', { name: 'Post ad' }).click();
+    await s.locator('.ad-id').waitFor();
+    const adId = (await s.locator('.ad-id').textContent()) ?? '';
+    const ad = await api().get(`/api/v1/p2p/ads/${adId}`);
+    expect(ad.status, JSON.stringify(ad.body)).to.equal(200);
+  });
+
+  it('opens an appeal on the order', async () => {
+    const s = section('appeal');
+    expect(await s.getByLabel('Order id to appeal').inputValue()).to.match(/\S/);
+    await s.getByLabel('Reason').selectOption('payment_not_received');
+    await s.getByLabel('What happened').fill('The recipient says the money never arrived.');
+    await s.getByRole('button', { name: 'Open appeal' }).click();
+    await s.locator('.appeal-id').waitFor();
+    expect(await s.locator('.appeal-id').textContent()).to.match(/\S/);
+    expect(await s.locator('.status').textContent()).to.match(/\S/);
+  });
+
+  it('refuses compliance commands to a customer, on the page', async () => {
+    const s = section('compliance');
+    await s.getByRole('button', { name: 'List blocklist' }).click();
+    await s.getByRole('alert').waitFor();
+    expect(await s.locator('.error .title').textContent()).to.match(/\S/);
+  });
+
+  it('as compliance, adds to the blocklist, lists it and pulls a report', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.locator('#session-state').filter({ hasText: 'Logged out' }).waitFor();
+    await register(officer, 'Console Officer');
+    await User.update({ roles: ['user', 'compliance'] }, { where: { email: officer } });
+    await logIn(officer);
+    const s = section('compliance');
+    const phone = uniqueKenyanPhone();
+    await s.getByLabel('Entry type').selectOption('phone');
+    await s.getByLabel('Value', { exact: true }).fill(phone);
+    await s.getByLabel('Reason for listing').fill('confirmed fraud, console test');
+    await s.getByRole('button', { name: 'Add entry' }).click();
+    await s.locator('[data-result="blocklist-add"] .ok').waitFor();
+    await s.getByLabel('Filter by value').fill(phone);
+    await s.getByRole('button', { name: 'List blocklist' }).click();
+    await s.locator('[data-result="blocklist-list"] tbody tr').filter({ hasText: phone }).waitFor();
+    await s.getByRole('button', { name: 'Pull report' }).click();
+    await s.locator('[data-result="report"] .ok').waitFor({ timeout: 60_000 });
+    expect(await s.locator('[data-result="report"] pre').textContent()).to.contain('compliance-report-');
+    await shot('compliance');
+    await page.evaluate('window.scrollTo(0, 0)');
+    // The README's screenshot is refreshed on request only, so that test runs leave the work tree clean.
+    const readmeShot = process.env.UPDATE_DOCS_SCREENSHOT
+      ? path.join(ROOT, 'docs', 'console.png')
+      : path.join(ROOT, 'tests', 'artifacts', 'console.png');
+    await page.screenshot({ path: readmeShot });
+  });
+
+  it('fits a phone-sized screen and is reachable by keyboard', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(overflow).to.be.at.most(0);
+    await shot('phone');
+    // From the login e-mail field, Tab reaches the password and then the button.
+    const login = section('login');
+    await login.getByLabel('E-mail').focus();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>("document.activeElement?.getAttribute('name') ?? ''")).to.equal('password');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>("document.activeElement?.textContent ?? ''")).to.equal('Log in');
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+});
