@@ -3,9 +3,10 @@ import { Op, type Attributes, type FindOptions, type Sequelize } from 'sequelize
 import type { Config } from '../../platform/config';
 import { notFound } from '../../platform/errors';
 import { Order, User } from '../../models';
-import { RailError, type Connectors, type RailStatus } from '../../domain/connectors';
+import { type Connectors, type RailStatus } from '../../domain/connectors';
 import { postPayment, postedKinds } from '../../domain/ledger';
 import { evaluateTierLimits, type LimitBreach } from '../../domain/limits';
+import { submitAndRecord } from './rail';
 import { formatAmount, type Currency } from '../../domain/money';
 import { isTerminal, ledgerAccountsOf, transitionOrder } from '../../domain/orders';
 
@@ -91,28 +92,16 @@ export function createActivities({ sequelize, connectors, config }: ActivityDeps
       const order = await lockOrder(orderId, {});
       if (order.railReference) return { reference: order.railReference };
       const connector = connectorFor(order);
-      try {
-        const accepted = await connector.submit({
-          idempotencyKey: order.id,
-          orderId: order.id,
-          method: order.method as Exclude<typeof order.method, 'p2p'>,
-          amount: formatAmount(order.amountMinor, order.currency as Currency),
-          currency: order.currency as Currency,
-          destination: order.destination,
-          description: order.description,
-          callbackUrl: `${config.http.publicBaseUrl}/api/v1/callbacks/sandbox`,
-        });
-        await Order.update({ railReference: accepted.reference, updatedAt: new Date() }, { where: { id: orderId } });
-        return accepted;
-      } catch (err) {
-        if (err instanceof RailError) {
-          const details = { failureCode: err.failureCode, providerCode: err.providerCode };
-          throw err.retryable
-            ? ApplicationFailure.retryable(err.message, 'RailUnavailable', details)
-            : ApplicationFailure.nonRetryable(err.message, 'RailRejected', details);
-        }
-        throw err;
-      }
+      return submitAndRecord(connector, {
+        idempotencyKey: order.id,
+        orderId: order.id,
+        method: order.method as Exclude<typeof order.method, 'p2p'>,
+        amount: formatAmount(order.amountMinor, order.currency as Currency),
+        currency: order.currency as Currency,
+        destination: order.destination,
+        description: order.description,
+        callbackUrl: `${config.http.publicBaseUrl}/api/v1/callbacks/sandbox`,
+      });
     },
 
     async pollRail({ orderId }: OrderRef): Promise<RailStatus> {

@@ -3,8 +3,9 @@ import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { Config } from '../../platform/config';
 import { uuidv7 } from '../../platform/ids';
 import { Order } from '../../models';
-import { RailError, type Connectors, type RailMethod, type RailStatus } from '../../domain/connectors';
+import { type Connectors, type RailMethod, type RailStatus } from '../../domain/connectors';
 import { postLines, postPayment, postedKinds } from '../../domain/ledger';
+import { submitAndRecord } from './rail';
 import { formatAmount } from '../../domain/money';
 import { isTerminal, ledgerAccountsOf, transitionOrder } from '../../domain/orders';
 import { escrowLines, type EscrowKind } from '../../domain/p2p/escrow';
@@ -137,28 +138,16 @@ export function createP2pActivities({ sequelize, connectors, config }: P2pActivi
         method === 'mobile_money'
           ? { provider: trade.payment_method === 'airtel_money' ? 'airtel_money' : 'mpesa', phone: trade.seller_phone ?? '' }
           : { account_name: trade.seller_name, p2p_counterparty: trade.seller_id };
-      try {
-        const accepted = await connectors[method].submit({
-          idempotencyKey: order.id,
-          orderId: order.id,
-          method,
-          amount: formatAmount(order.amountMinor, 'KES'),
-          currency: 'KES',
-          destination: { ...destination, p2p_ad_id: trade.ad_id },
-          description: order.description ?? `P2P trade ${order.id}`,
-          callbackUrl: `${config.http.publicBaseUrl}/api/v1/callbacks/sandbox`,
-        });
-        await Order.update({ railReference: accepted.reference, updatedAt: new Date() }, { where: { id: orderId } });
-        return accepted;
-      } catch (err) {
-        if (err instanceof RailError) {
-          const details = { failureCode: err.failureCode, providerCode: err.providerCode };
-          throw err.retryable
-            ? ApplicationFailure.retryable(err.message, 'RailUnavailable', details)
-            : ApplicationFailure.nonRetryable(err.message, 'RailRejected', details);
-        }
-        throw err;
-      }
+      return submitAndRecord(connectors[method], {
+        idempotencyKey: order.id,
+        orderId: order.id,
+        method,
+        amount: formatAmount(order.amountMinor, 'KES'),
+        currency: 'KES',
+        destination: { ...destination, p2p_ad_id: trade.ad_id },
+        description: order.description ?? `P2P trade ${order.id}`,
+        callbackUrl: `${config.http.publicBaseUrl}/api/v1/callbacks/sandbox`,
+      });
     },
 
     async pollFiatLeg({ orderId }: OrderRef): Promise<RailStatus> {
