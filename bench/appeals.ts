@@ -16,6 +16,10 @@ import type { AppealActivities } from '../workflows/activities/appeals';
 export interface ParkedAppealsResult {
   count: number;
   maxCachedWorkflows: number;
+  /** Worker process RSS once warm, before the appeals are parked (the baseline). */
+  idleRssBytes: number;
+  /** The same process's RSS with every appeal parked. */
+  parkedRssBytes: number;
   rssPerAppealBytes: number;
   heapPerAppealBytes: number;
   withinTarget: boolean;
@@ -76,7 +80,15 @@ export async function measureParkedAppeals(options: {
     const after = process.memoryUsage();
     const rssPerAppealBytes = Math.max(0, (after.rss - before.rss) / count);
     const heapPerAppealBytes = Math.max(0, (after.heapUsed - before.heapUsed) / count);
-    return { count, maxCachedWorkflows, rssPerAppealBytes, heapPerAppealBytes, withinTarget: rssPerAppealBytes <= MB };
+    return {
+      count,
+      maxCachedWorkflows,
+      idleRssBytes: before.rss,
+      parkedRssBytes: after.rss,
+      rssPerAppealBytes,
+      heapPerAppealBytes,
+      withinTarget: rssPerAppealBytes <= MB,
+    };
   } finally {
     await Promise.all(
       ids.map((id) =>

@@ -20,12 +20,15 @@ import {
   percentile,
   pool,
   processCpuMs,
+  ROOT,
   sleep,
   spawnNode,
+  tailOf,
   temporalCliPath,
   waitForHttp,
   type Child,
 } from './support';
+import type { ParkedAppealsResult } from './appeals';
 
 /**
  * `npm run bench`: Paygate against bare baselines, interleaved A/B in one run (A, B, A, B, ...), the
@@ -51,12 +54,17 @@ import {
  *     pg (bench/compliance.ts, own stack and database): median seconds of each.
  * (g) payment initiate-to-completed p50 with 20,000 blocklist entries  vs  an empty blocklist
  *     (bench/compliance.ts, own stack and database).
+ * (h) a Temporal worker's RSS with 1,000 parked appeal workflows  vs  the same worker warm and idle
+ *     (bench/appeals.ts in a child process with --expose-gc); the target is on the growth per appeal.
+ *
+ * Every run writes bench/REPORT.md (the ratios against their targets, the machine, how to reproduce)
+ * and bench/results/latest.json.
  *
  * The Paygate rounds of (b) and (c) each use a fresh KYC-verified user, so that a user's growing 24-hour
  * volume (which the limit checks sum) does not make later rounds slower than earlier ones.
  */
 
-const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
 
 const settings = {
   seconds: envInt('BENCH_SECONDS', 5),
@@ -67,6 +75,7 @@ const settings = {
   cWorkflows: process.env.BENCH_C_WORKFLOWS ? envInt('BENCH_C_WORKFLOWS', 200) : undefined,
   refreshRounds: envInt('BENCH_REFRESH_ROUNDS', 15),
   reportPayments: envInt('BENCH_REPORT_PAYMENTS', 1_000_000),
+  appeals: envInt('BENCH_APPEALS', 1000),
   only: (process.env.BENCH_ONLY ?? BENCHMARKS.join(','))
     .split(',')
     .map((s) => s.trim().toLowerCase())
@@ -76,6 +85,8 @@ const settings = {
   callbackDelayMs: envInt('BENCH_CALLBACK_DELAY_MS', 0, 0),
   strict: process.env.BENCH_STRICT === '1' || process.env.BENCH_STRICT === 'true',
 };
+
+const REPORT_FILE = path.join(ROOT, 'bench', 'REPORT.md');
 
 const HUGE_LIMIT_KES = '1000000000000000';
 const PASSWORD = 'bench-password-0123456789';
@@ -815,6 +826,40 @@ async function benchScreening(temporalAddress: string): Promise<FigureResult> {
   );
 }
 
+async function benchParkedAppeals(temporalAddress: string): Promise<FigureResult> {
+  const child = spawnNode(
+    'appeals',
+    path.join(__dirname, 'appeals.js'),
+    {
+      ...process.env,
+      TEMPORAL_ADDRESS: temporalAddress,
+      BENCH_APPEALS: String(settings.appeals),
+    },
+    ['--expose-gc'],
+  );
+  await child.exited;
+  if (child.proc.exitCode !== 0) throw new Error(`the appeals benchmark failed:\n${tailOf(child.logFile)}`);
+  const lines = fs.readFileSync(child.logFile, 'utf8').trim().split('\n');
+  const r = JSON.parse(lines[lines.length - 1]) as ParkedAppealsResult;
+  const MB = 1024 * 1024;
+  const perAppealMb = r.rssPerAppealBytes / MB;
+  const ratio = r.parkedRssBytes / r.idleRssBytes;
+  return {
+    kind: 'figure',
+    id: 'h',
+    title: `Temporal worker RSS with ${r.count} parked appeal workflows vs the same worker warm and idle (maxCachedWorkflows ${r.maxCachedWorkflows})`,
+    ratioOf: 'parked / idle RSS',
+    ratio,
+    sides: [
+      { label: 'parked', value: r.parkedRssBytes / MB, unit: 'MB RSS', digits: 1, about: `${r.count} appeals waiting on their SLA timer` },
+      { label: 'idle', value: r.idleRssBytes / MB, unit: 'MB RSS', digits: 1, about: 'the worker after one warm-up appeal' },
+    ],
+    targets: [{ name: 'MB per parked appeal', wanted: '<= 1', limit: 1, actual: perAppealMb, met: perAppealMb <= 1 }],
+    notes: [`growth per parked appeal: ${fmt(perAppealMb, 3)} MB RSS, ${fmt(r.heapPerAppealBytes / MB, 3)} MB heap`],
+    detail: r,
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Report
 
@@ -859,12 +904,95 @@ function print(results: BenchResult[], machine: Record<string, unknown>, wallSec
   say('         BENCH_WARMUP_SECONDS (default 2), BENCH_ORDERS (default 10000), BENCH_C_WORKFLOWS (default: sized from warm-up),');
   say(`         BENCH_ONLY=${BENCHMARKS.join(',')}, BENCH_CALLBACK_DELAY_MS (sandbox rail callback delay in (c), default 0),`);
   say('         BENCH_REFRESH_ROUNDS (refreshes in (d), default 15), BENCH_REPORT_PAYMENTS (seeded payments in (f), default 1000000),');
-  say('         BENCH_KEEP_DATABASE=1 (keep the databases of (f) and (g)),');
+  say('         BENCH_APPEALS (parked appeals in (h), default 1000), BENCH_KEEP_DATABASE=1 (keep the databases of (f) and (g)),');
   say('         BENCH_STRICT=1 (exit 1 when a target is missed), BENCH_DATABASE_URL, BENCH_REDIS_URL,');
   say('         TEMPORAL_ADDRESS (use that server instead of a dev server)');
   say('  needs Postgres (databases paygate_bench, and paygate_bench_report and paygate_bench_screening for (f) and (g), are dropped');
   say('  and recreated) and Redis; nothing else may be loading the machine.');
-  say('  results: bench/results/latest.json; child logs in bench/results/*.log');
+  say('  results: bench/REPORT.md and bench/results/latest.json; child logs in bench/results/*.log');
+}
+
+/** Where each benchmark came from, for the report. */
+const ORIGIN: Record<string, string> = {
+  a: 'walking skeleton',
+  b: 'walking skeleton',
+  c: 'walking skeleton',
+  d: 'platform discovery',
+  e: 'platform discovery',
+  f: 'users, KYC and compliance',
+  g: 'users, KYC and compliance',
+  h: 'P2P and appeals',
+};
+
+/** bench/REPORT.md: every ratio against its target, the machine, the settings and how to reproduce. */
+function renderReport(
+  results: BenchResult[],
+  machine: Record<string, unknown>,
+  wallSeconds: number,
+  finishedAt: string,
+  temporal: string,
+  failed: string | undefined,
+): string {
+  const cell = (text: string) => text.replace(/\|/g, '\\|');
+  const lines: string[] = [];
+  lines.push('# Paygate benchmark report', '');
+  lines.push('Written by `npm run bench`; every run overwrites it. Each figure is Paygate measured against a bare');
+  lines.push('baseline in the same run, in interleaved rounds (A, B, A, B …), the median of the rounds. Absolute times');
+  lines.push('depend on the machine and its load and are not comparable between machines; the ratios are the result.', '');
+  lines.push(`- finished: ${finishedAt}, ${fmt(wallSeconds, 0)} s in all (the build not included)`);
+  lines.push(
+    `- machine: ${String(machine.cores)} cores (${String(machine.cpu)}), Node ${String(machine.node)}, ${String(machine.platform)}`,
+  );
+  lines.push(`- Temporal: ${temporal}`);
+  lines.push(
+    `- settings: ${settings.rounds} rounds x ${settings.seconds} s, ${settings.connections} connections, warm-up ${settings.warmupSeconds} s, ` +
+      `${settings.orders} seeded orders, ${settings.reportPayments} report payments, ${settings.appeals} parked appeals`,
+  );
+  const missing = BENCHMARKS.filter((id) => !results.some((r) => r.id === id));
+  if (missing.length > 0)
+    lines.push(`- not run this time: ${missing.map((id) => `(${id})`).join(', ')}${failed ? ` — stopped early: ${failed}` : ''}`);
+  lines.push('', '| | benchmark | ratio | target | result | from |', '|---|---|---|---|---|---|');
+  for (const r of results) {
+    for (const [i, t] of r.targets.entries()) {
+      const ratio = i === 0 ? `${fmtRatio(r.ratio, r.targets[0]?.limit)} (${r.ratioOf})` : '';
+      lines.push(
+        `| ${i === 0 ? `(${r.id})` : ''} | ${i === 0 ? cell(r.title) : ''} | ${cell(ratio)} | ${cell(`${t.name} ${t.wanted}: ${fmtRatio(t.actual, t.limit)}`)} | ${t.met ? 'met' : '**missed**'} | ${i === 0 ? (ORIGIN[r.id] ?? '') : ''} |`,
+      );
+    }
+  }
+  const missed = results.flatMap((r) => r.targets.filter((t) => !t.met).map((t) => `(${r.id}) ${t.name}`));
+  lines.push('', missed.length === 0 ? 'Every target was met in this run.' : `Missed in this run: ${missed.join('; ')}.`, '');
+  lines.push('## Figures', '');
+  for (const r of results) {
+    lines.push(`### (${r.id}) ${r.title}`, '');
+    if (r.kind === 'rate') {
+      for (const side of [r.paygate, r.bare]) {
+        const cpu = side.cpuMsPerOp !== undefined ? `, ${side.cpuOf} CPU ${fmt(side.cpuMsPerOp, 2)} ms/op` : '';
+        lines.push(
+          `- ${side.label}: ${fmt(side.rate)} ${r.unit}, p50 ${fmt(side.p50)} ms, p99 ${fmt(side.p99)} ms${cpu}; rounds ${side.rounds.map((x) => fmt(x.rate)).join(', ')}`,
+        );
+      }
+      lines.push(`- p99 ratio: ${fmt(r.p99Ratio, 2)}x`);
+    } else {
+      for (const f of r.sides) lines.push(`- ${f.label}: ${fmt(f.value, f.digits)} ${f.unit} — ${f.about}`);
+    }
+    for (const n of r.notes) lines.push(`- note: ${n}`);
+    if (r.wallSeconds !== undefined) lines.push(`- took ${fmt(r.wallSeconds, 0)} s, set-up included`);
+    lines.push('');
+  }
+  lines.push('## How to reproduce', '');
+  lines.push(
+    '```bash',
+    'npm run bench                 # everything, about ten minutes on two cores',
+    'BENCH_ONLY=a,e npm run bench  # a selection',
+    '```',
+    '',
+  );
+  lines.push('It needs Postgres and Redis at their defaults (or `BENCH_DATABASE_URL`, `BENCH_REDIS_URL`) and starts its own');
+  lines.push('Temporal dev server unless `TEMPORAL_ADDRESS` is set. Nothing else should load the machine while it runs.');
+  lines.push('The knobs (`BENCH_SECONDS`, `BENCH_ROUNDS`, `BENCH_CONNECTIONS`, …) are listed at the end of its output;');
+  lines.push("`bench/results/latest.json` holds the same results as JSON, and `bench/results/*.log` the child processes' logs.");
+  return `${lines.join('\n')}\n`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -896,7 +1024,7 @@ async function main(): Promise<void> {
   let temporalAddress = '127.0.0.1:7233';
   let externalTemporal = false;
   const acceptQueue = `paygate-bench-accept-${runTag}`;
-  if (['b', 'c', 'f', 'g'].some((id) => wanted.has(id))) {
+  if (['b', 'c', 'f', 'g', 'h'].some((id) => wanted.has(id))) {
     Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
     progress(process.env.TEMPORAL_ADDRESS ? `temporal at ${process.env.TEMPORAL_ADDRESS}` : 'starting a Temporal dev server');
     ({ address: temporalAddress, external: externalTemporal } = await startTemporal());
@@ -1018,6 +1146,7 @@ async function main(): Promise<void> {
   });
   await run('f', 'compliance report', () => benchReport(temporalAddress));
   await run('g', 'payment latency with a full blocklist', () => benchScreening(temporalAddress));
+  await run('h', 'worker memory per parked appeal', () => benchParkedAppeals(temporalAddress));
 
   const wallSeconds = (performance.now() - startedAt) / 1000;
   print(results, machine, wallSeconds);
@@ -1035,6 +1164,8 @@ async function main(): Promise<void> {
   };
   fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   say(`wrote ${path.relative(process.cwd(), file) || file}`);
+  fs.writeFileSync(REPORT_FILE, renderReport(results, machine, wallSeconds, report.finishedAt, report.temporal, failed));
+  say(`wrote ${path.relative(process.cwd(), REPORT_FILE) || REPORT_FILE}`);
   if (failure !== undefined) throw failure;
   if (settings.strict && results.some((r) => r.targets.some((t) => !t.met))) process.exitCode = 1;
 }

@@ -34,11 +34,11 @@ export interface Child {
 }
 
 /** Run `node <script>` with `env`, its output going to bench/results/<name>.log. */
-export function spawnNode(name: string, script: string, env: NodeJS.ProcessEnv): Child {
+export function spawnNode(name: string, script: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Child {
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   const logFile = path.join(RESULTS_DIR, `${name}.log`);
   const fd = fs.openSync(logFile, 'w');
-  const proc = spawn(process.execPath, [script], { cwd: ROOT, env, stdio: ['ignore', fd, fd] });
+  const proc = spawn(process.execPath, [...nodeArgs, script], { cwd: ROOT, env, stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   const running = () => proc.exitCode === null && proc.signalCode === null;
