@@ -13,7 +13,17 @@ import { Order } from '../models';
 import { METRIC_QUEUES, QUEUE_STATES } from '../api/metrics';
 import { PAYGATE_METHOD, PAYGATE_ORDER_ID, PAYGATE_STATUS, PAYGATE_USER_ID } from '../workflows/search-attributes';
 import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentWorkflowInput } from '../workflows/shared';
-import { api, completedPayment, initiate, mpesaPayment, newUser, postAppeal, waitForOrder } from './support/api';
+import {
+  api,
+  blocklist,
+  completedPayment,
+  initiate,
+  mpesaPayment,
+  newUser,
+  postAppeal,
+  uniqueKenyanPhone,
+  waitForOrder,
+} from './support/api';
 import { rows } from './support/db';
 import { freePort, until } from './support/processes';
 
@@ -264,6 +274,44 @@ describe('operators', () => {
         `WorkflowType = 'appeal' AND PaygateOrderId = '${order.order_id}' AND PaygateStatus = 'approved'`,
       );
       expect(decided.workflowId).to.equal(found.workflowId);
+    });
+  });
+
+  describe('when a compliance-rejected payment is resubmitted on appeal', () => {
+    it('then the rejected one is found as rejected, and the new one with its owner and method, as completed', async function () {
+      this.timeout(60_000);
+      const staff = await newUser({ roles: ['user', 'compliance'] });
+      const phone = uniqueKenyanPhone();
+      await blocklist(staff, { type: 'phone', value: phone });
+      const owner = await newUser();
+      const res = await initiate(owner, mpesaPayment({ destination: { provider: 'mpesa', phone } }));
+      const rejectedId = (res.body as { order_id: string }).order_id;
+      expect((await waitForOrder(owner, rejectedId)).status).to.equal('rejected');
+      await listUntilFound(`PaygateStatus = 'rejected' AND PaygateOrderId = '${rejectedId}'`);
+
+      const appeal = await postAppeal(owner, {
+        order_id: rejectedId,
+        reason: 'compliance_rejection',
+        description: 'that is my own number',
+        evidence: [],
+      });
+      expect(appeal.status, JSON.stringify(appeal.body)).to.equal(201);
+      const approved = await api()
+        .put(`/api/v1/appeals/${(appeal.body as { appeal_id: string }).appeal_id}/approve`)
+        .set(staff.auth)
+        .send({ note: 'verified', action: 'resubmit' });
+      expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+      const newId = (approved.body as { resolution: { resubmitted_order_id: string } }).resolution.resubmitted_order_id;
+      expect((await waitForOrder(owner, newId)).status).to.equal('completed');
+
+      const [found] = await listUntilFound(`PaygateStatus = 'completed' AND PaygateOrderId = '${newId}'`);
+      expect(found.workflowId).to.equal(paymentWorkflowId(newId));
+      expect(found.typedSearchAttributes.get(PAYGATE_USER_ID)).to.equal(owner.id);
+      expect(found.typedSearchAttributes.get(PAYGATE_METHOD)).to.equal('mobile_money');
+      const summary = await (await temporalClient().workflow.getHandle(found.workflowId).describe()).staticSummary();
+      expect(summary).to.equal(
+        `resubmission of order ${rejectedId}, approved on appeal ${(appeal.body as { appeal_id: string }).appeal_id}`,
+      );
     });
   });
 
