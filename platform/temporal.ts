@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, isGrpcServiceError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { PAYGATE_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { config } from './config';
@@ -30,6 +30,8 @@ export async function temporalHealthy(): Promise<boolean> {
 }
 
 const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_UNAVAILABLE = 14;
 /** A namespace found without the search attributes is asked again after this long. */
 const RECHECK_AFTER_MS = 60_000;
 
@@ -41,7 +43,8 @@ let attributeCheck: { state: Promise<AttributeState>; at: number; settled?: Attr
  * per process (again a minute after a "no", and at the next start after Temporal could not be reached).
  * Missing ones are registered when TEMPORAL_REGISTER_SEARCH_ATTRIBUTES is on and the server allows it.
  * When they cannot be had, workflows start without them and run as usual: a payment is never refused
- * for the sake of its observability.
+ * for the sake of its observability. When Temporal does not answer, the error is thrown: the start
+ * would fail just the same, and the caller's fallback (the reconciler, a 503) takes over at once.
  */
 export async function searchAttributesReady(): Promise<boolean> {
   const stale = attributeCheck?.settled === 'missing' && Date.now() - attributeCheck.at > RECHECK_AFTER_MS;
@@ -52,7 +55,9 @@ export async function searchAttributesReady(): Promise<boolean> {
     };
     attributeCheck = entry;
   }
-  return (await attributeCheck.state) === 'ready';
+  const state = await attributeCheck.state;
+  if (state === 'unreachable') throw new Error('Temporal did not answer the search-attribute check');
+  return state === 'ready';
 }
 
 /**
@@ -84,8 +89,12 @@ async function checkSearchAttributes(): Promise<AttributeState> {
   try {
     known = await list();
   } catch (err) {
-    log.warn({ err: (err as Error).message }, 'could not list the search attributes of the namespace; asking again at the next start');
-    return 'unreachable';
+    // Unavailable or too slow: Temporal is down, ask again at the next start. Anything else (no operator
+    // rights, say) is an answer: the attributes cannot be checked, so workflows start without them.
+    const unreachable = !isGrpcServiceError(err) || [GRPC_UNAVAILABLE, GRPC_DEADLINE_EXCEEDED].includes(Number(err.code));
+    log.warn({ err: (err as Error).message }, 'could not list the search attributes of the namespace');
+    if (unreachable) return 'unreachable';
+    known = {};
   }
   const wrongType = PAYGATE_SEARCH_ATTRIBUTES.filter(({ name }) => known[name] !== undefined && known[name] !== KEYWORD);
   let missing = PAYGATE_SEARCH_ATTRIBUTES.filter(({ name }) => known[name] === undefined);
