@@ -1,5 +1,17 @@
+import { Queue } from 'bullmq';
 import type { RequestHandler } from 'express';
-import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Redis } from 'ioredis';
+import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { QueryTypes } from 'sequelize';
+import { config } from '../platform/config';
+import { database } from '../platform/database';
+import { componentLogger } from '../platform/logger';
+import { redis } from '../platform/redis';
+import { ORDER_STATUSES, PAYMENT_METHODS } from '../models/order';
+import { APPEAL_STATUSES } from '../domain/appeals/contract';
+import { MAINTENANCE_QUEUE } from '../workers/jobs';
+import { DISCOVERY_QUEUE } from '../workers/discovery';
+import { WEBHOOK_QUEUE } from '../workers/webhooks';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: 'paygate_' });
@@ -32,3 +44,155 @@ export const rememberMountPath: RequestHandler = (req, res, next) => {
   res.locals.mountPath = req.baseUrl;
   next();
 };
+
+// ---------------------------------------------------------------------------------------------
+// Operational gauges, read when Prometheus scrapes. Several api and worker processes share Postgres and
+// Redis, so what every process would count for itself is read from there instead: each api reports the
+// same figures (aggregate with `max without (instance)`). A read is reused for METRICS_CACHE_MS, never
+// runs twice at once, and is bounded in time; when its source is down the series are left out and
+// `paygate_metrics_source_up` says so, while /metrics still answers 200.
+
+const READ_TIMEOUT_MS = 2000;
+export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+export const METRIC_QUEUES = [MAINTENANCE_QUEUE, DISCOVERY_QUEUE, WEBHOOK_QUEUE] as const;
+type Source = 'postgres' | 'redis';
+
+/** Whether the last read of each source succeeded, shown by `paygate_metrics_source_up`. */
+const sourceState = new Map<Source, 0 | 1>();
+
+const withTimeout = <T>(promise: Promise<T>, ms: number): Promise<T> =>
+  Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms).unref())]);
+
+/** A read shared by the scrapes of the next METRICS_CACHE_MS; undefined while its source fails. */
+function cachedRead<T>(source: Source, read: () => Promise<T>): () => Promise<T | undefined> {
+  let last: { at: number; value: T | undefined } | undefined;
+  let inFlight: Promise<T | undefined> | undefined;
+  return async () => {
+    if (last && Date.now() - last.at < config().metrics.cacheMs) return last.value;
+    inFlight ??= withTimeout(read(), READ_TIMEOUT_MS)
+      .then(
+        (value) => {
+          sourceState.set(source, 1);
+          return value;
+        },
+        (err: unknown) => {
+          sourceState.set(source, 0);
+          componentLogger('metrics').warn({ source, err: (err as Error).message }, 'metrics source unavailable');
+          return undefined;
+        },
+      )
+      .then((value) => {
+        last = { at: Date.now(), value };
+        inFlight = undefined;
+        return value;
+      });
+    return inFlight;
+  };
+}
+
+interface DatabaseFigures {
+  payments: { status: string; method: string; n: number }[];
+  appeals: { status: string; n: number }[];
+  refreshes: { catalogue: string; refreshed_at: Date }[];
+}
+
+/** Three small aggregates in one short transaction, under a statement timeout. */
+const readDatabase = cachedRead<DatabaseFigures>('postgres', () =>
+  database().transaction(async (transaction) => {
+    const sequelize = database();
+    const select = <R extends object>(sql: string) => sequelize.query<R>(sql, { type: QueryTypes.SELECT, transaction });
+    await sequelize.query(`SET LOCAL statement_timeout = ${READ_TIMEOUT_MS}`, { transaction });
+    return {
+      payments: await select<{ status: string; method: string; n: number }>(
+        'SELECT status, method, count(*)::int AS n FROM orders GROUP BY status, method',
+      ),
+      appeals: await select<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM appeals GROUP BY status'),
+      refreshes: await select<{ catalogue: string; refreshed_at: Date }>('SELECT catalogue, refreshed_at FROM catalogue_refreshes'),
+    };
+  }),
+);
+
+let queues: { client: Redis; queues: Queue[] } | undefined;
+/** Queue handles on the api's Redis connection, made again if that connection was replaced. */
+function metricQueues(): Queue[] {
+  const client = redis();
+  if (queues?.client !== client) {
+    const made = METRIC_QUEUES.map((name) => new Queue(name, { connection: client, prefix: config().queuePrefix }));
+    for (const queue of made) queue.on('error', () => undefined); // the connection logs its own errors
+    queues = { client, queues: made };
+  }
+  return queues.queues;
+}
+
+const readQueues = cachedRead('redis', () =>
+  Promise.all(metricQueues().map(async (queue) => ({ queue: queue.name, counts: await queue.getJobCounts(...QUEUE_STATES) }))),
+);
+
+new Gauge({
+  name: 'paygate_metrics_source_up',
+  help: 'Whether the last read of a metrics source (postgres, redis) succeeded (1) or failed (0)',
+  labelNames: ['source'] as const,
+  registers: [registry],
+  async collect() {
+    await Promise.all([readDatabase(), readQueues()]);
+    this.reset();
+    for (const [source, up] of sourceState) this.set({ source }, up);
+  },
+});
+
+new Gauge({
+  name: 'paygate_payments',
+  help: 'Payment orders by current status and method (every process reads the same totals from Postgres)',
+  labelNames: ['status', 'method'] as const,
+  registers: [registry],
+  async collect() {
+    const figures = await readDatabase();
+    this.reset();
+    if (!figures) return;
+    // Every pair is present, at zero when no order is in it, so that rates and alerts see the series.
+    for (const status of ORDER_STATUSES) for (const method of PAYMENT_METHODS) this.set({ status, method }, 0);
+    for (const { status, method, n } of figures.payments) this.set({ status, method }, n);
+  },
+});
+
+new Gauge({
+  name: 'paygate_appeals',
+  help: 'Appeals by status (open, approved, rejected, expired)',
+  labelNames: ['status'] as const,
+  registers: [registry],
+  async collect() {
+    const figures = await readDatabase();
+    this.reset();
+    if (!figures) return;
+    for (const status of APPEAL_STATUSES) this.set({ status }, 0);
+    for (const { status, n } of figures.appeals) this.set({ status }, n);
+  },
+});
+
+new Gauge({
+  name: 'paygate_catalogue_refresh_age_seconds',
+  help: 'Seconds since the last successful refresh of a discovery catalogue (exchanges, banks); absent before the first',
+  labelNames: ['catalogue'] as const,
+  registers: [registry],
+  async collect() {
+    const figures = await readDatabase();
+    this.reset();
+    for (const { catalogue, refreshed_at } of figures?.refreshes ?? []) {
+      this.set({ catalogue }, Math.max(0, (Date.now() - new Date(refreshed_at).getTime()) / 1000));
+    }
+  },
+});
+
+new Gauge({
+  name: 'paygate_queue_jobs',
+  help: 'BullMQ jobs by queue and state (waiting, active, delayed, failed)',
+  labelNames: ['queue', 'state'] as const,
+  registers: [registry],
+  async collect() {
+    const depths = await readQueues();
+    this.reset();
+    for (const { queue, counts } of depths ?? []) {
+      for (const state of QUEUE_STATES) this.set({ queue, state }, counts[state] ?? 0);
+    }
+  },
+});

@@ -51,6 +51,8 @@ const schema = z
     TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
     TEMPORAL_TASK_QUEUE: z.string().min(1).default('paygate'),
     TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
+    TEMPORAL_REGISTER_SEARCH_ATTRIBUTES: boolFrom(true),
+    METRICS_CACHE_MS: intFrom(5000, 0, 300_000),
 
     JWT_SECRET: z.string().min(32, 'must be at least 32 characters').default(DEV_JWT_SECRET),
     JWT_ISSUER: z.string().min(1).default('paygate'),
@@ -196,7 +198,16 @@ export interface Config {
   databasePoolMax: number;
   redisUrl: string;
   queuePrefix: string;
-  temporal: { address: string; namespace: string; taskQueue: string; uiUrl: string };
+  temporal: {
+    address: string;
+    namespace: string;
+    taskQueue: string;
+    uiUrl: string;
+    /** Register Paygate's search attributes on the namespace when they are missing (needs operator rights). */
+    registerSearchAttributes: boolean;
+  };
+  /** How long /metrics reuses what it read from Postgres and Redis. */
+  metrics: { cacheMs: number };
   jwt: { secret: string; issuer: string; audience: string; ttlSeconds: number };
   admin?: { email: string; password: string };
   rateLimits: { loginPerIp: number; loginPerAccount: number; registerPerIp: number };
@@ -294,7 +305,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       namespace: e.TEMPORAL_NAMESPACE,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       uiUrl: e.TEMPORAL_UI_URL,
+      registerSearchAttributes: e.TEMPORAL_REGISTER_SEARCH_ATTRIBUTES,
     },
+    metrics: { cacheMs: e.METRICS_CACHE_MS },
     jwt: { secret: e.JWT_SECRET, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, ttlSeconds: e.JWT_TTL_SECONDS },
     admin: e.ADMIN_EMAIL && e.ADMIN_PASSWORD ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD } : undefined,
     rateLimits: {

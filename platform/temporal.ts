@@ -1,5 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, isGrpcServiceError } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { PAYGATE_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { config } from './config';
+import { componentLogger } from './logger';
 
 let connection: Connection | undefined;
 let client: Client | undefined;
@@ -26,7 +29,107 @@ export async function temporalHealthy(): Promise<boolean> {
   }
 }
 
+const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_UNAVAILABLE = 14;
+/** A namespace found without the search attributes is asked again after this long. */
+const RECHECK_AFTER_MS = 60_000;
+
+type AttributeState = 'ready' | 'missing' | 'unreachable';
+let attributeCheck: { state: Promise<AttributeState>; at: number; settled?: AttributeState } | undefined;
+
+/**
+ * May workflows be started with Paygate's search attributes — does the namespace know them? Asked once
+ * per process (again a minute after a "no", and at the next start after Temporal could not be reached).
+ * Missing ones are registered when TEMPORAL_REGISTER_SEARCH_ATTRIBUTES is on and the server allows it.
+ * When they cannot be had, workflows start without them and run as usual: a payment is never refused
+ * for the sake of its observability. When Temporal does not answer, the error is thrown: the start
+ * would fail just the same, and the caller's fallback (the reconciler, a 503) takes over at once.
+ */
+export async function searchAttributesReady(): Promise<boolean> {
+  const stale = attributeCheck?.settled === 'missing' && Date.now() - attributeCheck.at > RECHECK_AFTER_MS;
+  if (!attributeCheck || stale || attributeCheck.settled === 'unreachable') {
+    const entry: { state: Promise<AttributeState>; at: number; settled?: AttributeState } = {
+      at: Date.now(),
+      state: checkSearchAttributes().then((state) => (entry.settled = state)),
+    };
+    attributeCheck = entry;
+  }
+  const state = await attributeCheck.state;
+  if (state === 'unreachable') throw new Error('Temporal did not answer the search-attribute check');
+  return state === 'ready';
+}
+
+/**
+ * Start a workflow with the search attributes when the namespace knows them. Should the server refuse
+ * them anyway (removed since they were checked), the start is made again without them, and the
+ * namespace is asked again later.
+ */
+export async function startWithSearchAttributes<T>(start: (withAttributes: boolean) => Promise<T>): Promise<T> {
+  const ready = await searchAttributesReady();
+  try {
+    return await start(ready);
+  } catch (err) {
+    if (!ready || !(err instanceof Error) || !/search attribute/i.test(err.message)) throw err;
+    componentLogger('temporal').warn({ err: err.message }, 'search attributes refused; starting the workflow without them');
+    attributeCheck = { state: Promise.resolve('missing'), at: Date.now(), settled: 'missing' };
+    return start(false);
+  }
+}
+
+async function checkSearchAttributes(): Promise<AttributeState> {
+  const log = componentLogger('temporal');
+  const { namespace, registerSearchAttributes } = config().temporal;
+  const { connection: conn } = temporalClient();
+  const list = async () => {
+    const { customAttributes } = await conn.withDeadline(Date.now() + 5000, () => conn.operatorService.listSearchAttributes({ namespace }));
+    return customAttributes;
+  };
+  let known: Record<string, temporal.api.enums.v1.IndexedValueType>;
+  try {
+    known = await list();
+  } catch (err) {
+    // Unavailable or too slow: Temporal is down, ask again at the next start. Anything else (no operator
+    // rights, say) is an answer: the attributes cannot be checked, so workflows start without them.
+    const unreachable = !isGrpcServiceError(err) || [GRPC_UNAVAILABLE, GRPC_DEADLINE_EXCEEDED].includes(Number(err.code));
+    log.warn({ err: (err as Error).message }, 'could not list the search attributes of the namespace');
+    if (unreachable) return 'unreachable';
+    known = {};
+  }
+  const wrongType = PAYGATE_SEARCH_ATTRIBUTES.filter(({ name }) => known[name] !== undefined && known[name] !== KEYWORD);
+  let missing = PAYGATE_SEARCH_ATTRIBUTES.filter(({ name }) => known[name] === undefined);
+  if (missing.length > 0 && registerSearchAttributes && wrongType.length === 0) {
+    try {
+      await conn.withDeadline(Date.now() + 10_000, () =>
+        conn.operatorService.addSearchAttributes({
+          namespace,
+          searchAttributes: Object.fromEntries(missing.map(({ name }) => [name, KEYWORD])),
+        }),
+      );
+      known = await list();
+      missing = missing.filter(({ name }) => known[name] !== KEYWORD);
+      if (missing.length === 0) log.info({ namespace }, 'registered the Paygate search attributes');
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'could not register the Paygate search attributes');
+    }
+  }
+  if (missing.length === 0 && wrongType.length === 0) return 'ready';
+  log.warn(
+    {
+      namespace,
+      missing: missing.map((k) => k.name),
+      notKeyword: wrongType.map((k) => k.name),
+      register: PAYGATE_SEARCH_ATTRIBUTES.map(
+        (k) => `temporal operator search-attribute create --namespace ${namespace} --name ${k.name} --type Keyword`,
+      ),
+    },
+    'workflows start without search attributes until the namespace has them (as Keyword)',
+  );
+  return 'missing';
+}
+
 export async function closeTemporal(): Promise<void> {
+  attributeCheck = undefined;
   if (connection) {
     const closing = connection;
     connection = undefined;

@@ -5,9 +5,12 @@ import {
   allHandlersFinished,
   condition,
   log,
+  patched,
   proxyLocalActivities,
   setHandler,
   startChild,
+  upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { AppealActivities } from './activities/appeals';
 import { LOCAL_DB_STEP, withNonRetryable } from './presets';
@@ -21,6 +24,7 @@ import {
   type AppealWorkflowInput,
 } from '../domain/appeals/contract';
 import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentWorkflowInput } from './shared';
+import { PAYGATE_ORDER_ID, PAYGATE_STATUS, orderSearchAttributes } from './search-attributes';
 
 /** Decisions are one short transaction in our own Postgres: local activities, like the payment's DB steps. */
 const db = proxyLocalActivities<AppealActivities>(withNonRetryable(LOCAL_DB_STEP, ['conflict']));
@@ -38,6 +42,11 @@ export async function appeal(input: AppealWorkflowInput): Promise<AppealDecided>
   let deciding = false;
   let decided: AppealDecided | undefined;
   setHandler(appealStatusQuery, () => status);
+  // As in the payment workflow: only a run started with the search attributes upserts them, past the patch.
+  const tracked = carriesSearchAttributes() && patched('status-search-attribute');
+  const report = (next: AppealStatus) => {
+    if (tracked) upsertSearchAttributes([{ key: PAYGATE_STATUS, value: next }]);
+  };
 
   const validate = (decision: AppealDecision): void => {
     if (!decision.deciderRoles.some((role) => DECIDERS.includes(role))) {
@@ -68,6 +77,7 @@ export async function appeal(input: AppealWorkflowInput): Promise<AppealDecided>
         const resubmitted = result.resolution?.resubmitted_order_id;
         if (resubmitted) await startResubmission(resubmitted, input);
         status = result.status;
+        report(status);
         decided = result;
         return result;
       } catch (err) {
@@ -96,6 +106,7 @@ export async function appeal(input: AppealWorkflowInput): Promise<AppealDecided>
       }
       status = 'expired';
       await db.expireAppeal({ appealId: input.appealId });
+      report(status);
       log.info('appeal expired undecided', { appealId: input.appealId });
       return { appealId: input.appealId, status, resolution: null };
     }
@@ -105,6 +116,9 @@ export async function appeal(input: AppealWorkflowInput): Promise<AppealDecided>
   return decided;
 }
 
+/** Started with Paygate's search attributes: the namespace knows them. */
+const carriesSearchAttributes = (): boolean => workflowInfo().typedSearchAttributes.get(PAYGATE_ORDER_ID) !== undefined;
+
 /** Start the resubmitted payment's workflow; it outlives the appeal. Already started (reconciler) is fine. */
 async function startResubmission(orderId: string, input: AppealWorkflowInput): Promise<void> {
   const args: [PaymentWorkflowInput] = [{ orderId, pollAfterMs: input.pollAfterMs, settleTimeoutMs: input.settleTimeoutMs }];
@@ -113,6 +127,19 @@ async function startResubmission(orderId: string, input: AppealWorkflowInput): P
       workflowId: paymentWorkflowId(orderId),
       args,
       parentClosePolicy: ParentClosePolicy.ABANDON,
+      staticSummary: `resubmission of order ${input.orderId}, approved on appeal ${input.appealId}`,
+      memo: { orderId, resubmittedFrom: input.orderId, appealId: input.appealId },
+      // The resubmitted order belongs to the appealed order's owner, with its method, and starts past screening.
+      ...(carriesSearchAttributes()
+        ? {
+            typedSearchAttributes: orderSearchAttributes({
+              orderId,
+              userId: input.orderOwnerId,
+              method: input.orderMethod,
+              status: 'screening',
+            }),
+          }
+        : {}),
     });
   } catch (err) {
     log.warn('resubmitted payment workflow not started by the appeal', { orderId, error: String(err) });

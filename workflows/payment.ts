@@ -7,6 +7,8 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { PaymentActivities } from './activities';
 import { LOCAL_DB_STEP, RAIL_CALL, withNonRetryable } from './presets';
@@ -20,6 +22,7 @@ import {
   type PaymentWorkflowInput,
   type RailOutcomeSignal,
 } from './shared';
+import { PAYGATE_ORDER_ID, PAYGATE_STATUS } from './search-attributes';
 
 /**
  * Quick, idempotent database steps run as local activities: they touch only our own Postgres, take
@@ -39,6 +42,22 @@ const p2pRail = proxyActivities<P2pActivities>(withNonRetryable(RAIL_CALL, ['Tra
 
 const MAX_POLL_INTERVAL_MS = 60_000;
 
+/** The order status as this workflow moves it, shown as search attribute `PaygateStatus`. */
+type TrackedStatus = 'screening' | 'processing' | 'completed' | 'failed' | 'rejected';
+type ReportStatus = (status: TrackedStatus) => void;
+
+/**
+ * Keep `PaygateStatus` in step with the order. Only a run started with Paygate's search attributes does
+ * it (its namespace knows them; an upsert of an unknown attribute would fail the workflow task), and only
+ * past the patch: an upsert is a command, so runs begun before it replay without one.
+ */
+function statusReporter(): ReportStatus {
+  const tracked = workflowInfo().typedSearchAttributes.get(PAYGATE_ORDER_ID) !== undefined && patched('status-search-attribute');
+  return (status) => {
+    if (tracked) upsertSearchAttributes([{ key: PAYGATE_STATUS, value: status }]);
+  };
+}
+
 /** A payment: screening → KYC/limits → hold → submit to the rail → await the outcome → settle, or compensate. */
 export async function payment(input: PaymentWorkflowInput): Promise<PaymentResult> {
   const { orderId } = input;
@@ -48,10 +67,12 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   setHandler(railOutcomeSignal, (signalled) => {
     outcome ??= signalled;
   });
+  const report = statusReporter();
 
   // Payments started before screening existed replay without it.
   if (patched('compliance-screening')) {
     const screening = await compliance.screenPayment({ orderId });
+    report(screening.blocked ? 'rejected' : 'screening');
     if (screening.blocked) {
       stage = 'done';
       return { orderId, status: 'rejected', failureCode: 'blocked_by_compliance' };
@@ -62,6 +83,7 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   const breach = await db.checkLimits({ orderId });
   if (breach) {
     await db.rejectOrder({ orderId, failureCode: breach.code, reason: breach.reason });
+    report('rejected');
     return { orderId, status: 'rejected', failureCode: breach.code };
   }
 
@@ -73,11 +95,13 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
       (next) => {
         stage = next;
       },
+      report,
     );
   }
 
   stage = 'holding';
   await db.holdFunds({ orderId });
+  report('processing');
 
   stage = 'submitting';
   try {
@@ -86,6 +110,7 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
     const failure = railFailure(err);
     log.warn('rail refused the payment', { orderId, ...failure });
     await db.failPayment({ orderId, ...failure });
+    report('failed');
     return { orderId, status: 'failed', failureCode: failure.failureCode };
   }
 
@@ -95,10 +120,12 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   stage = 'posting';
   if (final.state === 'succeeded') {
     await db.settlePayment({ orderId, reference: final.reference });
+    report('completed');
     stage = 'done';
     return { orderId, status: 'completed' };
   }
   await db.failPayment({ orderId, failureCode: final.failureCode, reason: final.reason });
+  report('failed');
   stage = 'done';
   return { orderId, status: 'failed', failureCode: final.failureCode };
 }
@@ -111,15 +138,18 @@ async function p2pTrade(
   input: PaymentWorkflowInput,
   signalled: () => RailOutcomeSignal | undefined,
   setStage: (stage: PaymentStage) => void,
+  report: ReportStatus,
 ): Promise<PaymentResult> {
   const { orderId } = input;
   setStage('holding');
   const escrow = await p2pDb.lockEscrow({ orderId });
   if (!escrow.locked) {
+    report('rejected');
     setStage('done');
     return { orderId, status: 'rejected', failureCode: 'ad_unavailable' };
   }
   await db.holdFunds({ orderId });
+  report('processing');
 
   setStage('submitting');
   try {
@@ -128,6 +158,7 @@ async function p2pTrade(
     const failure = railFailure(err);
     log.warn('rail refused the fiat leg of a trade', { orderId, ...failure });
     await p2pDb.failTrade({ orderId, ...failure });
+    report('failed');
     setStage('done');
     return { orderId, status: 'failed', failureCode: failure.failureCode };
   }
@@ -138,10 +169,12 @@ async function p2pTrade(
   setStage('posting');
   if (final.state === 'succeeded') {
     await p2pDb.settleTrade({ orderId, reference: final.reference });
+    report('completed');
     setStage('done');
     return { orderId, status: 'completed' };
   }
   await p2pDb.failTrade({ orderId, failureCode: final.failureCode, reason: final.reason });
+  report('failed');
   setStage('done');
   return { orderId, status: 'failed', failureCode: final.failureCode };
 }

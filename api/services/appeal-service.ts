@@ -8,7 +8,8 @@ import { database } from '../../platform/database';
 import { AppError, validationError, type FieldError } from '../../platform/errors';
 import { isUuid, uuidv7 } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
-import { temporalClient } from '../../platform/temporal';
+import { startWithSearchAttributes, temporalClient } from '../../platform/temporal';
+import { orderSearchAttributes } from '../../workflows/search-attributes';
 import {
   APPEAL_ACTIONS,
   APPEAL_REASONS,
@@ -99,9 +100,9 @@ const toView = (row: AppealRow): AppealView => ({
 });
 
 /** The parties to an order: its owner and, for a P2P trade, the ad's owner on the other side. */
-async function orderParties(orderId: string): Promise<{ owner: string; counterparty: string | null } | undefined> {
-  const [row] = await database().query<{ owner: string; counterparty: string | null }>(
-    `SELECT o.user_id AS owner, t.maker_id AS counterparty FROM orders o LEFT JOIN p2p_trades t ON t.order_id = o.id WHERE o.id = :orderId`,
+async function orderParties(orderId: string): Promise<{ owner: string; counterparty: string | null; method: string } | undefined> {
+  const [row] = await database().query<{ owner: string; counterparty: string | null; method: string }>(
+    `SELECT o.user_id AS owner, t.maker_id AS counterparty, o.method FROM orders o LEFT JOIN p2p_trades t ON t.order_id = o.id WHERE o.id = :orderId`,
     { replacements: { orderId }, type: QueryTypes.SELECT },
   );
   return row;
@@ -175,6 +176,7 @@ export async function createAppeal(caller: Caller, body: AppealInput): Promise<A
     appellantId: caller.id,
     orderOwnerId: parties.owner,
     counterpartyId: parties.counterparty,
+    orderMethod: parties.method,
     slaMs: cfg.appeals.slaMs,
     pollAfterMs: cfg.payments.pollAfterMs,
     settleTimeoutMs: cfg.payments.settleTimeoutMs,
@@ -201,12 +203,27 @@ export async function createAppeal(caller: Caller, body: AppealInput): Promise<A
       );
       try {
         const client = temporalClient();
-        await client.connection.withDeadline(Date.now() + 5000, () =>
-          client.workflow.start(APPEAL_WORKFLOW, {
-            workflowId: appealWorkflowId(id),
-            taskQueue: cfg.temporal.taskQueue,
-            args: [workflowInput],
-          }),
+        await startWithSearchAttributes((withAttributes) =>
+          client.connection.withDeadline(Date.now() + 5000, () =>
+            client.workflow.start(APPEAL_WORKFLOW, {
+              workflowId: appealWorkflowId(id),
+              taskQueue: cfg.temporal.taskQueue,
+              args: [workflowInput],
+              staticSummary: `appeal of order ${input.orderId}: ${input.reason}`,
+              memo: { appealId: id, orderId: input.orderId, appellantId: caller.id, reason: input.reason },
+              // The appeal is found with its order: PaygateOrderId, and PaygateStatus open → approved | rejected | expired.
+              ...(withAttributes
+                ? {
+                    typedSearchAttributes: orderSearchAttributes({
+                      orderId: input.orderId,
+                      userId: caller.id,
+                      method: parties.method,
+                      status: 'open',
+                    }),
+                  }
+                : {}),
+            }),
+          ),
         );
       } catch (err) {
         log.warn({ appealId: id, err: (err as Error).message }, 'appeal workflow could not be started');

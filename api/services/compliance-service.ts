@@ -307,6 +307,8 @@ async function reportRun(input: ComplianceReportInput, refresh: boolean): Promis
       args: [input],
       workflowIdReusePolicy: refresh ? 'ALLOW_DUPLICATE' : 'ALLOW_DUPLICATE_FAILED_ONLY',
       workflowIdConflictPolicy: 'USE_EXISTING',
+      staticSummary: `compliance report ${input.from} → ${input.to}${refresh ? ' (refresh)' : ''}`,
+      memo: { from: input.from, to: input.to, ctrThresholdUsd: input.ctrThresholdUsd },
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return client.workflow.getHandle(workflowId);

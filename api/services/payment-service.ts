@@ -7,7 +7,7 @@ import { database } from '../../platform/database';
 import { AppError, validationError } from '../../platform/errors';
 import { isUuid, uuidv7 } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
-import { temporalClient } from '../../platform/temporal';
+import { startWithSearchAttributes, temporalClient } from '../../platform/temporal';
 import { Order } from '../../models';
 import type { KycStatus } from '../../models/user';
 import { ORDER_STATUSES, PAYMENT_METHODS, type OrderStatus, type PaymentMethod } from '../../models/order';
@@ -17,6 +17,7 @@ import { validatePaymentRequest, type PaymentRequestInput } from '../../domain/p
 import { checkDestination } from '../../domain/discovery/destinations';
 import type { BankRoute } from '../../domain/discovery/routing';
 import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentWorkflowInput } from '../../workflows/shared';
+import { orderSearchAttributes } from '../../workflows/search-attributes';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 import { quoteTrade, recordTrade } from './p2p-service';
 
@@ -77,34 +78,64 @@ async function tierStanding(userId: string): Promise<{ kycStatus: KycStatus; use
   return row ? { kycStatus: row.kyc_status, usedKesMinor: BigInt(row.used) } : null;
 }
 
+/** What the start of a payment workflow shows operators: its search attributes and its one-line summary. */
+type OrderFacts = Pick<Order, 'id' | 'userId' | 'method' | 'status' | 'amountMinor' | 'currency' | 'destination'>;
+
+const maskIdentifier = (id: string): string => (id.length > 8 ? `${id.slice(0, 5)}…${id.slice(-4)}` : id);
+
+/** "KES 1500.00 mobile_money to +2547…5678": where the money goes, phones and accounts cut short. */
+export function paymentSummary(order: OrderFacts): string {
+  const d = order.destination;
+  const to = d.phone
+    ? maskIdentifier(d.phone)
+    : d.account_number
+      ? `bank ${d.bank_code ?? '?'} account ${maskIdentifier(d.account_number)}`
+      : d.exchange_id
+        ? `exchange ${d.exchange_id}`
+        : d.ad_id
+          ? `P2P ad ${d.ad_id}`
+          : undefined;
+  return `${order.currency} ${formatAmount(order.amountMinor, order.currency as Currency)} ${order.method}${to ? ` to ${to}` : ''}`;
+}
+
 /**
  * Start the payment workflow for an order; starting it twice is harmless (same workflow id). The
  * workflow's first activity records `workflow_started_at`, so the api spends no extra round trip on it.
+ * The start carries the order's search attributes (when the namespace knows them) and a summary.
  */
 export async function startPaymentWorkflow(
   orderId: string,
   taskQueue = config().temporal.taskQueue,
-  options: { p2p?: boolean } = {},
+  options: { p2p?: boolean; order?: OrderFacts } = {},
 ): Promise<void> {
   const cfg = config();
   const client = temporalClient();
+  const order =
+    options.order ??
+    (await Order.findByPk(orderId, { attributes: ['id', 'userId', 'method', 'status', 'amountMinor', 'currency', 'destination'] }));
   const input: PaymentWorkflowInput = {
     orderId,
     pollAfterMs: cfg.payments.pollAfterMs,
     settleTimeoutMs: cfg.payments.settleTimeoutMs,
     ...(options.p2p ? { p2p: true } : {}),
   };
-  try {
-    await client.connection.ensureConnected();
-    await client.connection.withDeadline(Date.now() + 5000, () =>
+  const start = (withAttributes: boolean) =>
+    client.connection.withDeadline(Date.now() + 5000, () =>
       client.workflow.start(PAYMENT_WORKFLOW, {
         workflowId: paymentWorkflowId(orderId),
         taskQueue,
         args: [input],
         // Even after the first run has closed, the same order never gets a second run.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        ...(order ? { staticSummary: paymentSummary(order), memo: { orderId, userId: order.userId, method: order.method } } : {}),
+        ...(order && withAttributes
+          ? { typedSearchAttributes: orderSearchAttributes({ orderId, userId: order.userId, method: order.method, status: order.status }) }
+          : {}),
       }),
     );
+  try {
+    await client.connection.ensureConnected();
+    await startWithSearchAttributes(start);
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
@@ -164,7 +195,7 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
 
   if (!order.workflowStartedAt) {
     try {
-      await startPaymentWorkflow(order.id, undefined, { p2p: order.method === 'p2p' });
+      await startPaymentWorkflow(order.id, undefined, { p2p: order.method === 'p2p', order });
     } catch (err) {
       log.warn({ orderId: order.id, err }, 'workflow start failed; the reconciler will start it');
     }
@@ -309,7 +340,7 @@ export async function paymentHistory(caller: Caller, q: HistoryQuery): Promise<P
 /** Start the workflow of every accepted order whose start failed (Temporal was down, the api crashed). */
 export async function reconcileUnstartedOrders(graceMs = config().reconciler.graceMs, batch = 200): Promise<number> {
   const orders = await Order.findAll({
-    attributes: ['id', 'method'],
+    attributes: ['id', 'userId', 'method', 'status', 'amountMinor', 'currency', 'destination'],
     where: { workflowStartedAt: null, createdAt: { [Op.lt]: new Date(Date.now() - graceMs) } },
     order: [['createdAt', 'ASC']],
     limit: batch,
@@ -317,7 +348,7 @@ export async function reconcileUnstartedOrders(graceMs = config().reconciler.gra
   let started = 0;
   for (const order of orders) {
     try {
-      await startPaymentWorkflow(order.id, undefined, { p2p: order.method === 'p2p' });
+      await startPaymentWorkflow(order.id, undefined, { p2p: order.method === 'p2p', order });
       // Also covers a workflow that was started but has not run yet: it is marked now, not restarted.
       await Order.update({ workflowStartedAt: new Date() }, { where: { id: order.id, workflowStartedAt: null } });
       started += 1;

@@ -19,6 +19,8 @@ export interface AppealWorkflowInput {
   appellantId: string;
   orderOwnerId: string;
   counterpartyId: string | null;
+  /** The appealed order's method (a resubmission keeps it); absent in appeals begun before it was passed. */
+  orderMethod?: string;
   /** Undecided after this long, the appeal is `expired`. */
   slaMs: number;
   /** For a resubmitted payment's workflow. */

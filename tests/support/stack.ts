@@ -9,6 +9,7 @@ import { closeTemporal, temporalClient } from '../../platform/temporal';
 import { migrateUp } from '../../models/migrate';
 import { createApp } from '../../api/app';
 import { createPaygateWorker } from '../../workers/temporal-worker';
+import { PAYGATE_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { ensureCatalogue } from './catalogue';
 import { freePort, temporalCliPath } from './local-tools';
 import { startRailFakes, type RailFakes } from '../fakes/rails';
@@ -55,7 +56,12 @@ export async function startStack(): Promise<Stack> {
   let temporalAddress = process.env.TEMPORAL_ADDRESS;
   if (!temporalAddress) {
     env = await TestWorkflowEnvironment.createLocal({
-      server: { executable: { type: 'existing-path', path: temporalCliPath() }, ip: '127.0.0.1', ui: false },
+      server: {
+        executable: { type: 'existing-path', path: temporalCliPath() },
+        ip: '127.0.0.1',
+        ui: false,
+        searchAttributes: [...PAYGATE_SEARCH_ATTRIBUTES],
+      },
     });
     temporalAddress = env.address;
     process.env.TEMPORAL_ADDRESS = temporalAddress;

@@ -34,7 +34,9 @@ describe('unit: config', () => {
         namespace: 'default',
         taskQueue: 'paygate',
         uiUrl: 'http://127.0.0.1:8233',
+        registerSearchAttributes: true,
       });
+      expect(cfg.metrics).to.deep.equal({ cacheMs: 5000 });
       expect(cfg.jwt.issuer).to.equal('paygate');
       expect(cfg.jwt.audience).to.equal('paygate-api');
       expect(cfg.jwt.ttlSeconds).to.equal(900);
