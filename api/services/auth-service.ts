@@ -35,6 +35,8 @@ const ARGON2 = { algorithm: Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, 
 let decoyHash: Promise<string> | undefined;
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,}$/;
+const MAX_EMAIL_LENGTH = 320;
+const MAX_PASSWORD_LENGTH = 256;
 
 export function toUserView(user: Pick<User, 'id' | 'email' | 'fullName' | 'phone' | 'roles' | 'kycStatus' | 'createdAt'>): UserView {
   const role: Role = user.roles.includes('admin') ? 'admin' : user.roles.includes('compliance') ? 'compliance' : 'user';
@@ -58,7 +60,7 @@ function normaliseEmail(raw: string): string {
 
 function checkPassword(password: string): void {
   if (password.length < 10) throw validationError('password', 'must be at least 10 characters');
-  if (password.length > 256) throw validationError('password', 'must be at most 256 characters');
+  if (password.length > MAX_PASSWORD_LENGTH) throw validationError('password', `must be at most ${MAX_PASSWORD_LENGTH} characters`);
 }
 
 export async function registerUser(input: RegisterInput, ip: string): Promise<UserView> {
@@ -95,6 +97,9 @@ export async function registerUser(input: RegisterInput, ip: string): Promise<Us
 
 export async function login(emailRaw: string, password: string, ip: string): Promise<IssuedToken> {
   const email = emailRaw.trim().toLowerCase();
+  // No account has a longer e-mail or password: refused before it costs a hash or a rate-limit key in Redis.
+  if (email.length > MAX_EMAIL_LENGTH) throw validationError('email', `must be at most ${MAX_EMAIL_LENGTH} characters`);
+  if (password.length > MAX_PASSWORD_LENGTH) throw validationError('password', `must be at most ${MAX_PASSWORD_LENGTH} characters`);
   await limitLoginByIp(ip);
   await assertAccountNotLocked(email);
   const user = await User.findOne({ where: { email } });
