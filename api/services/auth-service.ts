@@ -8,7 +8,7 @@ import type { Role } from '../../models/user';
 import { normaliseKenyanPhone } from '../../domain/phone';
 import { issueAccessToken, type IssuedToken } from '../auth/tokens';
 import { refuseOnScreeningHit } from './compliance-service';
-import { assertAccountNotLocked, clearFailedLogins, limitLoginByIp, limitRegisterByIp, recordFailedLogin } from './rate-limits';
+import { claimLoginAttempt, clearFailedLogins, limitLoginByIp, limitRegisterByIp } from './rate-limits';
 
 export interface RegisterInput {
   email: string;
@@ -101,14 +101,11 @@ export async function login(emailRaw: string, password: string, ip: string): Pro
   if (email.length > MAX_EMAIL_LENGTH) throw validationError('email', `must be at most ${MAX_EMAIL_LENGTH} characters`);
   if (password.length > MAX_PASSWORD_LENGTH) throw validationError('password', `must be at most ${MAX_PASSWORD_LENGTH} characters`);
   await limitLoginByIp(ip);
-  await assertAccountNotLocked(email);
+  await claimLoginAttempt(email);
   const user = await User.findOne({ where: { email } });
   decoyHash ??= hash('decoy-password-for-timing', ARGON2);
   const ok = await verify(user?.passwordHash ?? (await decoyHash), password).catch(() => false);
-  if (!user || !ok) {
-    await recordFailedLogin(email);
-    throw new AppError('unauthenticated', 'wrong e-mail or password');
-  }
+  if (!user || !ok) throw new AppError('unauthenticated', 'wrong e-mail or password');
   await clearFailedLogins(email);
   return issueAccessToken(config().jwt, { sub: user.id, roles: user.roles });
 }
