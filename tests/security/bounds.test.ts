@@ -97,8 +97,8 @@ function stringLeaves(value: unknown, at: (string | number)[] = []): (string | n
 
 function replaced(value: unknown, at: (string | number)[], by: unknown): unknown {
   if (at.length === 0) return by;
-  const copy = (Array.isArray(value) ? [...value] : { ...(value as object) }) as Record<string | number, unknown>;
-  copy[at[0]!] = replaced(copy[at[0]!], at.slice(1), by);
+  const copy = (Array.isArray(value) ? [...(value as unknown[])] : { ...(value as object) }) as Record<string | number, unknown>;
+  copy[at[0]] = replaced(copy[at[0]], at.slice(1), by);
   return copy;
 }
 
@@ -128,7 +128,7 @@ describe('security: input bounds', () => {
       for (const op of ops.filter((o) => o.requestBody)) {
         const res = await call(
           op.method,
-          fillPath(op.path, Object.fromEntries([...op.path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1]!, UNKNOWN_ID]))),
+          fillPath(op.path, Object.fromEntries([...op.path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1], UNKNOWN_ID]))),
           {
             token: staff.token,
             body: big,
@@ -154,7 +154,7 @@ describe('security: input bounds', () => {
       this.timeout(120_000);
       const all = fixtures(user, staff);
       for (const op of ops.filter((o) => o.requestBody)) {
-        const fixture = all[op.key]!;
+        const fixture = all[op.key];
         const sample = fixture();
         // The unmodified fixture is a request the endpoint accepts or judges on its merits (not a 400).
         const baseline = await send(op, sample, sample.body);
@@ -220,7 +220,7 @@ describe('security: input bounds', () => {
     it('then every GET operation answers a 4xx problem for each of its query parameters', async function () {
       this.timeout(60_000);
       for (const op of ops.filter((o) => o.method === 'get')) {
-        const path = fillPath(op.path, Object.fromEntries([...op.path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1]!, UNKNOWN_ID])));
+        const path = fillPath(op.path, Object.fromEntries([...op.path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1], UNKNOWN_ID])));
         for (const p of op.parameters.filter((x) => x.in === 'query')) {
           for (const value of ['y'.repeat(8000), 'a\u0000b']) {
             const res = await call(op.method, `${path}?${p.name}=${encodeURIComponent(value)}`, { token: staff.token });

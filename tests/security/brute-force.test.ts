@@ -57,7 +57,7 @@ describe('security: login brute force across two api instances', function () {
     it('then they are counted together: after the limit both answer 429 with Retry-After, even to the right password', async () => {
       const user = await newUser();
       for (let i = 0; i < limit; i += 1) {
-        expectProblem(await login(instances()[i % 2]!, user.email, `wrong-password-${i}`), 401, 'unauthenticated', `attempt ${i + 1}`);
+        expectProblem(await login(instances()[i % 2], user.email, `wrong-password-${i}`), 401, 'unauthenticated', `attempt ${i + 1}`);
       }
       for (const instance of instances()) {
         const res = await login(instance, user.email, user.password);
@@ -72,9 +72,9 @@ describe('security: login brute force across two api instances', function () {
       const user = await newUser();
       for (let round = 0; round < 2; round += 1) {
         for (let i = 0; i < limit - 1; i += 1) {
-          expectProblem(await login(instances()[i % 2]!, user.email, 'wrong-password'), 401, 'unauthenticated');
+          expectProblem(await login(instances()[i % 2], user.email, 'wrong-password'), 401, 'unauthenticated');
         }
-        const ok = await login(instances()[round % 2]!, user.email, user.password);
+        const ok = await login(instances()[round % 2], user.email, user.password);
         expect(ok.status, ok.text).to.equal(200);
       }
     });
@@ -82,7 +82,7 @@ describe('security: login brute force across two api instances', function () {
     it('then another account is not locked by it', async () => {
       const victim = await newUser();
       const bystander = await newUser();
-      for (let i = 0; i <= limit; i += 1) await login(instances()[i % 2]!, victim.email, 'wrong-password');
+      for (let i = 0; i <= limit; i += 1) await login(instances()[i % 2], victim.email, 'wrong-password');
       for (const instance of instances()) {
         expect((await login(instance, bystander.email, bystander.password)).status).to.equal(200);
       }
@@ -93,7 +93,7 @@ describe('security: login brute force across two api instances', function () {
     it('then no more than the limit are even checked: the rest are 429 without a verdict on the password', async () => {
       const user = await newUser();
       const burst = 16;
-      const answers = await Promise.all(Array.from({ length: burst }, (_, i) => login(instances()[i % 2]!, user.email, `guess-${i}`)));
+      const answers = await Promise.all(Array.from({ length: burst }, (_, i) => login(instances()[i % 2], user.email, `guess-${i}`)));
       const statuses = answers.map((r) => r.status);
       expect(statuses.filter((s) => s === 401).length, `statuses ${statuses.join(',')}`).to.equal(limit);
       expect(statuses.filter((s) => s === 429).length, `statuses ${statuses.join(',')}`).to.equal(burst - limit);

@@ -24,7 +24,7 @@ function csp(res: Response): Record<string, string[]> {
       .split(';')
       .map((d) => d.trim().split(/\s+/))
       .filter((parts) => parts[0])
-      .map(([name, ...sources]) => [name!, sources]),
+      .map(([name, ...sources]) => [name, sources]),
   );
 }
 

@@ -60,7 +60,7 @@ describe('security: mass assignment', () => {
       const login = await api().post('/api/v1/auth/login').send({ email, password });
       expect(login.status).to.equal(200);
       const token = (login.body as { access_token: string }).access_token;
-      const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { roles: string[] };
+      const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { roles: string[] };
       expect(claims.roles).to.deep.equal(['user']);
       expectProblem(await call('get', '/users', { token }), 403, 'forbidden');
     });
@@ -202,7 +202,7 @@ describe('security: mass assignment', () => {
         'SELECT owner_id, available_amount_minor::text AS available, total_amount_minor::text AS total FROM p2p_ads WHERE id = :id',
         { id: ad.ad_id },
       );
-      expect(stored).to.deep.equal([{ owner_id: maker.id, available: stored[0]!.total, total: '100000000' }]);
+      expect(stored).to.deep.equal([{ owner_id: maker.id, available: stored[0].total, total: '100000000' }]);
     });
   });
 

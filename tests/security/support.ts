@@ -87,7 +87,7 @@ export function fillPath(path: string, values: Record<string, string>): string {
   });
 }
 
-export const pathParameters = (path: string): string[] => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+export const pathParameters = (path: string): string[] => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
 
 /** Send `method` to `/api/v1<path>`, with an optional bearer token and JSON body. */
 export function call(method: Method, path: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
