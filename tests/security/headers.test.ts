@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import type { Response } from 'supertest';
 import { api, newUser } from '../support/api';
+import { launchBrowser } from '../support/browser';
+import { stack } from '../support/stack';
 
 /** OWASP API8 (security misconfiguration): the headers every kind of answer carries. */
 
@@ -86,6 +88,27 @@ describe('security: response headers', () => {
         expect(res.status, path).to.equal(200);
         expectBaseline(res, path);
         expect(csp(res)['script-src'], path).to.deep.equal(["'self'"]);
+      }
+    });
+  });
+
+  describe('when the console and the docs are opened in a browser under that policy', () => {
+    it('then both render and the browser reports no Content-Security-Policy violation', async function () {
+      this.timeout(60_000);
+      const browser = await launchBrowser();
+      try {
+        const page = await browser.context.newPage();
+        const violations: string[] = [];
+        page.on('console', (message) => {
+          if (/Content Security Policy|Content-Security-Policy/i.test(message.text())) violations.push(message.text());
+        });
+        await page.goto(`${stack.baseUrl}/docs/`);
+        await page.locator('.swagger-ui .info .title').filter({ hasText: 'Paygate API' }).waitFor({ timeout: 20_000 });
+        await page.goto(`${stack.baseUrl}/`);
+        await page.locator('section#login').waitFor({ timeout: 20_000 });
+        expect(violations).to.deep.equal([]);
+      } finally {
+        await browser.close();
       }
     });
   });
