@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import express, { Router, type Express } from 'express';
+import express, { Router, type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
@@ -12,6 +12,7 @@ import { RegisterRoutes } from './generated/routes';
 import { healthRouter } from './health';
 import { httpMetrics, metricsEndpoint, rememberMountPath } from './metrics';
 import { idempotency } from './middleware/idempotency';
+import { inputGuard } from './middleware/input-guard';
 import { requestId } from './middleware/request-id';
 import { routeFallback } from './middleware/route-fallback';
 import { problemHandler } from './problem';
@@ -27,6 +28,12 @@ const CONSOLE_SCRIPT = path.resolve(__dirname, '..', 'console');
 /** The console page, with the Temporal Web UI link filled in. */
 const consolePage = (temporalUi: string): string =>
   readFileSync(path.join(CONSOLE_PUBLIC, 'index.html'), 'utf8').replace('{{TEMPORAL_UI_URL}}', temporalUi.replace(/"/g, '&quot;'));
+
+/** API answers carry personal and financial data: no browser or proxy may keep a copy. */
+const noStore: RequestHandler = (_req, res, next) => {
+  res.setHeader('Cache-Control', 'no-store');
+  next();
+};
 
 /** The HTTP application: platform middleware, the tsoa routes under /api/v1, docs, health, errors. */
 export function createApp(): Express {
@@ -47,7 +54,8 @@ export function createApp(): Express {
   app.use(
     helmet({
       contentSecurityPolicy: {
-        directives: { 'script-src': ["'self'", "'unsafe-inline'"], 'img-src': ["'self'", 'data:'] },
+        // Scripts only from our own origin: the console and the docs load theirs as files, never inline.
+        directives: { 'script-src': ["'self'"], 'img-src': ["'self'", 'data:'] },
       },
     }),
   );
@@ -60,6 +68,7 @@ export function createApp(): Express {
       },
     }),
   );
+  app.use(inputGuard);
 
   const page = consolePage(cfg.temporal.uiUrl);
   app.get('/', (_req, res) => {
@@ -78,7 +87,7 @@ export function createApp(): Express {
   const api = Router();
   api.use(rememberMountPath);
   RegisterRoutes(api);
-  app.use('/api/v1', idempotency({ requiredOn: ['/payments/initiate'] }), api);
+  app.use('/api/v1', noStore, idempotency({ requiredOn: ['/payments/initiate'] }), api);
 
   app.use(routeFallback([{ base: '/api/v1', router: api }]));
   app.use(problemHandler);

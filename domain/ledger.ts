@@ -105,3 +105,69 @@ export async function ledgerImbalanceByCurrency(sequelize: Sequelize): Promise<R
   );
   return Object.fromEntries(rows.map((r) => [r.currency, r.imbalance]));
 }
+
+export interface Overdraft {
+  account: string;
+  currency: string;
+  /** The lowest balance the account reached, in minor units (negative). */
+  lowest: string;
+}
+
+/**
+ * Internal accounts (`hold:`, `escrow:`, `rail:`) hold money the platform has taken in; each must never be
+ * overdrawn: their balance (credits − debits), replayed transaction by transaction in posting order,
+ * never goes below zero. `user:` accounts are the customers' side and are checked per order instead
+ * (`overpaidOrders`). Returns every account that went below zero, with its lowest balance.
+ */
+export async function ledgerOverdrafts(sequelize: Sequelize, transaction?: Transaction): Promise<Overdraft[]> {
+  return sequelize.query<Overdraft>(
+    `WITH postings AS (
+       SELECT e.account, e.currency, min(e.id) AS seq,
+              sum(CASE e.direction WHEN 'credit' THEN e.amount_minor ELSE -e.amount_minor END) AS net
+         FROM ledger_entries e
+        WHERE e.account LIKE 'hold:%' OR e.account LIKE 'escrow:%' OR e.account LIKE 'rail:%'
+        GROUP BY e.account, e.currency, e.transaction_id
+     ), running AS (
+       SELECT account, currency, sum(net) OVER (PARTITION BY account, currency ORDER BY seq) AS balance FROM postings
+     )
+     SELECT account, currency, min(balance)::text AS lowest FROM running GROUP BY account, currency HAVING min(balance) < 0`,
+    { type: QueryTypes.SELECT, transaction },
+  );
+}
+
+export interface Overpayment {
+  order_id: string;
+  payer: string;
+  /** What the payer had paid at its lowest and highest point, and what the hold took (minor units). */
+  lowest: string;
+  highest: string;
+  held: string;
+}
+
+/**
+ * The payer's side of every payment: whoever the hold debited has, at every step of the order's payment
+ * postings (hold, release, settle, reverse), paid between zero and the amount held — never refunded more
+ * than was taken, never charged more than the order. Returns the orders where that broke.
+ */
+export async function overpaidOrders(sequelize: Sequelize, transaction?: Transaction): Promise<Overpayment[]> {
+  return sequelize.query<Overpayment>(
+    `WITH holds AS (
+       SELECT t.order_id, e.account AS payer, e.currency, e.amount_minor AS held
+         FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
+        WHERE t.kind = 'hold' AND e.direction = 'debit'
+     ), steps AS (
+       SELECT h.order_id, h.payer, h.held, min(e.id) AS seq,
+              sum(CASE e.direction WHEN 'debit' THEN e.amount_minor ELSE -e.amount_minor END) AS net
+         FROM holds h
+         JOIN ledger_transactions t ON t.order_id = h.order_id AND t.kind IN ('hold', 'release', 'settle', 'reverse')
+         JOIN ledger_entries e ON e.transaction_id = t.id AND e.account = h.payer AND e.currency = h.currency
+        GROUP BY h.order_id, h.payer, h.held, t.id
+     ), running AS (
+       SELECT order_id, payer, held, sum(net) OVER (PARTITION BY order_id, payer ORDER BY seq) AS paid FROM steps
+     )
+     SELECT order_id, payer, min(paid)::text AS lowest, max(paid)::text AS highest, held::text AS held
+       FROM running GROUP BY order_id, payer, held
+     HAVING min(paid) < 0 OR max(paid) > held`,
+    { type: QueryTypes.SELECT, transaction },
+  );
+}

@@ -65,6 +65,7 @@ export class AppealsController extends Controller {
    * resolution has run; a resolution that does not fit the order's state is a 409 and the appeal stays open.
    */
   @Put('{appeal_id}/approve')
+  @Security('jwt', ['compliance', 'admin'])
   @Response<Problem>(400, 'Validation failed')
   @Response<Problem>(403, 'Not allowed to decide this appeal')
   @Response<Problem>(404, 'Not found')
@@ -82,6 +83,7 @@ export class AppealsController extends Controller {
    * left as it is; answers 200 with the rejected appeal.
    */
   @Put('{appeal_id}/reject')
+  @Security('jwt', ['compliance', 'admin'])
   @Response<Problem>(400, 'Validation failed')
   @Response<Problem>(403, 'Not allowed to decide this appeal')
   @Response<Problem>(404, 'Not found')

@@ -1,5 +1,5 @@
 import type { Request as ExpressRequest } from 'express';
-import { Body, Controller, Header, Hidden, Post, Request, Response, Route, SuccessResponse, Tags } from 'tsoa';
+import { Body, Controller, Header, Post, Request, Response, Route, SuccessResponse, Tags } from 'tsoa';
 import type { Problem } from '../problem';
 import { handleSandboxCallback } from '../services/callback-service';
 
@@ -14,9 +14,11 @@ interface SandboxCallbackBody {
 @Route('callbacks')
 @Tags('Callbacks')
 export class CallbacksController extends Controller {
-  /** Outcome notifications from the sandbox rails, signed with HMAC-SHA256 in `X-Sandbox-Signature`. */
+  /**
+   * Provider-to-Paygate: outcome notifications from the sandbox rails. No bearer token; each one must carry
+   * an HMAC-SHA256 of the raw body with the sandbox callback secret in `X-Sandbox-Signature` (401 otherwise).
+   */
   @Post('sandbox')
-  @Hidden()
   @SuccessResponse(204, 'Accepted')
   @Response<Problem>(401, 'Bad signature')
   @Response<Problem>(404, 'Unknown reference')

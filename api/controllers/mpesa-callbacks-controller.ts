@@ -1,4 +1,4 @@
-import { Body, Controller, Hidden, Path, Post, Query, Route, Tags } from 'tsoa';
+import { Body, Controller, Path, Post, Query, Route, Tags } from 'tsoa';
 import { handleStkCallback, type DarajaAck } from '../services/mpesa-callback-service';
 
 interface StkCallbackItem {
@@ -24,9 +24,10 @@ export class MpesaCallbacksController extends Controller {
   /**
    * Daraja's STK Push result for one order (the CallBackURL Paygate sends with each request). Always answered
    * 200 in Daraja's shape; `ResultCode` 0 when the callback was tied to a pending request, 1 when ignored.
+   * Provider-to-Paygate, no bearer token: only a callback carrying the per-request `token` Paygate put in
+   * that CallBackURL, for a request still pending, has any effect.
    */
   @Post('stk/{order_id}')
-  @Hidden()
   public async stk(@Path('order_id') orderId: string, @Body() body: StkCallbackBody, @Query() token?: string): Promise<DarajaAck> {
     return handleStkCallback(orderId, token, body);
   }

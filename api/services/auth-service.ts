@@ -8,7 +8,7 @@ import type { Role } from '../../models/user';
 import { normaliseKenyanPhone } from '../../domain/phone';
 import { issueAccessToken, type IssuedToken } from '../auth/tokens';
 import { refuseOnScreeningHit } from './compliance-service';
-import { assertAccountNotLocked, clearFailedLogins, limitLoginByIp, limitRegisterByIp, recordFailedLogin } from './rate-limits';
+import { claimLoginAttempt, clearFailedLogins, limitLoginByIp, limitRegisterByIp } from './rate-limits';
 
 export interface RegisterInput {
   email: string;
@@ -35,6 +35,8 @@ const ARGON2 = { algorithm: Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, 
 let decoyHash: Promise<string> | undefined;
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,}$/;
+const MAX_EMAIL_LENGTH = 320;
+const MAX_PASSWORD_LENGTH = 256;
 
 export function toUserView(user: Pick<User, 'id' | 'email' | 'fullName' | 'phone' | 'roles' | 'kycStatus' | 'createdAt'>): UserView {
   const role: Role = user.roles.includes('admin') ? 'admin' : user.roles.includes('compliance') ? 'compliance' : 'user';
@@ -58,7 +60,7 @@ function normaliseEmail(raw: string): string {
 
 function checkPassword(password: string): void {
   if (password.length < 10) throw validationError('password', 'must be at least 10 characters');
-  if (password.length > 256) throw validationError('password', 'must be at most 256 characters');
+  if (password.length > MAX_PASSWORD_LENGTH) throw validationError('password', `must be at most ${MAX_PASSWORD_LENGTH} characters`);
 }
 
 export async function registerUser(input: RegisterInput, ip: string): Promise<UserView> {
@@ -95,15 +97,15 @@ export async function registerUser(input: RegisterInput, ip: string): Promise<Us
 
 export async function login(emailRaw: string, password: string, ip: string): Promise<IssuedToken> {
   const email = emailRaw.trim().toLowerCase();
+  // No account has a longer e-mail or password: refused before it costs a hash or a rate-limit key in Redis.
+  if (email.length > MAX_EMAIL_LENGTH) throw validationError('email', `must be at most ${MAX_EMAIL_LENGTH} characters`);
+  if (password.length > MAX_PASSWORD_LENGTH) throw validationError('password', `must be at most ${MAX_PASSWORD_LENGTH} characters`);
   await limitLoginByIp(ip);
-  await assertAccountNotLocked(email);
+  await claimLoginAttempt(email);
   const user = await User.findOne({ where: { email } });
   decoyHash ??= hash('decoy-password-for-timing', ARGON2);
   const ok = await verify(user?.passwordHash ?? (await decoyHash), password).catch(() => false);
-  if (!user || !ok) {
-    await recordFailedLogin(email);
-    throw new AppError('unauthenticated', 'wrong e-mail or password');
-  }
+  if (!user || !ok) throw new AppError('unauthenticated', 'wrong e-mail or password');
   await clearFailedLogins(email);
   return issueAccessToken(config().jwt, { sub: user.id, roles: user.roles });
 }

@@ -48,12 +48,11 @@ async function consume(limiter: RateLimiterRedis, key: string, what: string): Pr
 export const limitLoginByIp = (ip: string) => consume(get().loginIp, ip, 'login attempts from this address');
 export const limitRegisterByIp = (ip: string) => consume(get().registerIp, ip, 'registrations from this address');
 
-/** Refuse a login for an account that has used up its failed attempts. */
-export async function assertAccountNotLocked(email: string): Promise<void> {
-  const state = await get().loginAccount.get(email);
-  if (state && state.remainingPoints <= 0) throw limited(state, 'failed logins for this account');
-}
-
-export const recordFailedLogin = (email: string) =>
-  consume(get().loginAccount, email, 'failed logins for this account').catch(() => undefined);
+/**
+ * Count a login attempt against the account before its password is checked, and refuse it (429) once the
+ * account has used up its attempts. Counting first, atomically in Redis, is what bounds the guesses:
+ * checking for a lock and counting the failure afterwards would let every guess sent at the same time
+ * through. A successful login clears the count (`clearFailedLogins`), so only failures add up.
+ */
+export const claimLoginAttempt = (email: string) => consume(get().loginAccount, email, 'failed logins for this account');
 export const clearFailedLogins = (email: string) => get().loginAccount.delete(email);

@@ -1,0 +1,289 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { api, completedPayment, mpesaPayment, newUser, postAppeal, sellAd, type TestUser } from '../support/api';
+import { call, expectProblem, specOperations, UNKNOWN_ID, type Method } from './support';
+
+/**
+ * OWASP API5 (broken function level authorisation): every operation of the spec, and the admin pages
+ * outside it, called as each role of SPEC §3. The matrix below is that table; an operation without a row
+ * fails the suite, so a new endpoint cannot ship without deciding who may call it.
+ */
+
+const ROLES = ['anonymous', 'user', 'compliance', 'admin'] as const;
+type Role = (typeof ROLES)[number];
+
+/**
+ * allow: no object involved, the call succeeds; own: on the caller's own object, it succeeds; all: on another
+ * user's object, it succeeds; 401/403: refused; signed: a provider callback, refused without the provider's
+ * signature or token whatever the caller's role.
+ */
+type Cell = 'allow' | 'own' | 'all' | 401 | 403 | 'signed';
+
+const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
+  //                                                  anonymous user    compliance admin
+  'POST /auth/register': ['allow', 'allow', 'allow', 'allow'],
+  'POST /auth/login': ['allow', 'allow', 'allow', 'allow'],
+  'GET /auth/me': [401, 'own', 'own', 'own'],
+  'GET /platforms/exchanges': ['allow', 'allow', 'allow', 'allow'],
+  'GET /platforms/banks': ['allow', 'allow', 'allow', 'allow'],
+  'GET /p2p/ads': ['allow', 'allow', 'allow', 'allow'],
+  'GET /p2p/ads/{ad_id}': ['allow', 'allow', 'allow', 'allow'],
+  'POST /payments/initiate': [401, 'own', 'own', 'own'],
+  'POST /p2p/ads': [401, 'own', 'own', 'own'],
+  'POST /appeals': [401, 'own', 'own', 'own'],
+  'GET /payments/orders/{order_id}': [401, 'own', 'all', 'all'],
+  'GET /payments/history': [401, 'own', 'all', 'all'],
+  'GET /p2p/history': [401, 'own', 'all', 'all'],
+  'GET /appeals/{appeal_id}': [401, 'own', 'all', 'all'],
+  'GET /users': [401, 403, 'all', 'all'],
+  'GET /users/{user_id}': [401, 'own', 'all', 'all'],
+  'PUT /users/{user_id}/kyc': [401, 'own', 'all', 'all'],
+  'PUT /appeals/{appeal_id}/approve': [401, 403, 'all', 'all'],
+  'PUT /appeals/{appeal_id}/reject': [401, 403, 'all', 'all'],
+  'POST /compliance/blocklist': [401, 403, 'allow', 'allow'],
+  'GET /compliance/blocklist': [401, 403, 'allow', 'allow'],
+  'GET /compliance/report': [401, 403, 'allow', 'allow'],
+  // Extensions: the primary bank's account (admin only), webhooks (each caller's own), provider callbacks.
+  'GET /platforms/banks/primary/balance': [401, 403, 403, 'allow'],
+  'GET /platforms/banks/primary/transactions': [401, 403, 403, 'allow'],
+  'POST /webhooks/endpoints': [401, 'own', 'own', 'own'],
+  'GET /webhooks/endpoints': [401, 'own', 'own', 'own'],
+  'DELETE /webhooks/endpoints/{endpoint_id}': [401, 'own', 'own', 'own'],
+  'GET /webhooks/endpoints/{endpoint_id}/deliveries': [401, 'own', 'own', 'own'],
+  'POST /callbacks/sandbox': ['signed', 'signed', 'signed', 'signed'],
+  'POST /callbacks/mpesa/stk/{order_id}': ['signed', 'signed', 'signed', 'signed'],
+};
+
+/** Admin pages outside /api/v1 (not in the spec), in the same matrix. */
+const OUTSIDE_API: Record<string, [Cell, Cell, Cell, Cell]> = {
+  'GET /admin/queues': [401, 403, 403, 'allow'],
+  'GET /admin/queues/api/queues': [401, 403, 403, 'allow'],
+};
+
+interface Built {
+  method: Method;
+  /** Full path from the server root. */
+  url: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Acts as another account holding the same role (an action a principal can take only once). */
+  as?: TestUser;
+}
+
+const ROLE_SETS: Record<Exclude<Role, 'anonymous'>, ('user' | 'compliance' | 'admin')[]> = {
+  user: ['user'],
+  compliance: ['user', 'compliance'],
+  admin: ['user', 'compliance', 'admin'],
+};
+
+describe('security: function level authorisation (BFLA), the role matrix of SPEC §3', function () {
+  this.timeout(120_000);
+  const principals = {} as Record<Exclude<Role, 'anonymous'>, TestUser>;
+  let victim: TestUser;
+  let victimOrder: string;
+  let victimAppeal: string;
+  let victimAd: string;
+
+  before(async () => {
+    for (const role of ['user', 'compliance', 'admin'] as const)
+      principals[role] = await newUser({ kycStatus: 'verified', roles: ROLE_SETS[role] });
+    victim = await newUser({ kycStatus: 'verified' });
+    victimOrder = (await completedPayment(victim)).order_id;
+    const appeal = await postAppeal(victim, { order_id: victimOrder, reason: 'other', description: 'for reading' });
+    expect(appeal.status, appeal.text).to.equal(201);
+    victimAppeal = (appeal.body as { appeal_id: string }).appeal_id;
+    const ad = await call('post', '/p2p/ads', { token: victim.token, body: sellAd(), headers: { 'Idempotency-Key': randomUUID() } });
+    expect(ad.status, ad.text).to.equal(201);
+    victimAd = (ad.body as { ad_id: string }).ad_id;
+  });
+
+  /** An open appeal on a completed payment of a fresh user: something staff can decide once. */
+  async function freshAppeal(): Promise<string> {
+    const owner = await newUser();
+    const order = await completedPayment(owner);
+    const res = await postAppeal(owner, { order_id: order.order_id, reason: 'payment_not_received', description: 'decide me' });
+    expect(res.status, res.text).to.equal(201);
+    return (res.body as { appeal_id: string }).appeal_id;
+  }
+
+  async function ownEndpoint(user: TestUser): Promise<string> {
+    const res = await call('post', '/webhooks/endpoints', { token: user.token, body: { url: 'https://93.184.215.14/bfla' } });
+    expect(res.status, res.text).to.equal(201);
+    return (res.body as { endpoint_id: string }).endpoint_id;
+  }
+
+  /** A well-formed request of the operation for `role`, on its own objects or (staff) on the victim's. */
+  async function build(key: string, role: Role): Promise<Built> {
+    const me = role === 'anonymous' ? undefined : principals[role];
+    const any = me ?? principals.user;
+    const v1 = (method: Method, path: string, extra: Omit<Built, 'method' | 'url'> = {}): Built => ({
+      method,
+      url: `/api/v1${path}`,
+      ...extra,
+    });
+    switch (key) {
+      case 'POST /auth/register':
+        return v1('post', '/auth/register', {
+          body: { email: `bfla-${randomUUID()}@example.com`, password: 'a-long-enough-password', full_name: 'Matrix Cell' },
+        });
+      case 'POST /auth/login':
+        return v1('post', '/auth/login', { body: { email: any.email, password: any.password } });
+      case 'GET /auth/me':
+        return v1('get', '/auth/me');
+      case 'GET /platforms/exchanges':
+        return v1('get', '/platforms/exchanges?limit=5');
+      case 'GET /platforms/banks':
+        return v1('get', '/platforms/banks');
+      case 'GET /p2p/ads':
+        return v1('get', '/p2p/ads');
+      case 'GET /p2p/ads/{ad_id}':
+        return v1('get', `/p2p/ads/${victimAd}`);
+      case 'POST /payments/initiate':
+        return v1('post', '/payments/initiate', { body: mpesaPayment(), headers: { 'Idempotency-Key': randomUUID() } });
+      case 'POST /p2p/ads':
+        return v1('post', '/p2p/ads', { body: sellAd(), headers: { 'Idempotency-Key': randomUUID() } });
+      case 'POST /appeals': {
+        const order = me ? (await completedPayment(me)).order_id : UNKNOWN_ID;
+        return v1('post', '/appeals', { body: { order_id: order, reason: 'other', description: 'my own order' } });
+      }
+      case 'GET /payments/orders/{order_id}': {
+        const order = role === 'user' ? (await completedPayment(any)).order_id : victimOrder;
+        return v1('get', `/payments/orders/${order}`);
+      }
+      case 'GET /payments/history':
+        return v1('get', role === 'compliance' || role === 'admin' ? `/payments/history?user_id=${victim.id}` : '/payments/history');
+      case 'GET /p2p/history':
+        return v1('get', role === 'compliance' || role === 'admin' ? `/p2p/history?user_id=${victim.id}` : '/p2p/history');
+      case 'GET /appeals/{appeal_id}': {
+        if (role !== 'user') return v1('get', `/appeals/${victimAppeal}`);
+        const order = await completedPayment(any);
+        const own = await postAppeal(any, { order_id: order.order_id, reason: 'other', description: 'mine' });
+        return v1('get', `/appeals/${(own.body as { appeal_id: string }).appeal_id}`);
+      }
+      case 'GET /users':
+        return v1('get', '/users?limit=5');
+      case 'GET /users/{user_id}':
+        return v1('get', `/users/${role === 'user' ? any.id : victim.id}`);
+      case 'PUT /users/{user_id}/kyc': {
+        const submission = {
+          id_type: 'national_id',
+          id_number: String(20_000_000 + Math.floor(Math.random() * 70_000_000)),
+          date_of_birth: '1990-04-12',
+        };
+        if (role === 'anonymous') return v1('put', `/users/${victim.id}/kyc`, { body: submission });
+        if (role === 'user') {
+          // Self-submission, by an account that has not been verified yet.
+          const fresh = await newUser();
+          return v1('put', `/users/${fresh.id}/kyc`, { body: submission, as: fresh });
+        }
+        // A decision on someone else's pending submission.
+        const applicant = await newUser();
+        const submitted = await call('put', `/users/${applicant.id}/kyc`, { token: applicant.token, body: submission });
+        expect(submitted.status, submitted.text).to.equal(200);
+        return v1('put', `/users/${applicant.id}/kyc`, { body: { status: 'verified', reason: 'documents match' } });
+      }
+      case 'PUT /appeals/{appeal_id}/approve':
+        return v1('put', `/appeals/${role === 'compliance' || role === 'admin' ? await freshAppeal() : victimAppeal}/approve`, {
+          body: { note: 'refund it', action: 'refund' },
+        });
+      case 'PUT /appeals/{appeal_id}/reject':
+        return v1('put', `/appeals/${role === 'compliance' || role === 'admin' ? await freshAppeal() : victimAppeal}/reject`, {
+          body: { note: 'nothing wrong' },
+        });
+      case 'POST /compliance/blocklist':
+        return v1('post', '/compliance/blocklist', {
+          body: { type: 'crypto_address', value: `bc1q${randomUUID().replace(/-/g, '')}`, reason: 'matrix' },
+        });
+      case 'GET /compliance/blocklist':
+        return v1('get', '/compliance/blocklist?limit=5');
+      case 'GET /compliance/report':
+        return v1('get', '/compliance/report?from=2020-01-01&to=2020-01-02');
+      case 'GET /platforms/banks/primary/balance':
+        return v1('get', '/platforms/banks/primary/balance');
+      case 'GET /platforms/banks/primary/transactions':
+        return v1('get', '/platforms/banks/primary/transactions');
+      case 'POST /webhooks/endpoints':
+        return v1('post', '/webhooks/endpoints', { body: { url: 'https://93.184.215.14/matrix' } });
+      case 'GET /webhooks/endpoints':
+        return v1('get', '/webhooks/endpoints');
+      case 'DELETE /webhooks/endpoints/{endpoint_id}':
+        return v1('delete', `/webhooks/endpoints/${await ownEndpoint(any)}`);
+      case 'GET /webhooks/endpoints/{endpoint_id}/deliveries':
+        return v1('get', `/webhooks/endpoints/${await ownEndpoint(any)}/deliveries`);
+      case 'POST /callbacks/sandbox':
+        return v1('post', '/callbacks/sandbox', {
+          body: {
+            reference: 'r',
+            merchant_reference: victimOrder,
+            status: 'failed',
+            failure_code: 'insufficient_funds',
+            provider_code: null,
+          },
+        });
+      case 'POST /callbacks/mpesa/stk/{order_id}':
+        return v1('post', `/callbacks/mpesa/stk/${victimOrder}`, {
+          body: { Body: { stkCallback: { MerchantRequestID: 'm', CheckoutRequestID: 'c', ResultCode: 1032, ResultDesc: 'cancelled' } } },
+        });
+      case 'GET /admin/queues':
+        return { method: 'get', url: '/admin/queues' };
+      case 'GET /admin/queues/api/queues':
+        return { method: 'get', url: '/admin/queues/api/queues' };
+      default:
+        throw new Error(`no request for ${key}`);
+    }
+  }
+
+  it('then every operation of the spec has a row, and every row is an operation of the spec', async () => {
+    const ops = (await specOperations()).map((op) => op.key).sort();
+    expect(
+      ops.filter((k) => !(k in MATRIX)),
+      'operations without a row in the role matrix',
+    ).to.deep.equal([]);
+    expect(
+      Object.keys(MATRIX).filter((k) => !ops.includes(k)),
+      'rows for operations the spec does not have',
+    ).to.deep.equal([]);
+  });
+
+  it('then the matrix agrees with what the spec declares: public operations have no security, staff ones name their roles', async () => {
+    for (const op of await specOperations()) {
+      const [anonymous, user, compliance] = MATRIX[op.key];
+      if (anonymous === 'allow' || anonymous === 'signed') expect(op.roles, `${op.key} is public`).to.equal(undefined);
+      else expect(op.roles, `${op.key} needs a token`).to.be.an('array');
+      if (user === 403) expect(op.roles, `${op.key} names the roles it admits`).to.be.an('array').that.is.not.empty.and.not.include('user');
+      if (compliance === 403) expect(op.roles, `${op.key} is admin only`).to.deep.equal(['admin']);
+    }
+  });
+
+  for (const [key, cells] of Object.entries({ ...MATRIX, ...OUTSIDE_API })) {
+    describe(`when ${key} is called by each role`, () => {
+      it(`then the answers are ${cells.join(' / ')} for ${ROLES.join(' / ')}`, async () => {
+        const documents503 = (await specOperations()).find((op) => op.key === key)?.responses.includes('503') ?? false;
+        for (const [i, role] of ROLES.entries()) {
+          const cell = cells[i];
+          const built = await build(key, role);
+          const caller = built.as ?? (role === 'anonymous' ? undefined : principals[role]);
+          let req = api()[built.method](built.url);
+          if (caller) req = req.set('Authorization', `Bearer ${caller.token}`);
+          for (const [name, value] of Object.entries(built.headers ?? {})) req = req.set(name, value);
+          const res = await (built.body === undefined ? req : req.send(built.body as object));
+          const what = `${role}: ${key} (${res.status} ${res.text.slice(0, 200)})`;
+          if (cell === 401) expectProblem(res, 401, 'unauthenticated', what);
+          else if (cell === 403) expectProblem(res, 403, 'forbidden', what);
+          else if (cell === 'signed') {
+            if (key === 'POST /callbacks/sandbox') expectProblem(res, 401, 'unauthenticated', what);
+            else expect((res.body as { ResultCode?: number }).ResultCode, what).to.equal(1);
+          } else {
+            const unavailable = documents503 && res.status === 503 && (res.body as { code?: string }).code === 'dependency_unavailable';
+            expect((res.status >= 200 && res.status < 300) || res.status === 303 || unavailable, what).to.equal(true);
+          }
+        }
+      });
+    });
+  }
+
+  it('then no provider callback changed the victim’s completed order', async () => {
+    const order = await call('get', `/payments/orders/${victimOrder}`, { token: victim.token });
+    expect((order.body as { status: string }).status).to.equal('completed');
+  });
+});

@@ -1,0 +1,227 @@
+import { expect } from 'chai';
+import { completedPayment, newUser, postAd, postAppeal, sellAd, type OrderBody, type TestUser } from '../support/api';
+import { rows } from '../support/db';
+import {
+  call,
+  expectProblem,
+  fillPath,
+  pathParameters,
+  servedSpec,
+  specOperations,
+  type OpenApiDocument,
+  type SpecOperation,
+} from './support';
+
+/**
+ * OWASP API1 (broken object level authorisation): user B tries every operation of the spec that names an
+ * object, with user A's object ids, in the path, the query and the body. SPEC §3: others' objects are 404
+ * (their existence is not revealed); deciding appeals is a role (403 for any user); ads are public.
+ */
+
+type Outcome = 'not_found' | 'forbidden' | 'public' | 'ignored_callback';
+
+/** What user B gets for each operation of the spec taking an id in its path, called with A's ids. */
+const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
+  'GET /payments/orders/{order_id}': 'not_found',
+  'GET /users/{user_id}': 'not_found',
+  'PUT /users/{user_id}/kyc': 'not_found',
+  'GET /appeals/{appeal_id}': 'not_found',
+  'PUT /appeals/{appeal_id}/approve': 'forbidden',
+  'PUT /appeals/{appeal_id}/reject': 'forbidden',
+  'DELETE /webhooks/endpoints/{endpoint_id}': 'not_found',
+  'GET /webhooks/endpoints/{endpoint_id}/deliveries': 'not_found',
+  'GET /p2p/ads/{ad_id}': 'public',
+  'POST /callbacks/mpesa/stk/{order_id}': 'ignored_callback',
+};
+
+/** Ids a request body may carry, and whether they name someone's own object or a public one. */
+const BODY_IDS: Record<string, 'owned' | 'public'> = {
+  order_id: 'owned',
+  ad_id: 'public',
+  exchange_id: 'public',
+};
+
+/** The bodies B sends to operations that take one: well-formed, so only ownership can refuse them. */
+const bodyFor = (op: SpecOperation): unknown => {
+  switch (op.key) {
+    case 'PUT /users/{user_id}/kyc':
+      return { id_type: 'national_id', id_number: '31234567', date_of_birth: '1990-04-12' };
+    case 'PUT /appeals/{appeal_id}/approve':
+      return { note: 'approved by the wrong person', action: 'refund' };
+    case 'PUT /appeals/{appeal_id}/reject':
+      return { note: 'rejected by the wrong person' };
+    case 'POST /callbacks/mpesa/stk/{order_id}':
+      return { Body: { stkCallback: { MerchantRequestID: 'm', CheckoutRequestID: 'c', ResultCode: 0, ResultDesc: 'paid' } } };
+    default:
+      return op.method === 'get' || op.method === 'delete' ? undefined : {};
+  }
+};
+
+/** Property names ending in `_id` anywhere in the request body schemas of the spec. */
+function bodyIdProperties(spec: OpenApiDocument, ops: SpecOperation[]): string[] {
+  const found = new Set<string>();
+  const seen = new Set<string>();
+  const walk = (schema: Record<string, unknown> | undefined): void => {
+    if (!schema) return;
+    const ref = schema.$ref as string | undefined;
+    if (ref) {
+      if (seen.has(ref)) return;
+      seen.add(ref);
+      walk(spec.components.schemas[ref.split('/').pop()!]);
+      return;
+    }
+    for (const [name, sub] of Object.entries((schema.properties ?? {}) as Record<string, Record<string, unknown>>)) {
+      if (name.endsWith('_id')) found.add(name);
+      walk(sub);
+    }
+    for (const key of ['items', 'additionalProperties'])
+      if (schema[key] && typeof schema[key] === 'object') walk(schema[key] as Record<string, unknown>);
+    for (const key of ['allOf', 'anyOf', 'oneOf']) for (const s of (schema[key] as Record<string, unknown>[] | undefined) ?? []) walk(s);
+  };
+  for (const op of ops) {
+    const content = (op.requestBody?.content ?? {}) as Record<string, { schema?: Record<string, unknown> }>;
+    for (const media of Object.values(content)) walk(media.schema);
+  }
+  return [...found].sort();
+}
+
+describe('security: object level authorisation (BOLA)', function () {
+  this.timeout(60_000);
+  let alice: TestUser;
+  let bob: TestUser;
+  let staff: TestUser;
+  let order: OrderBody;
+  /** Alice's objects, by the name of the path parameter that names them. */
+  let hers: Record<string, string>;
+
+  before(async () => {
+    alice = await newUser({ kycStatus: 'verified' });
+    bob = await newUser();
+    staff = await newUser({ roles: ['user', 'compliance'] });
+    order = await completedPayment(alice);
+    const appeal = await postAppeal(alice, { order_id: order.order_id, reason: 'other', description: 'alice asks' });
+    expect(appeal.status, appeal.text).to.equal(201);
+    const endpoint = await call('post', '/webhooks/endpoints', { token: alice.token, body: { url: 'https://93.184.215.14/alice' } });
+    expect(endpoint.status, endpoint.text).to.equal(201);
+    const ad = await postAd(alice, sellAd());
+    expect(ad.status, ad.text).to.equal(201);
+    hers = {
+      order_id: order.order_id,
+      user_id: alice.id,
+      appeal_id: (appeal.body as { appeal_id: string }).appeal_id,
+      endpoint_id: (endpoint.body as { endpoint_id: string }).endpoint_id,
+      ad_id: (ad.body as { ad_id: string }).ad_id,
+    };
+  });
+
+  /** Alice's objects as they stand, to show that nothing Bob sent changed them. */
+  async function aliceState() {
+    return {
+      kyc: await rows('SELECT kyc_status FROM users WHERE id = :id', { id: alice.id }),
+      appeal: await rows('SELECT status, decided_by FROM appeals WHERE id = :id', { id: hers.appeal_id }),
+      endpoint: await rows('SELECT enabled FROM webhook_endpoints WHERE id = :id', { id: hers.endpoint_id }),
+      order: await rows('SELECT status, rail_reference FROM orders WHERE id = :id', { id: hers.order_id }),
+      ledger: await rows('SELECT count(*)::int AS n FROM ledger_transactions WHERE order_id = :id', { id: hers.order_id }),
+    };
+  }
+
+  describe('when user B calls every operation that takes an object id in its path with user A’s ids', () => {
+    it('then every such operation of the spec has an expected outcome (so a new one cannot slip through)', async () => {
+      const withIds = (await specOperations()).filter((op) => pathParameters(op.path).length > 0).map((op) => op.key);
+      expect(
+        withIds.filter((k) => !(k in FOREIGN_ID_OUTCOME)),
+        'operations without a BOLA expectation',
+      ).to.deep.equal([]);
+      const names = new Set((await specOperations()).flatMap((op) => pathParameters(op.path)));
+      expect(
+        [...names].filter((n) => !(n in hers)),
+        'path parameters without an object of A',
+      ).to.deep.equal([]);
+    });
+
+    it('then B gets 404 for A’s objects (403 for deciding appeals), and A’s objects are unchanged', async () => {
+      const before = await aliceState();
+      for (const op of (await specOperations()).filter((o) => pathParameters(o.path).length > 0)) {
+        const expected = FOREIGN_ID_OUTCOME[op.key];
+        const res = await call(op.method, fillPath(op.path, hers), { token: bob.token, body: bodyFor(op) });
+        const what = `B: ${op.key}`;
+        if (expected === 'not_found') expectProblem(res, 404, 'not_found', what);
+        else if (expected === 'forbidden') expectProblem(res, 403, 'forbidden', what);
+        else if (expected === 'public') expect(res.status, `${what}: ${res.text}`).to.equal(200);
+        else {
+          expect(res.status, what).to.equal(200);
+          expect((res.body as { ResultCode: number }).ResultCode, `${what}: a callback without A's token is ignored`).to.equal(1);
+        }
+        // A 404 says nothing about the object: it reads like the answer for an id that names nothing.
+        if (expected === 'not_found') expect(JSON.stringify(res.body)).not.to.include(alice.email);
+      }
+      expect(await aliceState()).to.deep.equal(before);
+    });
+
+    it('then A herself, and compliance staff, do read them (control: the ids are real)', async () => {
+      for (const [path, reader] of [
+        [`/payments/orders/${hers.order_id}`, alice],
+        [`/users/${alice.id}`, alice],
+        [`/appeals/${hers.appeal_id}`, alice],
+        [`/webhooks/endpoints/${hers.endpoint_id}/deliveries`, alice],
+        [`/payments/orders/${hers.order_id}`, staff],
+        [`/users/${alice.id}`, staff],
+        [`/appeals/${hers.appeal_id}`, staff],
+      ] as [string, TestUser][]) {
+        const res = await call('get', path, { token: reader.token });
+        expect(res.status, `${path}: ${res.text}`).to.equal(200);
+      }
+    });
+  });
+
+  describe('when user B lists things, with or without ?user_id= naming A', () => {
+    it('then no list B can read mentions any of A’s objects', async () => {
+      const lists = (await specOperations()).filter(
+        (op) => op.method === 'get' && pathParameters(op.path).length === 0 && op.roles?.length === 0,
+      );
+      expect(lists.map((l) => l.key)).to.include.members(['GET /payments/history', 'GET /p2p/history', 'GET /webhooks/endpoints']);
+      const secrets = [alice.id, alice.email, hers.order_id, hers.appeal_id, hers.endpoint_id];
+      for (const op of lists) {
+        const takesUserId = op.parameters.some((p) => p.in === 'query' && p.name === 'user_id');
+        for (const query of takesUserId ? ['', `?user_id=${alice.id}`] : ['']) {
+          const res = await call('get', `${op.path}${query}`, { token: bob.token });
+          expect([200, 404], `${op.key}${query}: ${res.text}`).to.include(res.status);
+          for (const secret of secrets) expect(res.text, `${op.key}${query} reveals ${secret}`).not.to.include(secret);
+        }
+      }
+    });
+
+    it('then staff filtering by ?user_id= do see A’s objects (control)', async () => {
+      const payments = await call('get', `/payments/history?user_id=${alice.id}`, { token: staff.token });
+      expect(payments.status).to.equal(200);
+      expect(payments.text).to.include(hers.order_id);
+      const p2p = await call('get', `/p2p/history?user_id=${alice.id}`, { token: staff.token });
+      expect(p2p.status).to.equal(200);
+      expect(p2p.text).to.include(hers.ad_id);
+    });
+  });
+
+  describe('when user B names A’s objects inside a request body', () => {
+    it('then every id property of the spec’s request bodies is classified as owned or public', async () => {
+      const spec = await servedSpec();
+      const ids = bodyIdProperties(spec, await specOperations());
+      expect(ids.length).to.be.greaterThan(0);
+      expect(
+        ids.filter((name) => !(name in BODY_IDS)),
+        'body ids without a BOLA classification',
+      ).to.deep.equal([]);
+    });
+
+    it('then an appeal on A’s order is a 404 and creates nothing', async () => {
+      const count = async () =>
+        (await rows<{ n: number }>('SELECT count(*)::int AS n FROM appeals WHERE order_id = :id', { id: hers.order_id }))[0].n;
+      const before = await count();
+      const res = await call('post', '/appeals', {
+        token: bob.token,
+        body: { order_id: hers.order_id, reason: 'unauthorized', description: 'not my order, but let us try' },
+      });
+      expectProblem(res, 404, 'not_found', 'B appeals A’s order');
+      expect(await count()).to.equal(before);
+    });
+  });
+});
