@@ -2,15 +2,16 @@ import type { Request as ExpressRequest } from 'express';
 import { Body, Controller, Get, Path, Post, Put, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
+import type { AppealReasonName, Uuid } from '../schema-types';
 import { createAppeal, decideAppeal, getAppeal, type AppealView, type EvidenceLink } from '../services/appeal-service';
 
 interface CreateAppealBody {
-  order_id: string;
+  order_id: Uuid;
   /**
    * `payment_not_received`, `wrong_amount`, `unauthorized`, `compliance_rejection` or `other`.
    * @example "payment_not_received"
    */
-  reason: string;
+  reason: AppealReasonName;
   /** @example "I paid by M-Pesa but the USDT never arrived." */
   description: string;
   /** Links to the evidence (statements, screenshots), each with an optional SHA-256 of the file. */
@@ -18,7 +19,11 @@ interface CreateAppealBody {
 }
 
 interface DecisionBody {
-  /** Why; kept with the decision. */
+  /**
+   * Why; kept with the decision.
+   * @minLength 1
+   * @maxLength 2000
+   */
   note: string;
   /**
    * Approve only. `refund`: a completed payment is reversed (mirror ledger posting, order `reversed`);
@@ -54,7 +59,7 @@ export class AppealsController extends Controller {
   @Get('{appeal_id}')
   @Response<Problem>(400, 'Malformed id')
   @Response<Problem>(404, 'Not found')
-  public async get(@Path('appeal_id') appealId: string, @Request() req: ExpressRequest & { user: Caller }): Promise<AppealView> {
+  public async get(@Path('appeal_id') appealId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<AppealView> {
     return getAppeal(req.user, appealId);
   }
 
@@ -70,7 +75,7 @@ export class AppealsController extends Controller {
   @Response<Problem>(404, 'Not found')
   @Response<Problem>(409, 'The appeal is no longer open, or the action does not fit the order')
   public async approve(
-    @Path('appeal_id') appealId: string,
+    @Path('appeal_id') appealId: Uuid,
     @Body() body: DecisionBody,
     @Request() req: ExpressRequest & { user: Caller },
   ): Promise<AppealView> {
@@ -87,7 +92,7 @@ export class AppealsController extends Controller {
   @Response<Problem>(404, 'Not found')
   @Response<Problem>(409, 'The appeal is no longer open')
   public async reject(
-    @Path('appeal_id') appealId: string,
+    @Path('appeal_id') appealId: Uuid,
     @Body() body: DecisionBody,
     @Request() req: ExpressRequest & { user: Caller },
   ): Promise<AppealView> {

@@ -28,7 +28,10 @@ const log = componentLogger('appeals');
 export interface EvidenceLink {
   /** @example "https://files.example.com/mpesa-statement.pdf" */
   url: string;
-  /** Hex SHA-256 of the linked file, so it can be shown unchanged later. */
+  /**
+   * Hex SHA-256 of the linked file, so it can be shown unchanged later.
+   * @pattern ^[0-9a-fA-F]{64}$
+   */
   sha256?: string;
 }
 
