@@ -1,5 +1,4 @@
 // Types the controllers share, with the constraints tsoa writes into the OpenAPI document and validates.
-import type { APPEAL_REASONS } from '../domain/appeals/contract';
 import type { BLOCKLIST_SOURCES, BLOCKLIST_TYPES } from '../domain/compliance/normalise';
 import type { AD_ASSETS, AD_FIATS, AD_PAYMENT_METHODS, AD_SIDES } from '../domain/p2p/ads';
 import type { ORDER_STATUSES, PAYMENT_METHODS } from '../models/order';
@@ -26,9 +25,6 @@ export type BlocklistTypeName = (typeof BLOCKLIST_TYPES)[number];
 
 /** Where a blocklist entry comes from. */
 export type BlocklistSourceName = (typeof BLOCKLIST_SOURCES)[number];
-
-/** Why an order is appealed. */
-export type AppealReasonName = (typeof APPEAL_REASONS)[number];
 
 /** `buy` or `sell`. */
 export type AdSideName = (typeof AD_SIDES)[number];

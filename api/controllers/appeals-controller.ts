@@ -2,16 +2,16 @@ import type { Request as ExpressRequest } from 'express';
 import { Body, Controller, Get, Path, Post, Put, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
-import type { AppealReasonName, Uuid } from '../schema-types';
+import type { Uuid } from '../schema-types';
 import { createAppeal, decideAppeal, getAppeal, type AppealView, type EvidenceLink } from '../services/appeal-service';
 
 interface CreateAppealBody {
-  order_id: Uuid;
+  order_id: string;
   /**
    * `payment_not_received`, `wrong_amount`, `unauthorized`, `compliance_rejection` or `other`.
    * @example "payment_not_received"
    */
-  reason: AppealReasonName;
+  reason: string;
   /** @example "I paid by M-Pesa but the USDT never arrived." */
   description: string;
   /** Links to the evidence (statements, screenshots), each with an optional SHA-256 of the file. */

@@ -28,10 +28,7 @@ const log = componentLogger('appeals');
 export interface EvidenceLink {
   /** @example "https://files.example.com/mpesa-statement.pdf" */
   url: string;
-  /**
-   * Hex SHA-256 of the linked file, so it can be shown unchanged later.
-   * @pattern ^[0-9a-fA-F]{64}$
-   */
+  /** Hex SHA-256 of the linked file, so it can be shown unchanged later. */
   sha256?: string;
 }
 
