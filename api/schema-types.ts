@@ -1,6 +1,8 @@
 // Types the controllers share, with the constraints tsoa writes into the OpenAPI document and validates.
+import type { APPEAL_ACTIONS } from '../domain/appeals/contract';
 import type { BLOCKLIST_SOURCES, BLOCKLIST_TYPES } from '../domain/compliance/normalise';
 import type { AD_ASSETS, AD_FIATS, AD_PAYMENT_METHODS, AD_SIDES } from '../domain/p2p/ads';
+import type { Currency } from '../domain/money';
 import type { ORDER_STATUSES, PAYMENT_METHODS } from '../models/order';
 import type { KYC_STATUSES } from '../models/user';
 
@@ -37,3 +39,9 @@ export type AdFiatName = (typeof AD_FIATS)[number];
 
 /** How the fiat leg of a P2P trade is paid. */
 export type AdPaymentMethodName = (typeof AD_PAYMENT_METHODS)[number];
+
+/** A currency Paygate moves. */
+export type CurrencyCode = Currency;
+
+/** What an approved appeal does to its order. */
+export type AppealActionName = (typeof APPEAL_ACTIONS)[number];

@@ -2,7 +2,7 @@ import type { Request as ExpressRequest } from 'express';
 import { Body, Controller, Get, Path, Post, Put, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
-import type { Uuid } from '../schema-types';
+import type { AppealActionName, Uuid } from '../schema-types';
 import { createAppeal, decideAppeal, getAppeal, type AppealView, type EvidenceLink } from '../services/appeal-service';
 
 interface CreateAppealBody {
@@ -30,7 +30,7 @@ interface DecisionBody {
    * `release`: a P2P trade's escrowed asset goes to the buyer; `resubmit`: a compliance-rejected payment
    * is submitted again as a new order recording the approver. Default: what fits the order's state.
    */
-  action?: string;
+  action?: AppealActionName;
 }
 
 @Route('appeals')

@@ -59,6 +59,8 @@ export class ComplianceController extends Controller {
    * The blocklist, newest first.
    * @param type one of the entry types
    * @param q part of the (normalised) value
+   * @minLength q 1
+   * @maxLength q 200
    * @param source `manual`, `ofac`, `un` or `eu`
    * @param active true: only entries that match today; false: only expired ones
    * @param limit 1 to 100, default 20

@@ -2,7 +2,7 @@ import type { Request as ExpressRequest } from 'express';
 import { Body, Controller, Get, Header, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
-import type { OrderStatusName, PaymentMethodName, Uuid } from '../schema-types';
+import type { CurrencyCode, OrderStatusName, PaymentMethodName, Uuid } from '../schema-types';
 import {
   getOrder,
   initiatePayment,
@@ -116,7 +116,7 @@ export class PaymentsController extends Controller {
     @Query() cursor?: string,
     @Query() status?: OrderStatusName,
     @Query() method?: PaymentMethodName,
-    @Query() currency?: string,
+    @Query() currency?: CurrencyCode,
     @Query() from?: string,
     @Query() to?: string,
     @Query() user_id?: Uuid,
