@@ -431,7 +431,61 @@ export function runSetup({ tag = 'setup' } = {}) {
   ensureNpmDependencies({ tag });
   const cli = ensureTemporalCli({ tag });
   const chromium = ensureChromium({ tag });
-  return { temporalCli: cli, chromium };
+  const schemathesis = ensureSchemathesis({ tag });
+  return { temporalCli: cli, chromium, schemathesis };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemathesis (the API fuzzer of `npm run test:fuzz`), pinned, from PyPI into .tools/schemathesis
+
+export const SCHEMATHESIS_VERSION = '4.32.5';
+export const SCHEMATHESIS_DIR = path.join(ROOT, '.tools', 'schemathesis');
+const SCHEMATHESIS_STAMP = path.join(SCHEMATHESIS_DIR, `schemathesis-${SCHEMATHESIS_VERSION}.dist-info`);
+
+/**
+ * Install the pinned Schemathesis with `pip install --target` (run it with
+ * `PYTHONPATH=.tools/schemathesis python3 -m schemathesis.cli`). Skipped when that version is there.
+ * A failure is a warning: only the fuzzer needs it, and it says so when it is missing.
+ */
+export function ensureSchemathesis({ tag = 'setup' } = {}) {
+  if (fs.existsSync(SCHEMATHESIS_STAMP)) {
+    info(tag, `Schemathesis ${SCHEMATHESIS_VERSION}: ${rel(SCHEMATHESIS_DIR)}`);
+    return SCHEMATHESIS_DIR;
+  }
+  const pip = findPip();
+  if (!pip) {
+    warn(tag, 'neither `python3 -m pip` nor `pip3` is available: `npm run test:fuzz` needs Schemathesis');
+    return null;
+  }
+  fs.rmSync(SCHEMATHESIS_DIR, { recursive: true, force: true });
+  fs.mkdirSync(SCHEMATHESIS_DIR, { recursive: true });
+  info(tag, `installing Schemathesis ${SCHEMATHESIS_VERSION} (pip) into ${rel(SCHEMATHESIS_DIR)}`);
+  const args = [
+    ...pip.prefix,
+    'install',
+    '--disable-pip-version-check',
+    '--no-input',
+    '--no-warn-script-location',
+    '--progress-bar',
+    'off',
+    '--target',
+    SCHEMATHESIS_DIR,
+    `schemathesis==${SCHEMATHESIS_VERSION}`,
+  ];
+  const env = { ...process.env, PIP_ROOT_USER_ACTION: 'ignore' };
+  let result = spawnSync(pip.command, args, { cwd: ROOT, env, encoding: 'utf8' });
+  const output = () => `${result.stdout ?? ''}${result.stderr ?? ''}`;
+  if (result.status !== 0 && /externally.managed/i.test(output())) {
+    // --target never touches the system site-packages, so this override is safe here.
+    result = spawnSync(pip.command, [...args.slice(0, -1), '--break-system-packages', args.at(-1)], { cwd: ROOT, env, encoding: 'utf8' });
+  }
+  if (result.error || result.status !== 0 || !fs.existsSync(SCHEMATHESIS_STAMP)) {
+    const detail = (result.error?.message ?? output()).trim().split('\n').slice(-10).join('\n    ');
+    warn(tag, `pip could not install schemathesis==${SCHEMATHESIS_VERSION}; \`npm run test:fuzz\` needs it:\n    ${detail}`);
+    return null;
+  }
+  info(tag, `Schemathesis ${SCHEMATHESIS_VERSION} installed`);
+  return SCHEMATHESIS_DIR;
 }
 
 /** Print a SetupError (or any error) and exit non-zero. */

@@ -201,6 +201,45 @@ describe('platform', () => {
       expect(doc.paths['/payments/initiate']).to.have.property('post');
     });
 
+    it('then every error response is problem+json, and operations behind a token document 401 (and 403 when role-bound)', async () => {
+      interface Op {
+        responses: Record<string, { content?: Record<string, unknown> }>;
+        security?: Record<string, string[]>[];
+      }
+      const doc = (await api().get('/openapi.json')).body as { paths: Record<string, Record<string, Op>> };
+      let secured = 0;
+      for (const [path, item] of Object.entries(doc.paths)) {
+        for (const [method, op] of Object.entries(item)) {
+          for (const [status, response] of Object.entries(op.responses)) {
+            if (Number(status) >= 400 && response.content) {
+              expect(Object.keys(response.content), `${method} ${path} ${status}`).to.deep.equal(['application/problem+json']);
+            }
+          }
+          const roles = op.security?.find((s) => 'jwt' in s)?.jwt;
+          if (roles === undefined) continue;
+          secured += 1;
+          expect(op.responses, `${method} ${path}`).to.have.property('401');
+          if (roles.length > 0) expect(op.responses, `${method} ${path}`).to.have.property('403');
+        }
+      }
+      expect(secured).to.be.greaterThan(10);
+      const unauthenticated = await api().get('/api/v1/auth/me');
+      expect(unauthenticated.status).to.equal(401);
+      expect(unauthenticated.headers['content-type']).to.match(/^application\/problem\+json/);
+    });
+
+    it('then an order lists its nullable fields as nullable, as the API sends them', async () => {
+      const doc = (await api().get('/openapi.json')).body as {
+        components: { schemas: Record<string, { properties: Record<string, { nullable?: boolean }> }> };
+      };
+      for (const name of ['OrderSummary', 'OrderView']) {
+        const props = doc.components.schemas[name]?.properties ?? {};
+        for (const field of ['failure_code', 'failure_reason', 'rail_reference', 'description', 'reference']) {
+          expect(props[field]?.nullable, `${name}.${field}`).to.equal(true);
+        }
+      }
+    });
+
     it('then /docs/ serves the Swagger UI page', async () => {
       const res = await api().get('/docs/');
       expect(res.status).to.equal(200);

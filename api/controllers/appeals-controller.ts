@@ -2,6 +2,7 @@ import type { Request as ExpressRequest } from 'express';
 import { Body, Controller, Get, Path, Post, Put, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
+import type { AppealActionName, Uuid } from '../schema-types';
 import { createAppeal, decideAppeal, getAppeal, type AppealView, type EvidenceLink } from '../services/appeal-service';
 
 interface CreateAppealBody {
@@ -18,14 +19,18 @@ interface CreateAppealBody {
 }
 
 interface DecisionBody {
-  /** Why; kept with the decision. */
+  /**
+   * Why; kept with the decision.
+   * @minLength 1
+   * @maxLength 2000
+   */
   note: string;
   /**
    * Approve only. `refund`: a completed payment is reversed (mirror ledger posting, order `reversed`);
    * `release`: a P2P trade's escrowed asset goes to the buyer; `resubmit`: a compliance-rejected payment
    * is submitted again as a new order recording the approver. Default: what fits the order's state.
    */
-  action?: string;
+  action?: AppealActionName;
 }
 
 @Route('appeals')
@@ -54,7 +59,7 @@ export class AppealsController extends Controller {
   @Get('{appeal_id}')
   @Response<Problem>(400, 'Malformed id')
   @Response<Problem>(404, 'Not found')
-  public async get(@Path('appeal_id') appealId: string, @Request() req: ExpressRequest & { user: Caller }): Promise<AppealView> {
+  public async get(@Path('appeal_id') appealId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<AppealView> {
     return getAppeal(req.user, appealId);
   }
 
@@ -71,7 +76,7 @@ export class AppealsController extends Controller {
   @Response<Problem>(404, 'Not found')
   @Response<Problem>(409, 'The appeal is no longer open, or the action does not fit the order')
   public async approve(
-    @Path('appeal_id') appealId: string,
+    @Path('appeal_id') appealId: Uuid,
     @Body() body: DecisionBody,
     @Request() req: ExpressRequest & { user: Caller },
   ): Promise<AppealView> {
@@ -89,7 +94,7 @@ export class AppealsController extends Controller {
   @Response<Problem>(404, 'Not found')
   @Response<Problem>(409, 'The appeal is no longer open')
   public async reject(
-    @Path('appeal_id') appealId: string,
+    @Path('appeal_id') appealId: Uuid,
     @Body() body: DecisionBody,
     @Request() req: ExpressRequest & { user: Caller },
   ): Promise<AppealView> {

@@ -10,6 +10,7 @@ interface RegisterBody {
   email: string;
   /**
    * At least 10 characters.
+   * @minLength 10
    * @example "correct-horse-battery"
    */
   password: string;
@@ -46,6 +47,7 @@ export class AuthController extends Controller {
 
   /** Exchange e-mail and password for a short-lived bearer token (HS256 JWT). */
   @Post('login')
+  @Response<Problem>(400, 'No e-mail or password')
   @Response<Problem>(401, 'Wrong e-mail or password')
   @Response<Problem>(429, 'Too many attempts')
   public async login(@Body() body: LoginBody, @Request() req: ExpressRequest): Promise<IssuedToken> {

@@ -3,6 +3,7 @@ import type { Request as ExpressRequest } from 'express';
 import { Body, Controller, Get, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
+import type { BlocklistSourceName, BlocklistTypeName } from '../schema-types';
 import {
   addBlocklistEntry,
   complianceReport,
@@ -17,7 +18,7 @@ interface BlocklistEntryBody {
    * `name`, `email`, `phone`, `national_id`, `bank_account`, `crypto_address` or `country`.
    * @example "phone"
    */
-  type: string;
+  type: BlocklistTypeName;
   /**
    * Normalised before it is stored: case, E.164 phones, whitespace.
    * @example "+254 700 123 456"
@@ -26,7 +27,7 @@ interface BlocklistEntryBody {
   /** @example "confirmed fraud, case 2026-114" */
   reason: string;
   /** `manual` (default), `ofac`, `un` or `eu`. */
-  source?: string;
+  source?: BlocklistSourceName;
   /**
    * RFC 3339; after it the entry no longer matches.
    * @example "2027-01-01T00:00:00Z"
@@ -58,9 +59,14 @@ export class ComplianceController extends Controller {
    * The blocklist, newest first.
    * @param type one of the entry types
    * @param q part of the (normalised) value
+   * @minLength q 1
+   * @maxLength q 200
    * @param source `manual`, `ofac`, `un` or `eu`
    * @param active true: only entries that match today; false: only expired ones
    * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
    */
   @Get('blocklist')
@@ -68,9 +74,9 @@ export class ComplianceController extends Controller {
   @Response<Problem>(401, 'Unauthenticated')
   @Response<Problem>(403, 'Not compliance staff')
   public async listEntries(
-    @Query() type?: string,
+    @Query() type?: BlocklistTypeName,
     @Query() q?: string,
-    @Query() source?: string,
+    @Query() source?: BlocklistSourceName,
     @Query() active?: boolean,
     @Query() limit?: number,
     @Query() cursor?: string,

@@ -2,6 +2,7 @@ import type { Request as ExpressRequest } from 'express';
 import { Body, Controller, Get, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
+import type { AdAssetName, AdFiatName, AdPaymentMethodName, AdSideName, Uuid } from '../schema-types';
 import type { Page } from '../services/paging';
 import { createAd, getAd, listAds, p2pHistory, type AdView, type P2pHistoryItem } from '../services/p2p-service';
 
@@ -78,15 +79,18 @@ export class P2pController extends Controller {
    * descending price (sell ads first when `side` is not given).
    * @param amount KES: only ads whose limits and remaining amount fit it
    * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
    */
   @Get('ads')
   @Response<Problem>(400, 'Bad filter')
   public async listAds(
-    @Query() side?: string,
-    @Query() asset?: string,
-    @Query() fiat?: string,
-    @Query() payment_method?: string,
+    @Query() side?: AdSideName,
+    @Query() asset?: AdAssetName,
+    @Query() fiat?: AdFiatName,
+    @Query() payment_method?: AdPaymentMethodName,
     @Query() amount?: string,
     @Query() limit?: number,
     @Query() cursor?: string,
@@ -98,7 +102,7 @@ export class P2pController extends Controller {
   @Get('ads/{ad_id}')
   @Response<Problem>(400, 'Malformed id')
   @Response<Problem>(404, 'Not found')
-  public async getAd(@Path('ad_id') adId: string): Promise<AdView> {
+  public async getAd(@Path('ad_id') adId: Uuid): Promise<AdView> {
     return getAd(adId);
   }
 
@@ -106,6 +110,9 @@ export class P2pController extends Controller {
    * The caller's P2P activity, newest first: trades as maker or taker, and the events of their ads
    * (created, paused, resumed, filled, closed). Compliance and admin see everyone's, or one user's with `user_id`.
    * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
    */
   @Get('history')
@@ -116,7 +123,7 @@ export class P2pController extends Controller {
     @Request() req: ExpressRequest & { user: Caller },
     @Query() limit?: number,
     @Query() cursor?: string,
-    @Query() user_id?: string,
+    @Query() user_id?: Uuid,
   ): Promise<Page<P2pHistoryItem>> {
     return p2pHistory(req.user, { limit, cursor, user_id });
   }

@@ -2,6 +2,7 @@ import type { Request as ExpressRequest } from 'express';
 import { Body, Controller, Get, Header, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
+import type { CurrencyCode, OrderStatusName, PaymentMethodName, Uuid } from '../schema-types';
 import {
   getOrder,
   initiatePayment,
@@ -70,6 +71,8 @@ export class PaymentsController extends Controller {
    * Sandbox magic values: account number ending `0000` → `account_not_found`; phone `+254700000999` → no
    * callback (settled by polling); phone `+254700001032` → `cancelled_by_user` (also 1, 1037, 2001);
    * exchange `sandbox_maintenance` → retried, then `exchange_unavailable`.
+   * @param idempotencyKey 1 to 255 visible ASCII characters, e.g. a UUID; a repeat replays the first answer
+   * @pattern idempotencyKey ^[!-~]{1,255}$
    */
   @Post('initiate')
   @SuccessResponse(202, 'Accepted')
@@ -91,13 +94,16 @@ export class PaymentsController extends Controller {
   @Get('orders/{order_id}')
   @Response<Problem>(400, 'Malformed order id')
   @Response<Problem>(404, 'Not found')
-  public async getOrder(@Path('order_id') orderId: string, @Request() req: ExpressRequest & { user: Caller }): Promise<OrderView> {
+  public async getOrder(@Path('order_id') orderId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<OrderView> {
     return getOrder(req.user, orderId);
   }
 
   /**
    * The caller's orders, newest first. Compliance and admin see everyone's, or one user's with `user_id`.
    * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
    * @param from RFC 3339, inclusive
    * @param to RFC 3339, exclusive
@@ -108,12 +114,12 @@ export class PaymentsController extends Controller {
     @Request() req: ExpressRequest & { user: Caller },
     @Query() limit?: number,
     @Query() cursor?: string,
-    @Query() status?: string,
-    @Query() method?: string,
-    @Query() currency?: string,
+    @Query() status?: OrderStatusName,
+    @Query() method?: PaymentMethodName,
+    @Query() currency?: CurrencyCode,
     @Query() from?: string,
     @Query() to?: string,
-    @Query() user_id?: string,
+    @Query() user_id?: Uuid,
   ): Promise<Page<OrderSummary>> {
     return paymentHistory(req.user, { limit, cursor, status, method, currency, from, to, user_id });
   }

@@ -17,6 +17,9 @@ export class PlatformsController extends Controller {
    * @param capability a ccxt capability the exchange must support, e.g. `fetchTicker`, `withdraw`
    * @param certified `true`: only ccxt-certified exchanges; `false`: only the others
    * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
    */
   @Get('exchanges')

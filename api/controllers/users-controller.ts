@@ -2,6 +2,7 @@ import type { Request as ExpressRequest } from 'express';
 import { Body, Controller, Get, Path, Put, Query, Request, Response, Route, Security, Tags } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
+import type { KycStatusName, Uuid } from '../schema-types';
 import type { Page } from '../services/paging';
 import { getUser, listUsers, updateKyc, type UserDetailView } from '../services/users-service';
 
@@ -40,9 +41,14 @@ export class UsersController extends Controller {
   /**
    * Every user, newest first, with their KYC status and submission. Compliance and admin only.
    * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
    * @param kyc_status `unverified`, `pending`, `verified` or `rejected`, e.g. `pending` for the review queue
    * @param q part of the e-mail or full name
+   * @minLength q 1
+   * @maxLength q 200
    */
   @Get()
   @Security('jwt', ['compliance', 'admin'])
@@ -52,7 +58,7 @@ export class UsersController extends Controller {
   public async list(
     @Query() limit?: number,
     @Query() cursor?: string,
-    @Query() kyc_status?: string,
+    @Query() kyc_status?: KycStatusName,
     @Query() q?: string,
   ): Promise<Page<UserDetailView>> {
     return listUsers({ limit, cursor, kyc_status, q });
@@ -64,7 +70,7 @@ export class UsersController extends Controller {
   @Response<Problem>(400, 'Malformed user id')
   @Response<Problem>(401, 'Unauthenticated')
   @Response<Problem>(404, 'Not found')
-  public async read(@Path('user_id') userId: string, @Request() req: ExpressRequest & { user: Caller }): Promise<UserDetailView> {
+  public async read(@Path('user_id') userId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<UserDetailView> {
     return getUser(req.user, userId);
   }
 
@@ -82,7 +88,7 @@ export class UsersController extends Controller {
   @Response<Problem>(409, 'Not allowed from the current KYC status, or the document belongs to another account')
   @Response<Problem>(422, 'blocked_by_compliance')
   public async updateKyc(
-    @Path('user_id') userId: string,
+    @Path('user_id') userId: Uuid,
     @Body() body: KycUpdateBody,
     @Request() req: ExpressRequest & { user: Caller },
   ): Promise<UserDetailView> {

@@ -2,6 +2,7 @@ import type { Request as ExpressRequest } from 'express';
 import { Body, Controller, Delete, Get, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
+import type { Uuid } from '../schema-types';
 import type { Page } from '../services/paging';
 import {
   disableWebhookEndpoint,
@@ -56,9 +57,13 @@ export class WebhooksController extends Controller {
   /**
    * The caller's endpoints, newest first.
    * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
    */
   @Get('endpoints')
+  @Response<Problem>(400, 'Bad limit or cursor')
   public async list(
     @Request() req: ExpressRequest & { user: Caller },
     @Query() limit?: number,
@@ -70,8 +75,9 @@ export class WebhooksController extends Controller {
   /** Stop sending events to an endpoint (its delivery log stays readable). */
   @Delete('endpoints/{endpoint_id}')
   @SuccessResponse(204, 'Disabled')
+  @Response<Problem>(400, 'Malformed endpoint id')
   @Response<Problem>(404, 'Not found')
-  public async disable(@Path('endpoint_id') endpointId: string, @Request() req: ExpressRequest & { user: Caller }): Promise<void> {
+  public async disable(@Path('endpoint_id') endpointId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<void> {
     await disableWebhookEndpoint(req.user, endpointId);
     this.setStatus(204);
   }
@@ -79,12 +85,16 @@ export class WebhooksController extends Controller {
   /**
    * The delivery log of an endpoint, newest first: status, attempts and each attempt's answer.
    * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
    */
   @Get('endpoints/{endpoint_id}/deliveries')
+  @Response<Problem>(400, 'Malformed endpoint id, bad limit or cursor')
   @Response<Problem>(404, 'Not found')
   public async deliveries(
-    @Path('endpoint_id') endpointId: string,
+    @Path('endpoint_id') endpointId: Uuid,
     @Request() req: ExpressRequest & { user: Caller },
     @Query() limit?: number,
     @Query() cursor?: string,

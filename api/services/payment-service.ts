@@ -36,7 +36,8 @@ export interface OrderEventView {
   detail: string | null;
 }
 
-export interface OrderView {
+/** An order as lists show it. (An interface of its own: tsoa drops `| null` from the fields of an `Omit<>`.) */
+export interface OrderSummary {
   order_id: string;
   user_id: string;
   status: OrderStatus;
@@ -57,11 +58,13 @@ export interface OrderView {
   workflow_id: string;
   created_at: string;
   updated_at: string;
-  events: OrderEventView[];
   links: { self: string };
 }
 
-export type OrderSummary = Omit<OrderView, 'events'>;
+/** One order, with its events. */
+export interface OrderView extends OrderSummary {
+  events: OrderEventView[];
+}
 
 const orderLink = (id: string) => `/api/v1/payments/orders/${id}`;
 
