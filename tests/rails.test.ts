@@ -255,6 +255,41 @@ describe('real rails against local provider fakes', function () {
       expect([after.status, after.failure_code]).to.deep.equal(['completed', null]);
     });
 
+    it('then a payout sent with a wrong security credential is answered ResultCode 2001 and fails', async () => {
+      const wrong = new DarajaConnector({
+        sequelize: database(),
+        baseUrl: fakes.daraja.url,
+        consumerKey: fakes.env.DARAJA_CONSUMER_KEY,
+        consumerSecret: fakes.env.DARAJA_CONSUMER_SECRET,
+        shortcode: fakes.env.DARAJA_SHORTCODE,
+        passkey: fakes.env.DARAJA_PASSKEY,
+        transactionType: 'CustomerPayBillOnline',
+        callbackSecret: secret(),
+        publicBaseUrl: baseUrl,
+        b2c: { initiatorName: fakes.env.DARAJA_B2C_INITIATOR_NAME, securityCredential: 'bm90LXRoZS1yaWdodC1wYXNzd29yZA==' },
+      });
+      const orderId = randomUUID();
+      const { reference } = await wrong.submit({
+        idempotencyKey: orderId,
+        orderId,
+        method: 'mobile_money',
+        amount: '1500.00',
+        currency: 'KES',
+        destination: { provider: 'mpesa', phone: '+254712345678' },
+        description: null,
+        callbackUrl: `${baseUrl}/unused`,
+      });
+      await until('the B2C result', async () => {
+        const [row] = await rows<{ status: string }>(`SELECT status FROM rail_requests WHERE order_id = :orderId`, { orderId });
+        return row?.status === 'pending' ? undefined : row;
+      });
+      expect(await wrong.status(reference)).to.deep.include({ state: 'failed', failureCode: 'invalid_pin', providerCode: '2001' });
+      expect(fakes.daraja.posted.find((p) => p.url.includes(`/b2c/${orderId}/result`))?.body).to.deep.nested.include({
+        'Result.ResultCode': 2001,
+        'Result.ResultDesc': 'The initiator information is invalid.',
+      });
+    });
+
     it('then an amount with cents is refused: M-Pesa takes whole shillings', async () => {
       const user = await newUser();
       const res = await initiate(user, mpesa('+254712345678', '250.50'));

@@ -408,8 +408,10 @@ export class DarajaConnector implements RailConnector {
     });
     if (res.status === 200 && str(res.body.ResponseCode) === '0') return { state: 'pending', reference: row.provider_reference };
     const error = refusal(res, 'status query');
-    // A refused query says nothing about the payout: a transient refusal is retried by the activity.
-    throw new RailError(error.retryable ? 'provider_unavailable' : error.failureCode, error.message, error.retryable, error.providerCode);
+    // A refused query says nothing about the payout: a transient refusal is retried by the activity, any
+    // other leaves it pending, to be asked again and, without an answer, to time out as `rail_timeout`.
+    if (error.retryable) throw new RailError('provider_unavailable', error.message, true, error.providerCode);
+    return { state: 'pending', reference: row.provider_reference };
   }
 
   private async queryStk(reference: string): Promise<RailStatus> {
