@@ -136,8 +136,10 @@ describe('real rails against local provider fakes', function () {
         `${baseUrl}/api/v1/callbacks/mpesa/b2c/${orderId}/result?token=${callbackToken(secret(), orderId)}`,
       );
       expect(String(payout?.body.QueueTimeOutURL)).to.match(new RegExp(`/api/v1/callbacks/mpesa/b2c/${orderId}/timeout\\?token=`));
-      const result = fakes.daraja.posted.find((p) => p.url.includes(`/b2c/${orderId}/result`));
-      expect(result?.answer).to.deep.equal({ ResultCode: 0, ResultDesc: 'Accepted' });
+      const result = await until('the acknowledged result', () =>
+        Promise.resolve(fakes.daraja.posted.find((p) => p.url.includes(`/b2c/${orderId}/result`))),
+      );
+      expect(result.answer).to.deep.equal({ ResultCode: 0, ResultDesc: 'Accepted' });
       expect(
         fakes.daraja.calls.some((c) => c.path === '/mpesa/stkpush/v1/processrequest' && c.body.PhoneNumber === '254712345678'),
       ).to.equal(false);
@@ -181,8 +183,10 @@ describe('real rails against local provider fakes', function () {
         (c) => c.path === '/mpesa/transactionstatus/v1/query' && c.body.OriginalConversationID === orderId,
       );
       expect(query?.body).to.include({ CommandID: 'TransactionStatusQuery', PartyA: '174379', Initiator: 'paygate_api' });
-      const status = fakes.daraja.posted.find((p) => p.url.includes(`/b2c/${orderId}/status`));
-      expect(status?.answer).to.deep.equal({ ResultCode: 0, ResultDesc: 'Accepted' });
+      const status = await until('the acknowledged status result', () =>
+        Promise.resolve(fakes.daraja.posted.find((p) => p.url.includes(`/b2c/${orderId}/status`))),
+      );
+      expect(status.answer).to.deep.equal({ ResultCode: 0, ResultDesc: 'Accepted' });
     });
 
     it('then forged and unknown results are acknowledged, ignored, and the real outcome stands', async () => {
@@ -279,12 +283,12 @@ describe('real rails against local provider fakes', function () {
         description: null,
         callbackUrl: `${baseUrl}/unused`,
       });
-      await until('the B2C result', async () => {
-        const [row] = await rows<{ status: string }>(`SELECT status FROM rail_requests WHERE order_id = :orderId`, { orderId });
-        return row?.status === 'pending' ? undefined : row;
-      });
+      // The fake records a result once Paygate has answered it, i.e. after Paygate took it.
+      const posted = await until('the B2C result and its acknowledgement', () =>
+        Promise.resolve(fakes.daraja.posted.find((p) => p.url.includes(`/b2c/${orderId}/result`))),
+      );
       expect(await wrong.status(reference)).to.deep.include({ state: 'failed', failureCode: 'invalid_pin', providerCode: '2001' });
-      expect(fakes.daraja.posted.find((p) => p.url.includes(`/b2c/${orderId}/result`))?.body).to.deep.nested.include({
+      expect(posted.body).to.deep.nested.include({
         'Result.ResultCode': 2001,
         'Result.ResultDesc': 'The initiator information is invalid.',
       });
