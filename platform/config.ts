@@ -184,6 +184,8 @@ const schema = z
       'DARAJA_SHORTCODE',
       'DARAJA_PASSKEY',
       'DARAJA_CALLBACK_SECRET',
+      'DARAJA_B2C_INITIATOR_NAME',
+      'DARAJA_B2C_SECURITY_CREDENTIAL',
     ]);
     requireWhen(env.RAIL_CRYPTO === 'ccxt', 'RAIL_CRYPTO=ccxt', ['CCXT_EXCHANGE', 'CCXT_API_KEY', 'CCXT_SECRET']);
   });

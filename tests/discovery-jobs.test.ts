@@ -21,7 +21,13 @@ import { startJobsProcess, startRedisServer, until, type JobsProcess, type Redis
 /** A queue prefix of its own for each test, under the run's prefix: tests never see each other's jobs. */
 const freshPrefix = (what: string) => `${config().queuePrefix}-${what}-${randomBytes(3).toString('hex')}`;
 
-const configWith = (env: Record<string, string>): Config => loadConfig({ ...process.env, ...env });
+/**
+ * The jobs processes here run with the sandbox crypto rail whatever rails the suite uses: the catalogue they
+ * refresh is the suite's, and it lists the sandbox's exchange, which other tests pay.
+ */
+const SANDBOX_CRYPTO = { RAIL_CRYPTO: 'sandbox' };
+
+const configWith = (env: Record<string, string>): Config => loadConfig({ ...process.env, ...SANDBOX_CRYPTO, ...env });
 
 async function lastRefresh(catalogue: 'exchanges' | 'banks'): Promise<Date> {
   const [row] = await rows<{ refreshed_at: Date }>('SELECT refreshed_at FROM catalogue_refreshes WHERE catalogue = :catalogue', {
@@ -178,7 +184,7 @@ describe('discovery jobs', () => {
       await holder.query('BEGIN');
       await holder.query("SELECT id FROM exchanges WHERE id = 'binance' FOR UPDATE");
 
-      const first = startJobsProcess(env);
+      const first = startJobsProcess({ ...SANDBOX_CRYPTO, ...env });
       jobsProcesses.push(first);
       await until('the first jobs process to boot', async () => ((await queue.getJobSchedulersCount()) === 2 ? true : undefined));
       const job = await enqueueRefresh(queue, cfg, REFRESH_EXCHANGES);
@@ -198,7 +204,7 @@ describe('discovery jobs', () => {
       await holder.query('COMMIT');
       expect((await lastRefresh('exchanges')).getTime()).to.equal(before.getTime());
 
-      const second = startJobsProcess(env);
+      const second = startJobsProcess({ ...SANDBOX_CRYPTO, ...env });
       jobsProcesses.push(second);
       const finished = await until(
         'the refresh to be retried and complete',
@@ -232,6 +238,7 @@ describe('discovery jobs', () => {
       redisServer = await startRedisServer();
       const prefix = freshPrefix('restart');
       jobs = startJobsProcess({
+        ...SANDBOX_CRYPTO,
         REDIS_URL: redisServer.url,
         QUEUE_PREFIX: prefix,
         EXCHANGE_PROBE_ENABLED: 'false',

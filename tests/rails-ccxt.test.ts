@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CcxtTransferConnector, type CcxtTransferExchange } from '../domain/connectors/ccxt-transfer';
+import { CcxtTransferConnector, ccxtRailError, pointUrls, type CcxtTransferExchange } from '../domain/connectors/ccxt-transfer';
 import { RailError } from '../domain/connectors/types';
 
 class InsufficientFunds extends Error {}
@@ -71,6 +71,44 @@ describe('ccxt transfers', () => {
       expect(refusal).to.be.instanceOf(RailError).and.include({ failureCode: 'insufficient_funds', retryable: false });
       const maintenance = await busy.submit(submission).catch((e: unknown) => e);
       expect(maintenance).to.be.instanceOf(RailError).and.include({ failureCode: 'exchange_unavailable', retryable: true });
+    });
+  });
+
+  describe('when the destination exchange is in maintenance in the catalogue', () => {
+    it('then the transfer is held back as retryable, without asking the exchange', async () => {
+      const double = exchangeDouble();
+      const connector = new CcxtTransferConnector({
+        ...options,
+        create: () => double.exchange,
+        destinationStatus: (id) => Promise.resolve(id === 'kraken' ? 'maintenance' : 'ok'),
+      });
+      const held = await connector
+        .submit({ ...submission, destination: { exchange_id: 'kraken', account_ref: 'acc-1' } })
+        .catch((e: unknown) => e);
+      expect(held).to.be.instanceOf(RailError).and.include({ failureCode: 'exchange_unavailable', retryable: true });
+      expect(double.withdrawals).to.have.length(0);
+      expect(await connector.submit({ ...submission, destination: { exchange_id: 'bitstamp', account_ref: 'acc-1' } })).to.deep.equal({
+        reference: 'w-1',
+      });
+    });
+  });
+
+  describe('when CCXT_API_URL moves the exchange', () => {
+    it('then every API URL keeps its path on the new origin', () => {
+      expect(
+        pointUrls(
+          { sapi: 'https://api.binance.com/sapi/v1', fapiPublic: 'https://fapi.binance.com/fapi/v1', v: ['https://x.io'] },
+          'http://127.0.0.1:9/',
+        ),
+      ).to.deep.equal({ sapi: 'http://127.0.0.1:9/sapi/v1', fapiPublic: 'http://127.0.0.1:9/fapi/v1', v: ['http://127.0.0.1:9'] });
+    });
+
+    it('then a refusal for funds is still insufficient_funds when ccxt could not classify it by host', () => {
+      expect(ccxtRailError(new Error('binance {"code":-4026,"msg":"You have insufficient balance."}'))).to.include({
+        failureCode: 'insufficient_funds',
+        retryable: false,
+      });
+      expect(ccxtRailError(new Error('binance {"code":-4003,"msg":"Invalid coin."}'))).to.include({ failureCode: 'provider_rejected' });
     });
   });
 });

@@ -9,9 +9,12 @@ import { newUser, type OrderBody, type TestUser } from './support/api';
 import { freePort, until } from './support/processes';
 import { stack } from './support/stack';
 import { startRailFakes, type RailFakes } from './fakes/rails';
+import { callbackToken, DarajaConnector } from '../domain/connectors/daraja';
+import { database } from '../platform/database';
+import { rows } from './support/db';
 
 /**
- * The real connectors (Jenga, Daraja) in real processes: an api and a Temporal worker started from the
+ * The real connectors (Jenga, Daraja, ccxt) in real processes: an api and a Temporal worker started from the
  * build with the rails switched to the fakes, on their own task queue, sharing the suite's database.
  */
 
@@ -103,25 +106,51 @@ describe('real rails against local provider fakes', function () {
     it('then it names the selected connector of each method', async () => {
       const res = await rails().get('/readyz');
       expect(res.status).to.equal(200);
-      expect(res.body).to.deep.include({ rails: { bank_transfer: 'jenga', mobile_money: 'daraja', crypto: 'sandbox' } });
+      expect(res.body).to.deep.include({ rails: { bank_transfer: 'jenga', mobile_money: 'daraja', crypto: 'ccxt' } });
     });
   });
 
+  const payoutOf = (orderId: string) => [...fakes.daraja.payouts.values()].find((p) => p.originator === orderId);
+  const b2cCalls = (phone: string) =>
+    fakes.daraja.calls.filter((c) => c.path === '/mpesa/b2c/v3/paymentrequest' && c.body.PartyB === phone);
+  const secret = () => fakes.env.DARAJA_CALLBACK_SECRET;
+
   describe('when an M-Pesa payment goes through Daraja', () => {
-    it('then the STK push is paid and the callback completes the order with the CheckoutRequestID', async () => {
+    it('then it is a B2C payout, and the result at the ResultURL completes the order with the ConversationID', async () => {
       const user = await newUser();
       const res = await initiate(user, mpesa('+254712345678'));
       expect(res.status, JSON.stringify(res.body)).to.equal(202);
-      const order = await settled(user, (res.body as { order_id: string }).order_id);
+      const orderId = (res.body as { order_id: string }).order_id;
+      const order = await settled(user, orderId);
       expect(order.status).to.equal('completed');
-      expect(order.rail_reference).to.match(/^ws_CO_/);
-      const push = fakes.daraja.calls.find((c) => c.path === '/mpesa/stkpush/v1/processrequest' && c.body.PhoneNumber === '254712345678');
-      expect(push?.body).to.include({
-        BusinessShortCode: '174379',
-        TransactionType: 'CustomerPayBillOnline',
+      expect(order.rail_reference).to.match(/^AG_\d{8}_/);
+      const [payout] = b2cCalls('254712345678').filter((c) => c.body.OriginatorConversationID === orderId);
+      expect(payout?.body).to.include({
+        InitiatorName: 'paygate_api',
+        SecurityCredential: fakes.env.DARAJA_B2C_SECURITY_CREDENTIAL,
+        CommandID: 'BusinessPayment',
         Amount: 1500,
-        PartyB: '174379',
+        PartyA: '174379',
       });
+      expect(String(payout?.body.ResultURL)).to.equal(
+        `${baseUrl}/api/v1/callbacks/mpesa/b2c/${orderId}/result?token=${callbackToken(secret(), orderId)}`,
+      );
+      expect(String(payout?.body.QueueTimeOutURL)).to.match(new RegExp(`/api/v1/callbacks/mpesa/b2c/${orderId}/timeout\\?token=`));
+      // The result is taken, unless the workflow's status query (sent when the result is slow) resolved the
+      // payout first: then the result is a repeat and is ignored. Either way exactly one of them was taken.
+      const accepted = JSON.stringify({ ResultCode: 0, ResultDesc: 'Accepted' });
+      const forOrder = () => fakes.daraja.posted.filter((p) => p.url.includes(`/b2c/${orderId}/`));
+      await until('the result, and one accepted answer', () =>
+        Promise.resolve(
+          forOrder().some((p) => p.url.includes('/result?')) && forOrder().some((p) => JSON.stringify(p.answer) === accepted)
+            ? true
+            : undefined,
+        ),
+      );
+      expect(forOrder().filter((p) => JSON.stringify(p.answer) === accepted)).to.have.length(1);
+      expect(
+        fakes.daraja.calls.some((c) => c.path === '/mpesa/stkpush/v1/processrequest' && c.body.PhoneNumber === '254712345678'),
+      ).to.equal(false);
     });
 
     for (const [phone, code, failureCode] of [
@@ -130,7 +159,7 @@ describe('real rails against local provider fakes', function () {
       ['+254700001037', '1037', 'subscriber_unreachable'],
       ['+254700002001', '2001', 'invalid_pin'],
     ]) {
-      it(`then ResultCode ${code} fails the payment with ${failureCode}`, async () => {
+      it(`then B2C ResultCode ${code} fails the payment with ${failureCode}`, async () => {
         const user = await newUser();
         const res = await initiate(user, mpesa(phone));
         const order = await settled(user, (res.body as { order_id: string }).order_id);
@@ -141,54 +170,140 @@ describe('real rails against local provider fakes', function () {
     }
 
     for (const busy of ['17', '26']) {
-      it(`then a busy answer (${busy}) is retried and the payment completes`, async () => {
+      it(`then a busy answer (${busy}) is retried and the payout completes`, async () => {
         const user = await newUser();
         const res = await initiate(user, mpesa(`+2547000000${busy}`));
-        const order = await settled(user, (res.body as { order_id: string }).order_id);
+        const orderId = (res.body as { order_id: string }).order_id;
+        const order = await settled(user, orderId);
         expect(order.status).to.equal('completed');
-        const pushes = fakes.daraja.calls.filter(
-          (c) => c.path === '/mpesa/stkpush/v1/processrequest' && c.body.PhoneNumber === `2547000000${busy}`,
-        );
-        expect(pushes.length).to.be.greaterThan(1);
+        expect(b2cCalls(`2547000000${busy}`).filter((c) => c.body.OriginatorConversationID === orderId).length).to.be.greaterThan(1);
       });
     }
 
-    it('then a late callback is resolved by the STK query', async () => {
+    it('then a late result is resolved by the Transaction Status query, whose result arrives at its own ResultURL', async () => {
       const user = await newUser();
       const res = await initiate(user, mpesa('+254700000999'));
-      const order = await settled(user, (res.body as { order_id: string }).order_id);
+      const orderId = (res.body as { order_id: string }).order_id;
+      const order = await settled(user, orderId);
       expect(order.status).to.equal('completed');
-      expect(
-        fakes.daraja.calls.some((c) => c.path === '/mpesa/stkpushquery/v1/query' && c.body.CheckoutRequestID === order.rail_reference),
-      ).to.equal(true);
+      expect(fakes.daraja.posted.some((p) => p.url.includes(`/b2c/${orderId}/result`))).to.equal(false);
+      const query = fakes.daraja.calls.find(
+        (c) => c.path === '/mpesa/transactionstatus/v1/query' && c.body.OriginalConversationID === orderId,
+      );
+      expect(query?.body).to.include({ CommandID: 'TransactionStatusQuery', PartyA: '174379', Initiator: 'paygate_api' });
+      const taken = await until('the status result, taken', () =>
+        Promise.resolve(
+          fakes.daraja.posted.find(
+            (p) => p.url.includes(`/b2c/${orderId}/status`) && (p.answer as { ResultCode?: number }).ResultCode === 0,
+          ),
+        ),
+      );
+      expect(taken.body).to.deep.nested.include({ 'Result.ResultCode': 0 });
     });
 
-    it('then a forged callback is ignored and the real outcome stands', async () => {
+    it('then forged and unknown results are acknowledged, ignored, and the real outcome stands', async () => {
       const user = await newUser();
       fakes.daraja.silentPhones.add('254700002001');
       try {
         const res = await initiate(user, mpesa('+254700002001'));
         const orderId = (res.body as { order_id: string }).order_id;
-        const checkout = await until('the STK push', async () => {
-          const o = (await rails().get(`/api/v1/payments/orders/${orderId}`).set(user.auth)).body as OrderBody;
-          return o.rail_reference ?? undefined;
+        const conversation = await until('the B2C payout', () => Promise.resolve(payoutOf(orderId)?.conversation));
+        const forged = (conversationId: string) => ({
+          Result: {
+            ResultType: 0,
+            ResultCode: 0,
+            ResultDesc: 'paid',
+            OriginatorConversationID: orderId,
+            ConversationID: conversationId,
+            TransactionID: 'FORGED0001',
+          },
         });
-        const forged = {
-          Body: { stkCallback: { MerchantRequestID: 'forged', CheckoutRequestID: checkout, ResultCode: 0, ResultDesc: 'paid' } },
-        };
-        const withoutToken = await rails().post(`/api/v1/callbacks/mpesa/stk/${orderId}`).send(forged);
+        const post = (path: string, body: unknown) =>
+          rails()
+            .post(`/api/v1/callbacks/mpesa/b2c/${orderId}/${path}`)
+            .send(body as object);
+        const withoutToken = await post('result', forged(conversation));
         expect(withoutToken.status).to.equal(200);
         expect(withoutToken.body).to.deep.equal({ ResultCode: 1, ResultDesc: 'Ignored' });
-        const wrongToken = await rails()
-          .post(`/api/v1/callbacks/mpesa/stk/${orderId}?token=${'x'.repeat(32)}`)
-          .send(forged);
+        const wrongToken = await post(`result?token=${'x'.repeat(32)}`, forged(conversation));
         expect(wrongToken.body).to.deep.equal({ ResultCode: 1, ResultDesc: 'Ignored' });
+        // The order's own token, but a ConversationID Paygate never got: a replay from another request.
+        const token = callbackToken(secret(), orderId);
+        const unknown = await post(`result?token=${token}`, forged('AG_20261123_0000000000unknown'));
+        expect(unknown.body).to.deep.equal({ ResultCode: 1, ResultDesc: 'Ignored' });
+        const otherOrder = await rails()
+          .post(`/api/v1/callbacks/mpesa/b2c/${randomUUID()}/result?token=${token}`)
+          .send(forged(conversation));
+        expect(otherOrder.body).to.deep.equal({ ResultCode: 1, ResultDesc: 'Ignored' });
         const order = await settled(user, orderId);
         expect(order.status).to.equal('failed');
         expect(order.failure_code).to.equal('invalid_pin');
+        const [request] = await rows<{ status: string; receipt: string | null }>(
+          `SELECT status, receipt FROM rail_requests WHERE order_id = :orderId AND kind = 'b2c'`,
+          { orderId },
+        );
+        expect(request).to.deep.equal({ status: 'failed', receipt: payoutOf(orderId)?.receipt });
       } finally {
         fakes.daraja.silentPhones.delete('254700002001');
       }
+    });
+
+    it('then a queue timeout decides nothing, and a result after the order settled is ignored', async () => {
+      const user = await newUser();
+      const res = await initiate(user, mpesa('+254712345678'));
+      const orderId = (res.body as { order_id: string }).order_id;
+      const order = await settled(user, orderId);
+      const token = callbackToken(secret(), orderId);
+      const late = {
+        Result: {
+          ResultType: 0,
+          ResultCode: 1,
+          ResultDesc: 'late',
+          OriginatorConversationID: orderId,
+          ConversationID: order.rail_reference,
+        },
+      };
+      const timeout = await rails().post(`/api/v1/callbacks/mpesa/b2c/${orderId}/timeout?token=${token}`).send(late);
+      expect(timeout.status).to.equal(200);
+      const replay = await rails().post(`/api/v1/callbacks/mpesa/b2c/${orderId}/result?token=${token}`).send(late);
+      expect(replay.body).to.deep.equal({ ResultCode: 1, ResultDesc: 'Ignored' });
+      const after = (await rails().get(`/api/v1/payments/orders/${orderId}`).set(user.auth)).body as OrderBody;
+      expect([after.status, after.failure_code]).to.deep.equal(['completed', null]);
+    });
+
+    it('then a payout sent with a wrong security credential is answered ResultCode 2001 and fails', async () => {
+      const wrong = new DarajaConnector({
+        sequelize: database(),
+        baseUrl: fakes.daraja.url,
+        consumerKey: fakes.env.DARAJA_CONSUMER_KEY,
+        consumerSecret: fakes.env.DARAJA_CONSUMER_SECRET,
+        shortcode: fakes.env.DARAJA_SHORTCODE,
+        passkey: fakes.env.DARAJA_PASSKEY,
+        transactionType: 'CustomerPayBillOnline',
+        callbackSecret: secret(),
+        publicBaseUrl: baseUrl,
+        b2c: { initiatorName: fakes.env.DARAJA_B2C_INITIATOR_NAME, securityCredential: 'bm90LXRoZS1yaWdodC1wYXNzd29yZA==' },
+      });
+      const orderId = randomUUID();
+      const { reference } = await wrong.submit({
+        idempotencyKey: orderId,
+        orderId,
+        method: 'mobile_money',
+        amount: '1500.00',
+        currency: 'KES',
+        destination: { provider: 'mpesa', phone: '+254712345678' },
+        description: null,
+        callbackUrl: `${baseUrl}/unused`,
+      });
+      // The fake records a result once Paygate has answered it, i.e. after Paygate took it.
+      const posted = await until('the B2C result and its acknowledgement', () =>
+        Promise.resolve(fakes.daraja.posted.find((p) => p.url.includes(`/b2c/${orderId}/result`))),
+      );
+      expect(await wrong.status(reference)).to.deep.include({ state: 'failed', failureCode: 'invalid_pin', providerCode: '2001' });
+      expect(posted.body).to.deep.nested.include({
+        'Result.ResultCode': 2001,
+        'Result.ResultDesc': 'The initiator information is invalid.',
+      });
     });
 
     it('then an amount with cents is refused: M-Pesa takes whole shillings', async () => {
@@ -197,6 +312,157 @@ describe('real rails against local provider fakes', function () {
       const order = await settled(user, (res.body as { order_id: string }).order_id);
       expect(order.status).to.equal('failed');
       expect(order.failure_code).to.equal('invalid_amount');
+    });
+  });
+
+  describe('when M-Pesa collects from a payer by STK Push', () => {
+    let daraja: DarajaConnector;
+    const collect = (orderId: string, phone: string) =>
+      daraja.submit({
+        idempotencyKey: orderId,
+        orderId,
+        method: 'mobile_money',
+        direction: 'collection',
+        amount: '1300.00',
+        currency: 'KES',
+        destination: { provider: 'mpesa', phone },
+        description: 'P2P fiat',
+        callbackUrl: `${baseUrl}/unused`,
+      });
+
+    before(() => {
+      daraja = new DarajaConnector({
+        sequelize: database(),
+        baseUrl: fakes.daraja.url,
+        consumerKey: fakes.env.DARAJA_CONSUMER_KEY,
+        consumerSecret: fakes.env.DARAJA_CONSUMER_SECRET,
+        shortcode: fakes.env.DARAJA_SHORTCODE,
+        passkey: fakes.env.DARAJA_PASSKEY,
+        transactionType: 'CustomerPayBillOnline',
+        callbackSecret: secret(),
+        publicBaseUrl: baseUrl,
+        b2c: { initiatorName: fakes.env.DARAJA_B2C_INITIATOR_NAME, securityCredential: fakes.env.DARAJA_B2C_SECURITY_CREDENTIAL },
+      });
+    });
+
+    it('then the push carries the password scheme, and its callback resolves the request', async () => {
+      const orderId = randomUUID();
+      const { reference } = await collect(orderId, '+254712345679');
+      expect(reference).to.match(/^ws_CO_/);
+      const push = fakes.daraja.calls.find(
+        (c) =>
+          c.path === '/mpesa/stkpush/v1/processrequest' && c.body.CheckoutRequestID === undefined && c.body.PhoneNumber === '254712345679',
+      );
+      const timestamp = String(push?.body.Timestamp);
+      expect(push?.body).to.include({
+        BusinessShortCode: '174379',
+        Password: Buffer.from(`174379${fakes.env.DARAJA_PASSKEY}${timestamp}`).toString('base64'),
+        TransactionType: 'CustomerPayBillOnline',
+        Amount: 1300,
+        PartyA: '254712345679',
+        PartyB: '174379',
+      });
+      const resolved = await until('the STK callback', async () => {
+        const [row] = await rows<{ status: string }>(`SELECT status FROM rail_requests WHERE order_id = :orderId`, { orderId });
+        return row?.status === 'succeeded' ? row : undefined;
+      });
+      expect(resolved.status).to.equal('succeeded');
+      expect(await daraja.status(reference)).to.deep.include({ state: 'succeeded', reference });
+      expect(await collect(orderId, '+254712345679')).to.deep.equal({ reference });
+    });
+
+    it('then a late callback is resolved by the STK query', async () => {
+      const orderId = randomUUID();
+      const { reference } = await collect(orderId, '+254700000999');
+      const outcome = await until('the STK query to tell the outcome', async () => {
+        const status = await daraja.status(reference);
+        return status.state === 'pending' ? undefined : status;
+      });
+      expect(outcome).to.deep.include({ state: 'succeeded', reference });
+      expect(fakes.daraja.calls.some((c) => c.path === '/mpesa/stkpushquery/v1/query' && c.body.CheckoutRequestID === reference)).to.equal(
+        true,
+      );
+      expect(fakes.daraja.posted.some((p) => p.url.includes(`/stk/${orderId}`))).to.equal(false);
+    });
+
+    it('then a forged callback is ignored and the query tells the real outcome', async () => {
+      const orderId = randomUUID();
+      fakes.daraja.silentPhones.add('254700002001');
+      try {
+        const { reference } = await collect(orderId, '+254700002001');
+        const forged = {
+          Body: { stkCallback: { MerchantRequestID: 'forged', CheckoutRequestID: reference, ResultCode: 0, ResultDesc: 'paid' } },
+        };
+        const withoutToken = await rails().post(`/api/v1/callbacks/mpesa/stk/${orderId}`).send(forged);
+        expect(withoutToken.status).to.equal(200);
+        expect(withoutToken.body).to.deep.equal({ ResultCode: 1, ResultDesc: 'Ignored' });
+        const wrongToken = await rails()
+          .post(`/api/v1/callbacks/mpesa/stk/${orderId}?token=${'x'.repeat(32)}`)
+          .send(forged);
+        expect(wrongToken.body).to.deep.equal({ ResultCode: 1, ResultDesc: 'Ignored' });
+        const outcome = await until('the STK query', async () => {
+          const status = await daraja.status(reference);
+          return status.state === 'pending' ? undefined : status;
+        });
+        expect(outcome).to.deep.include({ state: 'failed', failureCode: 'invalid_pin' });
+      } finally {
+        fakes.daraja.silentPhones.delete('254700002001');
+      }
+    });
+  });
+
+  describe('when a crypto payment goes through ccxt to the exchange', () => {
+    const crypto = (destination: Record<string, string>, amount = '25.500000', currency = 'USDT') => ({
+      amount,
+      currency,
+      method: 'crypto',
+      destination,
+    });
+
+    it('then the withdrawal is signed as Binance checks it, names the network, and settles', async () => {
+      const user = await newUser();
+      const res = await initiate(user, crypto({ address: 'TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE', network: 'TRC20' }));
+      expect(res.status, JSON.stringify(res.body)).to.equal(202);
+      const orderId = (res.body as { order_id: string }).order_id;
+      const order = await settled(user, orderId);
+      expect(order.status, JSON.stringify(order)).to.equal('completed');
+      const withdrawal = fakes.binance.withdrawals.find((w) => w.withdrawOrderId === orderId);
+      expect(withdrawal).to.deep.include({ coin: 'USDT', network: 'TRX', address: 'TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE', amount: '25.5' });
+      expect(order.rail_reference).to.equal(withdrawal?.id);
+      expect(fakes.binance.signed.filter((c) => c.path.startsWith('/sapi/v1/capital/'))).to.not.be.empty;
+      expect(fakes.binance.signed.every((c) => c.valid)).to.equal(true);
+    });
+
+    it('then a withdrawal the exchange fails ends failed with exchange_rejected', async () => {
+      const user = await newUser();
+      const res = await initiate(user, crypto({ address: 'TQn9Y2khEsLJW1ChVWFMSMeRDow5KcFAIL', network: 'TRC20' }));
+      const order = await settled(user, (res.body as { order_id: string }).order_id);
+      expect([order.status, order.failure_code]).to.deep.equal(['failed', 'exchange_rejected']);
+    });
+
+    it('then more than the account holds is refused with insufficient_funds', async () => {
+      const user = await newUser({ kycStatus: 'verified' });
+      const res = await initiate(
+        user,
+        crypto({ address: '0x8ba1f109551bD432803012645Ac136ddd64DBA72', network: 'ERC20' }, '2500.000000', 'USDC'),
+      );
+      expect(res.status, JSON.stringify(res.body)).to.equal(202);
+      const order = await settled(user, (res.body as { order_id: string }).order_id);
+      expect([order.status, order.failure_code]).to.deep.equal(['failed', 'insufficient_funds']);
+    });
+
+    it('then a bad signature is rejected by the exchange and the payment fails with provider_auth_failed', async () => {
+      const user = await newUser();
+      fakes.binance.setSecret('another-secret');
+      try {
+        const res = await initiate(user, crypto({ address: 'TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE', network: 'TRC20' }));
+        const order = await settled(user, (res.body as { order_id: string }).order_id);
+        expect([order.status, order.failure_code]).to.deep.equal(['failed', 'provider_auth_failed']);
+        expect(order.failure_reason).to.match(/[Ss]ignature/);
+        expect(fakes.binance.signed.some((c) => !c.valid)).to.equal(true);
+      } finally {
+        fakes.binance.setSecret(fakes.env.CCXT_SECRET);
+      }
     });
   });
 

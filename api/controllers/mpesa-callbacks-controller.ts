@@ -1,5 +1,5 @@
 import { Body, Controller, Path, Post, Query, Route, Tags } from 'tsoa';
-import { handleStkCallback, type DarajaAck } from '../services/mpesa-callback-service';
+import { handleB2cResult, handleStkCallback, type DarajaAck } from '../services/mpesa-callback-service';
 
 interface StkCallbackItem {
   Name: string;
@@ -18,6 +18,23 @@ interface StkCallbackBody {
   };
 }
 
+interface B2cResultParameter {
+  Key: string;
+  Value?: string | number;
+}
+
+interface B2cResultBody {
+  Result: {
+    ResultType?: number | string;
+    ResultCode: number | string;
+    ResultDesc?: string;
+    OriginatorConversationID?: string;
+    ConversationID?: string;
+    TransactionID?: string;
+    ResultParameters?: { ResultParameter?: B2cResultParameter[] | B2cResultParameter };
+  };
+}
+
 @Route('callbacks/mpesa')
 @Tags('Callbacks')
 export class MpesaCallbacksController extends Controller {
@@ -30,5 +47,33 @@ export class MpesaCallbacksController extends Controller {
   @Post('stk/{order_id}')
   public async stk(@Path('order_id') orderId: string, @Body() body: StkCallbackBody, @Query() token?: string): Promise<DarajaAck> {
     return handleStkCallback(orderId, token, body);
+  }
+
+  /**
+   * Daraja's B2C result for one payout (its ResultURL). Provider-to-Paygate, no bearer token: only a result
+   * carrying the per-request `token`, for a payout still pending whose ConversationID and
+   * OriginatorConversationID match the ones recorded, has any effect; anything else is acknowledged and ignored.
+   */
+  @Post('b2c/{order_id}/result')
+  public async b2cResult(@Path('order_id') orderId: string, @Body() body: B2cResultBody, @Query() token?: string): Promise<DarajaAck> {
+    return handleB2cResult(orderId, 'result', token, body);
+  }
+
+  /**
+   * The result of the Transaction Status query Paygate sends when a payout's result is late. Same rule as
+   * the B2C result: the per-request `token` and a pending payout with matching ids, or it is ignored.
+   */
+  @Post('b2c/{order_id}/status')
+  public async b2cStatus(@Path('order_id') orderId: string, @Body() body: B2cResultBody, @Query() token?: string): Promise<DarajaAck> {
+    return handleB2cResult(orderId, 'status', token, body);
+  }
+
+  /**
+   * Daraja's QueueTimeOutURL: the request timed out in Daraja's queue. Acknowledged and recorded; it decides
+   * nothing, the Transaction Status query does.
+   */
+  @Post('b2c/{order_id}/timeout')
+  public async b2cTimeout(@Path('order_id') orderId: string, @Body() body: B2cResultBody, @Query() token?: string): Promise<DarajaAck> {
+    return handleB2cResult(orderId, 'timeout', token, body);
   }
 }

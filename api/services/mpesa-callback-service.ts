@@ -6,7 +6,14 @@ import { isUuid } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
 import { temporalClient } from '../../platform/temporal';
 import { Order } from '../../models';
-import { resolveStkCallback, type StkCallback } from '../../domain/connectors/daraja';
+import {
+  resolveB2cResult,
+  resolveStkCallback,
+  type DarajaResult,
+  type DarajaResultKind,
+  type StkCallback,
+} from '../../domain/connectors/daraja';
+import type { RailOutcome } from '../../domain/connectors';
 import { railOutcomeSignal } from '../../workflows/shared';
 
 const log = componentLogger('mpesa-callbacks');
@@ -26,12 +33,40 @@ export async function handleStkCallback(orderId: string, token: string | undefin
   const resolved = secret && isUuid(orderId) ? await resolveStkCallback(database(), secret, orderId, token, body) : null;
   if (!resolved) {
     log.warn({ orderId, checkout: body?.Body?.stkCallback?.CheckoutRequestID }, 'ignored an STK callback that matches no pending request');
-    return { ResultCode: 1, ResultDesc: 'Ignored' };
+    return IGNORED;
   }
-  const order = await Order.findByPk(resolved.orderId, { attributes: ['id', 'workflowId'] });
-  if (!order) return { ResultCode: 1, ResultDesc: 'Ignored' };
+  return signalOutcome(resolved.orderId, resolved.outcome);
+}
+
+/**
+ * A B2C payout's result, its Transaction Status query's result, or its queue timeout, posted by Daraja to
+ * the URLs Paygate gave it. Taken under the same rule as STK callbacks: the order's token, and a pending
+ * payout of that order (for a result, the ConversationID and OriginatorConversationID it recorded). A
+ * timeout is acknowledged and decides nothing: the workflow's status query does.
+ */
+export async function handleB2cResult(
+  orderId: string,
+  kind: DarajaResultKind,
+  token: string | undefined,
+  body: DarajaResult,
+): Promise<DarajaAck> {
+  const secret = config().daraja.callbackSecret;
+  const resolved = secret && isUuid(orderId) ? await resolveB2cResult(database(), secret, orderId, token, kind, body) : null;
+  if (!resolved) {
+    if (kind === 'timeout') log.info({ orderId }, 'a B2C request timed out in the M-Pesa queue; the status query will tell');
+    else log.warn({ orderId, kind, conversation: body?.Result?.ConversationID }, 'ignored a B2C result that resolves no pending payout');
+    return IGNORED;
+  }
+  return signalOutcome(resolved.orderId, resolved.outcome);
+}
+
+const IGNORED: DarajaAck = { ResultCode: 1, ResultDesc: 'Ignored' };
+
+async function signalOutcome(orderId: string, outcome: RailOutcome): Promise<DarajaAck> {
+  const order = await Order.findByPk(orderId, { attributes: ['id', 'workflowId'] });
+  if (!order) return IGNORED;
   try {
-    await temporalClient().workflow.getHandle(order.workflowId).signal(railOutcomeSignal, resolved.outcome);
+    await temporalClient().workflow.getHandle(order.workflowId).signal(railOutcomeSignal, outcome);
   } catch (err) {
     // Finished already: the result is recorded on the request, and the workflow's poll read it.
     if (err instanceof WorkflowNotFoundError) return { ResultCode: 0, ResultDesc: 'Accepted' };

@@ -6,6 +6,7 @@ import { database } from '../../platform/database';
 import { AppError, validationError } from '../../platform/errors';
 import { isUuid, uuidv7 } from '../../platform/ids';
 import { formatAmount, parseAmount } from '../../domain/money';
+import { normaliseKenyanPhone } from '../../domain/phone';
 import {
   AD_ASSETS,
   AD_FIATS,
@@ -315,6 +316,19 @@ export async function quoteTrade(caller: Caller, destination: Record<string, str
       'conflict',
       `the ad has ${formatAmount(ad.available_amount_minor, ad.asset)} ${ad.asset} left, worth ${formatAmount(fiatValueMinor(BigInt(ad.available_amount_minor), price, ad.asset), 'KES')} KES`,
     );
+  }
+  // The fiat leg pays the seller: by mobile money it needs the seller's phone, so refuse now what the rail would refuse later.
+  if (method === 'mpesa' || method === 'airtel_money') {
+    const [seller] = await database().query<{ phone: string | null }>('SELECT phone FROM users WHERE id = :id', {
+      replacements: { id: ad.owner_id },
+      type: QueryTypes.SELECT,
+    });
+    if (!normaliseKenyanPhone(seller?.phone ?? '')) {
+      throw validationError(
+        'destination.payment_method',
+        `the seller has no Kenyan phone number to be paid by ${method}; choose another method the ad accepts (${ad.payment_methods.join(', ')})`,
+      );
+    }
   }
   return {
     adId: ad.id,

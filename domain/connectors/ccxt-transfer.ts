@@ -5,7 +5,9 @@ import { RailError, type RailAccepted, type RailConnector, type RailStatus, type
  * Crypto transfers through ccxt: a withdrawal from Paygate's account at one exchange (CCXT_EXCHANGE, keys
  * from config) to an address on a network, or to an account at another exchange (`account_ref`, the
  * deposit address or account id that exchange gave). The exchange's sandbox (testnet) is used when
- * CCXT_SANDBOX is set and the exchange has one; CCXT_API_URL points every API base URL elsewhere.
+ * CCXT_SANDBOX is set and the exchange has one; CCXT_API_URL moves every API base URL of the exchange to
+ * another origin, keeping each URL's path (a proxy, or a local stand-in of the exchange). A transfer to an
+ * exchange the catalogue shows in maintenance is held back and retried, like the exchange's own maintenance.
  */
 
 /** The slice of a ccxt exchange the connector uses. */
@@ -31,6 +33,8 @@ export interface CcxtTransferOptions {
   sandbox: boolean;
   apiUrl?: string;
   network?: string;
+  /** The catalogue status of a destination exchange (`ok`, `maintenance`, …), null when it is not listed. */
+  destinationStatus?: (exchangeId: string) => Promise<string | null>;
   /** Builds the exchange client; ccxt by default (tests pass a double). */
   create?: (id: string, options: Record<string, unknown>) => CcxtTransferExchange;
 }
@@ -56,11 +60,23 @@ export function ccxtRailError(err: unknown): RailError {
   for (const [name, failureCode, retryable] of ERROR_MAP) {
     if (names.has(name)) return new RailError(failureCode, `the exchange said: ${message}`, retryable);
   }
+  // ccxt picks some exchanges' error classes by API host, so through CCXT_API_URL a refusal can arrive as a
+  // plain ExchangeError: its message still tells.
+  if (/insufficient (balance|funds)|balance (is )?(not enough|insufficient)/i.test(message)) {
+    return new RailError('insufficient_funds', `the exchange said: ${message}`, false);
+  }
   return new RailError('provider_rejected', `the exchange refused the transfer: ${message}`, false);
 }
 
-function pointUrls(urls: unknown, base: string): unknown {
-  if (typeof urls === 'string') return base;
+/** The withdrawal parameter each exchange deduplicates on; others get ccxt's `clientOrderId`. */
+const WITHDRAW_ID_PARAM: Record<string, string> = { binance: 'withdrawOrderId' };
+
+/** Every URL under `urls` moved to `base`'s origin, keeping its path (`https://api.x.com/sapi/v1` → `<base>/sapi/v1`). */
+export function pointUrls(urls: unknown, base: string): unknown {
+  if (typeof urls === 'string') {
+    const origin = base.replace(/\/+$/, '');
+    return /^[a-z]+:\/\/[^/]+/i.test(urls) ? urls.replace(/^[a-z]+:\/\/[^/]+/i, origin) : origin;
+  }
   if (Array.isArray(urls)) return urls.map((u) => pointUrls(u, base));
   if (urls && typeof urls === 'object') return Object.fromEntries(Object.entries(urls).map(([k, v]) => [k, pointUrls(v, base)]));
   return urls;
@@ -98,10 +114,16 @@ export class CcxtTransferConnector implements RailConnector {
     const address = d.address ?? d.account_ref;
     if (!address) throw new RailError('invalid_address', 'no address or account to send to', false);
     const network = d.network ?? this.options.network;
+    if (d.exchange_id && this.options.destinationStatus) {
+      const status = await this.options.destinationStatus(d.exchange_id);
+      if (status === 'maintenance') {
+        throw new RailError('exchange_unavailable', `${d.exchange_id} is in maintenance: its deposits are held back`, true);
+      }
+    }
     try {
       const result = await this.exchange().withdraw(s.currency, Number(s.amount), address, undefined, {
         ...(network ? { network } : {}),
-        clientOrderId: s.idempotencyKey,
+        [WITHDRAW_ID_PARAM[this.options.exchange] ?? 'clientOrderId']: s.idempotencyKey,
       });
       if (!result.id) throw new RailError('provider_rejected', 'the exchange gave no withdrawal id', false);
       return { reference: result.id };

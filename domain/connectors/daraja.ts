@@ -7,14 +7,17 @@ import { providerRequest, str } from './provider-http';
 import { RailError, type RailAccepted, type RailConnector, type RailOutcome, type RailStatus, type RailSubmission } from './types';
 
 /**
- * M-Pesa through Safaricom's Daraja API: OAuth client-credentials token, Lipa na M-Pesa Online (STK Push)
- * with Password = base64(shortcode + passkey + timestamp), the STK callback tied to the pending request,
- * the STK query when the callback is late, and B2C payouts with their result URL.
+ * M-Pesa through Safaricom's Daraja API: OAuth client-credentials token; B2C payouts (money from our
+ * shortcode to a phone: every `mobile_money` payment and the M-Pesa fiat leg of a P2P trade) with their
+ * ResultURL and QueueTimeOutURL, and the Transaction Status query when the result is late; and Lipa na M-Pesa
+ * Online (STK Push, Password = base64(shortcode + passkey + timestamp)) for collections from a payer's
+ * phone, with its callback and the STK query when the callback is late.
  *
- * Each accepted request is kept in `rail_requests` (CheckoutRequestID, MerchantRequestID, order id), so
- * a resubmission of the same order returns the same request, and a callback is taken only when it names a
- * request we made and that is still pending. The callback URL also carries a token keyed by the order id
- * (HMAC with DARAJA_CALLBACK_SECRET): Daraja does not sign its callbacks.
+ * Each accepted request is kept in `rail_requests` (kind `b2c`: ConversationID and our
+ * OriginatorConversationID; kind `stk`: CheckoutRequestID and MerchantRequestID), so a resubmission of the
+ * same order returns the same request, and a callback or result is taken only when it names a request we
+ * made and that is still pending. Every URL we give Daraja also carries a token keyed by the order id (HMAC
+ * with DARAJA_CALLBACK_SECRET): Daraja does not sign its callbacks.
  */
 
 export interface DarajaOptions {
@@ -124,8 +127,114 @@ export async function resolveStkCallback(
   return updated.length > 0 ? { orderId, outcome } : null;
 }
 
+/** The body Daraja POSTs to a ResultURL or QueueTimeOutURL (B2C result, Transaction Status result, timeout). */
+export interface DarajaResult {
+  Result: {
+    ResultType?: number | string;
+    ResultCode: number | string;
+    ResultDesc?: string;
+    OriginatorConversationID?: string;
+    ConversationID?: string;
+    TransactionID?: string;
+    ResultParameters?: { ResultParameter?: DarajaResultParameter[] | DarajaResultParameter };
+  };
+}
+
+export interface DarajaResultParameter {
+  Key: string;
+  Value?: string | number;
+}
+
+/** What a ResultURL post is: the payout's own result, the Transaction Status query's, or a queue timeout. */
+export type DarajaResultKind = 'result' | 'status' | 'timeout';
+
+export function resultParameter(result: DarajaResult['Result'], key: string): string | undefined {
+  const raw = result.ResultParameters?.ResultParameter;
+  const list = Array.isArray(raw) ? raw : raw ? [raw] : [];
+  return str(list.find((p) => p.Key === key)?.Value);
+}
+
+/**
+ * The outcome a Transaction Status result tells about the payout: `TransactionStatus: Completed` is paid;
+ * another status with ResultCode 0 failed; a non-zero ResultCode is the payout's own failure, except the
+ * retryable "system busy" codes, which say nothing (the next poll asks again).
+ */
+export function transactionStatusOutcome(reference: string, result: DarajaResult['Result']): RailOutcome | null {
+  const code = str(result.ResultCode);
+  if (code === undefined || MPESA_RESULT_CODES[code]?.retryable) return null;
+  if (code !== '0') return darajaOutcome(reference, code, result.ResultDesc);
+  const status = resultParameter(result, 'TransactionStatus');
+  if (status === 'Completed') return { state: 'succeeded', reference, providerCode: '0' };
+  if (status === undefined) return null;
+  return { state: 'failed', reference, failureCode: 'provider_error', reason: `M-Pesa reports the payout ${status}` };
+}
+
+/**
+ * Record a B2C result on the payout it belongs to. `result`: tied by ConversationID and our
+ * OriginatorConversationID; `status` (the Transaction Status query's answer): tied by the order's token to
+ * its pending payout; `timeout`: the request timed out in Daraja's queue, which decides nothing (the status
+ * query will). Returns the order and its outcome, or null when nothing was resolved.
+ */
+export async function resolveB2cResult(
+  sequelize: Sequelize,
+  callbackSecret: string,
+  orderId: string,
+  token: string | undefined,
+  kind: DarajaResultKind,
+  body: DarajaResult,
+): Promise<{ orderId: string; outcome: RailOutcome } | null> {
+  if (!verifyCallbackToken(callbackSecret, orderId, token)) return null;
+  const result = body?.Result;
+  if (!result || str(result.ResultCode) === undefined) return null;
+  const [payout] = await sequelize.query<RailRequestRow>(
+    `SELECT order_id, provider_reference, merchant_reference, status, result_code, result_desc FROM rail_requests
+      WHERE rail = 'daraja' AND order_id = :orderId AND kind = 'b2c' AND status = 'pending'`,
+    { replacements: { orderId }, type: QueryTypes.SELECT },
+  );
+  if (!payout) return null;
+  let outcome: RailOutcome | null;
+  if (kind === 'result') {
+    if (result.ConversationID !== payout.provider_reference || result.OriginatorConversationID !== payout.merchant_reference) return null;
+    outcome = darajaOutcome(payout.provider_reference, str(result.ResultCode) ?? '', result.ResultDesc);
+  } else if (kind === 'status') {
+    outcome = transactionStatusOutcome(payout.provider_reference, result);
+  } else {
+    return null;
+  }
+  if (!outcome) return null;
+  const updated = await sequelize.query<{ order_id: string }>(
+    `UPDATE rail_requests SET status = :status, result_code = :resultCode, result_desc = :resultDesc, receipt = :receipt,
+            resolved_at = now()
+      WHERE rail = 'daraja' AND provider_reference = :reference AND order_id = :orderId AND kind = 'b2c' AND status = 'pending'
+      RETURNING order_id`,
+    {
+      replacements: {
+        status: outcome.state,
+        resultCode: outcome.state === 'succeeded' ? '0' : (outcome.providerCode ?? 'failed'),
+        resultDesc: outcome.state === 'failed' ? outcome.reason : (result.ResultDesc ?? null),
+        receipt: result.TransactionID ?? resultParameter(result, 'ReceiptNo') ?? null,
+        reference: payout.provider_reference,
+        orderId,
+      },
+      type: QueryTypes.SELECT,
+    },
+  );
+  return updated.length > 0 ? { orderId, outcome } : null;
+}
+
 /** Daraja's "still being processed" answer to an STK query. */
 const STILL_PROCESSING = '500.001.1001';
+
+/** A refused synchronous answer from Daraja as a RailError: busy and transient answers are retryable. */
+function refusal(res: { status: number; body: Record<string, unknown> }, what: string): RailError {
+  const code = str(res.body.errorCode) ?? str(res.body.ResponseCode) ?? String(res.status);
+  const message = str(res.body.errorMessage) ?? str(res.body.ResponseDescription) ?? `HTTP ${res.status}`;
+  const mapped = MPESA_RESULT_CODES[code];
+  if (mapped?.retryable || res.status >= 500 || res.status === 429 || res.status === 401) {
+    return new RailError('provider_busy', `M-Pesa could not take the ${what} now: ${message}`, true, code);
+  }
+  return new RailError(mapped?.failureCode ?? 'provider_rejected', `M-Pesa refused the ${what}: ${message}`, false, code);
+}
 
 export class DarajaConnector implements RailConnector {
   readonly name = 'daraja';
@@ -175,20 +284,36 @@ export class DarajaConnector implements RailConnector {
     };
   }
 
+  /** The URLs Daraja posts a payout's results to, each with the order's token. */
+  private b2cUrl(orderId: string, kind: DarajaResultKind): string {
+    return `${this.options.publicBaseUrl}/api/v1/callbacks/mpesa/b2c/${orderId}/${kind}?token=${callbackToken(this.options.callbackSecret, orderId)}`;
+  }
+
+  private async existing(orderId: string, kind: 'stk' | 'b2c'): Promise<string | undefined> {
+    const [row] = await this.options.sequelize.query<RailRequestRow>(
+      `SELECT provider_reference FROM rail_requests WHERE rail = 'daraja' AND order_id = :orderId AND kind = :kind`,
+      { replacements: { orderId, kind }, type: QueryTypes.SELECT },
+    );
+    return row?.provider_reference;
+  }
+
+  /** A payout (B2C) by default; a collection from the payer's phone by STK Push. */
   async submit(s: RailSubmission): Promise<RailAccepted> {
     if (s.destination.provider !== 'mpesa') {
       throw new RailError('method_unavailable', `${s.destination.provider ?? 'this provider'} is not reachable through M-Pesa`, false);
     }
     if (s.currency !== 'KES') throw new RailError('unsupported_currency', 'M-Pesa pays in KES only', false);
     if (!/^\d+(\.0+)?$/.test(s.amount)) throw new RailError('invalid_amount', 'M-Pesa takes whole shillings only', false);
-    // Daraja refuses a push without a subscriber number (400 Invalid PhoneNumber): say so before asking it.
+    // Daraja refuses a request without a subscriber number (400 Invalid PhoneNumber): say so before asking it.
     const phone = normaliseKenyanPhone(s.destination.phone ?? '')?.replace(/^\+/, '');
-    if (!phone) throw new RailError('invalid_destination', 'M-Pesa needs the Kenyan phone number to be paid', false);
-    const [existing] = await this.options.sequelize.query<RailRequestRow>(
-      `SELECT provider_reference FROM rail_requests WHERE rail = 'daraja' AND order_id = :orderId AND kind = 'stk'`,
-      { replacements: { orderId: s.orderId }, type: QueryTypes.SELECT },
-    );
-    if (existing) return { reference: existing.provider_reference };
+    if (!phone) throw new RailError('invalid_destination', 'M-Pesa needs a Kenyan phone number', false);
+    return s.direction === 'collection' ? this.stkPush(s, phone) : this.payout(s, phone);
+  }
+
+  /** STK Push: ask the payer's phone to pay `amount` to our shortcode. */
+  private async stkPush(s: RailSubmission, phone: string): Promise<RailAccepted> {
+    const known = await this.existing(s.orderId, 'stk');
+    if (known) return { reference: known };
     const res = await this.call('/mpesa/stkpush/v1/processrequest', {
       ...this.credentials(),
       TransactionType: this.options.transactionType,
@@ -210,23 +335,86 @@ export class DarajaConnector implements RailConnector {
       );
       return { reference: checkout };
     }
-    const code = str(res.body.errorCode) ?? str(res.body.ResponseCode) ?? String(res.status);
-    const message = str(res.body.errorMessage) ?? str(res.body.ResponseDescription) ?? `HTTP ${res.status}`;
-    const mapped = MPESA_RESULT_CODES[code];
-    if (mapped?.retryable || res.status >= 500 || res.status === 429 || res.status === 401) {
-      throw new RailError('provider_busy', `M-Pesa could not take the request now: ${message}`, true, code);
-    }
-    throw new RailError(mapped?.failureCode ?? 'provider_rejected', `M-Pesa refused the request: ${message}`, false, code);
+    throw refusal(res, 'payment request');
   }
 
+  /**
+   * B2C: pay out from the shortcode to a phone. Our OriginatorConversationID is the order id, so Daraja
+   * treats a resubmission as the same request; the outcome arrives at the ResultURL.
+   */
+  private async payout(s: RailSubmission, phone: string): Promise<RailAccepted> {
+    const known = await this.existing(s.orderId, 'b2c');
+    if (known) return { reference: known };
+    const res = await this.call('/mpesa/b2c/v3/paymentrequest', {
+      OriginatorConversationID: s.orderId,
+      InitiatorName: this.options.b2c.initiatorName,
+      SecurityCredential: this.options.b2c.securityCredential,
+      CommandID: 'BusinessPayment',
+      Amount: Number(s.amount.split('.')[0]),
+      PartyA: this.options.shortcode,
+      PartyB: phone,
+      Remarks: (s.description ?? 'Paygate payout').slice(0, 100),
+      QueueTimeOutURL: this.b2cUrl(s.orderId, 'timeout'),
+      ResultURL: this.b2cUrl(s.orderId, 'result'),
+      Occasion: s.orderId.replace(/-/g, '').slice(-12),
+    });
+    const conversation = str(res.body.ConversationID);
+    if (res.status === 200 && str(res.body.ResponseCode) === '0' && conversation) {
+      await this.options.sequelize.query(
+        `INSERT INTO rail_requests (id, rail, order_id, kind, provider_reference, merchant_reference)
+         VALUES (:id, 'daraja', :orderId, 'b2c', :conversation, :originator) ON CONFLICT DO NOTHING`,
+        {
+          replacements: {
+            id: uuidv7(),
+            orderId: s.orderId,
+            conversation,
+            originator: str(res.body.OriginatorConversationID) ?? s.orderId,
+          },
+        },
+      );
+      return { reference: conversation };
+    }
+    throw refusal(res, 'payout');
+  }
+
+  /**
+   * The recorded outcome, else ask Daraja: the STK query answers at once; the Transaction Status query of a
+   * payout is answered at its ResultURL, which resolves the request and signals the workflow, so until then
+   * the payout stays pending.
+   */
   async status(reference: string): Promise<RailStatus> {
-    const [row] = await this.options.sequelize.query<RailRequestRow>(
-      `SELECT order_id, provider_reference, merchant_reference, status, result_code, result_desc FROM rail_requests
+    const [row] = await this.options.sequelize.query<RailRequestRow & { kind: 'stk' | 'b2c' }>(
+      `SELECT order_id, kind, provider_reference, merchant_reference, status, result_code, result_desc FROM rail_requests
         WHERE rail = 'daraja' AND provider_reference = :reference`,
       { replacements: { reference }, type: QueryTypes.SELECT },
     );
     if (!row) throw new RailError('unknown_reference', `no M-Pesa request ${reference}`, false);
     if (row.status !== 'pending') return darajaOutcome(reference, row.result_code ?? '', row.result_desc ?? undefined);
+    return row.kind === 'b2c' ? this.queryPayout(row) : this.queryStk(reference);
+  }
+
+  private async queryPayout(row: RailRequestRow): Promise<RailStatus> {
+    const res = await this.call('/mpesa/transactionstatus/v1/query', {
+      Initiator: this.options.b2c.initiatorName,
+      SecurityCredential: this.options.b2c.securityCredential,
+      CommandID: 'TransactionStatusQuery',
+      OriginalConversationID: row.merchant_reference ?? row.order_id,
+      PartyA: this.options.shortcode,
+      IdentifierType: '4',
+      ResultURL: this.b2cUrl(row.order_id, 'status'),
+      QueueTimeOutURL: this.b2cUrl(row.order_id, 'timeout'),
+      Remarks: 'Paygate payout status',
+      Occasion: row.order_id.replace(/-/g, '').slice(-12),
+    });
+    if (res.status === 200 && str(res.body.ResponseCode) === '0') return { state: 'pending', reference: row.provider_reference };
+    const error = refusal(res, 'status query');
+    // A refused query says nothing about the payout: a transient refusal is retried by the activity, any
+    // other leaves it pending, to be asked again and, without an answer, to time out as `rail_timeout`.
+    if (error.retryable) throw new RailError('provider_unavailable', error.message, true, error.providerCode);
+    return { state: 'pending', reference: row.provider_reference };
+  }
+
+  private async queryStk(reference: string): Promise<RailStatus> {
     const res = await this.call('/mpesa/stkpushquery/v1/query', { ...this.credentials(), CheckoutRequestID: reference });
     const resultCode = str(res.body.ResultCode);
     if (res.status === 200 && resultCode !== undefined) {
@@ -240,42 +428,6 @@ export class DarajaConnector implements RailConnector {
     }
     if (str(res.body.errorCode) === STILL_PROCESSING) return { state: 'pending', reference };
     throw new RailError('provider_unavailable', `the STK query failed: ${str(res.body.errorMessage) ?? res.status}`, true);
-  }
-
-  /**
-   * B2C: pay out from the shortcode to a phone. The outcome arrives at the ResultURL as `Result{ResultCode,
-   * TransactionID}`; it is tied to the request by OriginatorConversationID, which is our order id.
-   */
-  async payout(s: Pick<RailSubmission, 'orderId' | 'amount' | 'destination' | 'description'>): Promise<RailAccepted> {
-    const token = callbackToken(this.options.callbackSecret, s.orderId);
-    const res = await this.call('/mpesa/b2c/v3/paymentrequest', {
-      OriginatorConversationID: s.orderId,
-      InitiatorName: this.options.b2c.initiatorName,
-      SecurityCredential: this.options.b2c.securityCredential,
-      CommandID: 'BusinessPayment',
-      Amount: Number(s.amount.split('.')[0]),
-      PartyA: this.options.shortcode,
-      PartyB: (s.destination.phone ?? '').replace(/^\+/, ''),
-      Remarks: (s.description ?? 'Paygate payout').slice(0, 100),
-      QueueTimeOutURL: `${this.options.publicBaseUrl}/api/v1/callbacks/mpesa/b2c/${s.orderId}/timeout?token=${token}`,
-      ResultURL: `${this.options.publicBaseUrl}/api/v1/callbacks/mpesa/b2c/${s.orderId}/result?token=${token}`,
-      Occasion: s.orderId.slice(-12),
-    });
-    const conversation = str(res.body.ConversationID);
-    if (res.status === 200 && str(res.body.ResponseCode) === '0' && conversation) {
-      await this.options.sequelize.query(
-        `INSERT INTO rail_requests (id, rail, order_id, kind, provider_reference, merchant_reference)
-         VALUES (:id, 'daraja', :orderId, 'b2c', :conversation, :orderId) ON CONFLICT DO NOTHING`,
-        { replacements: { id: uuidv7(), orderId: s.orderId, conversation } },
-      );
-      return { reference: conversation };
-    }
-    const retryable = res.status >= 500 || res.status === 429;
-    throw new RailError(
-      retryable ? 'provider_busy' : 'provider_rejected',
-      `M-Pesa refused the payout: ${str(res.body.errorMessage) ?? res.status}`,
-      retryable,
-    );
   }
 
   async health(): Promise<'up' | 'down'> {

@@ -1,4 +1,4 @@
-import type { Sequelize } from 'sequelize';
+import { QueryTypes, type Sequelize } from 'sequelize';
 import type { Config } from '../../platform/config';
 import { CcxtTransferConnector } from './ccxt-transfer';
 import { DarajaConnector } from './daraja';
@@ -23,7 +23,19 @@ export function createConnectors(sequelize: Sequelize, cfg: Config): Connectors 
         : sandbox,
     mobile_money:
       rails.mobile_money === 'daraja' ? new DarajaConnector({ sequelize, ...cfg.daraja, publicBaseUrl: cfg.http.publicBaseUrl }) : sandbox,
-    crypto: rails.crypto === 'ccxt' ? new CcxtTransferConnector(cfg.ccxt) : sandbox,
+    crypto:
+      rails.crypto === 'ccxt'
+        ? new CcxtTransferConnector({
+            ...cfg.ccxt,
+            destinationStatus: async (exchangeId) => {
+              const [row] = await sequelize.query<{ status: string }>('SELECT status FROM exchanges WHERE id = :exchangeId', {
+                replacements: { exchangeId },
+                type: QueryTypes.SELECT,
+              });
+              return row?.status ?? null;
+            },
+          })
+        : sandbox,
   };
 }
 

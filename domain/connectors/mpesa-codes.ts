@@ -11,6 +11,6 @@ export const MPESA_RESULT_CODES: Record<string, { failureCode: string; reason: s
   '1025': { failureCode: 'provider_error', reason: 'M-Pesa could not send the push request', retryable: false },
   '1032': { failureCode: 'cancelled_by_user', reason: 'the subscriber cancelled the request', retryable: false },
   '1037': { failureCode: 'subscriber_unreachable', reason: 'the subscriber handset could not be reached', retryable: false },
-  '2001': { failureCode: 'invalid_pin', reason: 'the subscriber entered a wrong PIN', retryable: false },
+  '2001': { failureCode: 'invalid_pin', reason: 'a wrong PIN or wrong initiator credentials', retryable: false },
   '9999': { failureCode: 'provider_error', reason: 'M-Pesa could not send the push request', retryable: false },
 };

@@ -13,6 +13,11 @@ export interface RailSubmission {
   destination: Record<string, string>;
   description: string | null;
   callbackUrl: string;
+  /**
+   * `payout` (the default): Paygate sends the money to the destination. `collection`: Paygate takes it from
+   * the destination (a payer's phone); only M-Pesa collects, by STK Push.
+   */
+  direction?: 'payout' | 'collection';
 }
 
 export interface RailAccepted {

@@ -2,18 +2,35 @@ import { randomBytes } from 'node:crypto';
 import { startFakeServer, type FakeRequest, type FakeServer } from './http';
 
 /**
- * A local Daraja: OAuth client-credentials tokens, STK Push (checks the Basic credentials, the bearer token
- * and Password = base64(shortcode + passkey + timestamp)), the STK query, and callbacks POSTed to the
- * CallBackURL in Daraja's shape. Outcomes follow the sandbox's magic phones: 2547000XXXXX answers
- * ResultCode XXXXX (254700000001: 1, insufficient funds); 254700000017/26 are busy on the first push;
- * 254700000999 never calls back. A push without a valid phone number is refused, as Daraja refuses it.
+ * A local Daraja: OAuth client-credentials tokens (checks the Basic credentials); B2C payouts (checks the
+ * bearer token, the initiator name and security credential, the shortcode), answered with Daraja's
+ * synchronous acknowledgement and then a `Result` POSTed to the ResultURL; the Transaction Status query,
+ * whose `Result` is POSTed to its own ResultURL once the payout has settled; STK Push (checks
+ * Password = base64(shortcode + passkey + timestamp)) with its callback and the STK query. Outcomes follow
+ * the sandbox's magic phones: 2547000XXXXX answers ResultCode XXXXX (254700000001: 1, insufficient funds);
+ * 254700000017/26 are busy on the first request; 254700000999 never sends its result or callback. A wrong
+ * initiator or credential is accepted and then answered ResultCode 2001, as Daraja does. A request without
+ * a valid phone number is refused, as Daraja refuses it.
  */
 export interface FakeDarajaOptions {
   consumerKey: string;
   consumerSecret: string;
   shortcode: string;
   passkey: string;
+  initiatorName: string;
+  securityCredential: string;
   callbackDelayMs?: number;
+}
+
+export interface Payout {
+  conversation: string;
+  originator: string;
+  phone: string;
+  amount: number;
+  resultCode: string;
+  receipt: string;
+  settlesAt: number;
+  resultUrl: string;
 }
 
 interface Push {
@@ -30,7 +47,11 @@ interface Push {
 export interface FakeDaraja extends FakeServer {
   calls: { path: string; body: Record<string, unknown> }[];
   pushes: Map<string, Push>;
-  /** Phones whose callback is held back (the query must resolve them). */
+  /** B2C payouts by ConversationID. */
+  payouts: Map<string, Payout>;
+  /** Results POSTed to Paygate: where, and Paygate's answer. */
+  posted: { url: string; body: unknown; answer: unknown }[];
+  /** Phones whose result or callback is held back (the status query must resolve them). */
   silentPhones: Set<string>;
 }
 
@@ -39,6 +60,8 @@ const SILENT = '254700000999';
 export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja> {
   const tokens = new Set<string>();
   const pushes = new Map<string, Push>();
+  const payouts = new Map<string, Payout>();
+  const posted: FakeDaraja['posted'] = [];
   const busySeen = new Set<string>();
   const calls: FakeDaraja['calls'] = [];
   const silentPhones = new Set([SILENT]);
@@ -76,10 +99,75 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
         },
       },
     };
-    await fetch(p.callbackUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).catch(
-      () => undefined,
-    );
+    await post(p.callbackUrl, body);
   };
+
+  const post = async (url: string, body: unknown) => {
+    const answer: unknown = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+      .then((r) => r.json())
+      .catch((err: Error) => ({ error: err.message }));
+    posted.push({ url, body, answer });
+  };
+
+  const resultDesc = (code: string) =>
+    code === '0'
+      ? 'The service request is processed successfully.'
+      : code === '2001'
+        ? 'The initiator information is invalid.'
+        : code === '1'
+          ? 'The balance is insufficient for the transaction.'
+          : `Result ${code}`;
+
+  /** The B2C `Result` Daraja POSTs to the ResultURL. */
+  const payoutResult = (p: Payout) => ({
+    Result: {
+      ResultType: 0,
+      ResultCode: Number(p.resultCode),
+      ResultDesc: resultDesc(p.resultCode),
+      OriginatorConversationID: p.originator,
+      ConversationID: p.conversation,
+      TransactionID: p.receipt,
+      ...(p.resultCode === '0'
+        ? {
+            ResultParameters: {
+              ResultParameter: [
+                { Key: 'TransactionAmount', Value: p.amount },
+                { Key: 'TransactionReceipt', Value: p.receipt },
+                { Key: 'ReceiverPartyPublicName', Value: `${p.phone} - Test Recipient` },
+                { Key: 'B2CRecipientIsRegisteredCustomer', Value: 'Y' },
+              ],
+            },
+          }
+        : {}),
+      ReferenceData: {
+        ReferenceItem: { Key: 'QueueTimeoutURL', Value: 'https://internalsandbox.safaricom.co.ke/mpesa/b2cresults/v1/submit' },
+      },
+    },
+  });
+
+  /** The Transaction Status query's `Result`: ResultCode 0 and TransactionStatus, or the payout's failure. */
+  const statusResult = (p: Payout) => ({
+    Result: {
+      ResultType: 0,
+      ResultCode: p.resultCode === '0' ? 0 : Number(p.resultCode),
+      ResultDesc: p.resultCode === '0' ? 'The service request is processed successfully.' : resultDesc(p.resultCode),
+      OriginatorConversationID: `${randomBytes(4).toString('hex')}-${Date.now()}-1`,
+      ConversationID: `AG_${Date.now()}_${randomBytes(8).toString('hex')}`,
+      TransactionID: p.receipt,
+      ResultParameters: {
+        ResultParameter: [
+          { Key: 'ReceiptNo', Value: p.receipt },
+          { Key: 'TransactionStatus', Value: p.resultCode === '0' ? 'Completed' : 'Failed' },
+          { Key: 'Amount', Value: p.amount },
+          { Key: 'ReasonType', Value: 'Salary Payment via API' },
+        ],
+      },
+    },
+  });
 
   const server = await startFakeServer((req) => {
     const body = req.json<Record<string, unknown>>();
@@ -94,6 +182,76 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
       return Promise.resolve({ status: 200, body: { access_token: token, expires_in: '3599' } });
     }
     if (!authorised(req)) return Promise.resolve(error(401, '404.001.03', 'Invalid Access Token'));
+    if (req.path === '/mpesa/b2c/v3/paymentrequest' || req.path === '/mpesa/b2c/v1/paymentrequest') {
+      const amount = body.Amount;
+      const phone = typeof body.PartyB === 'string' || typeof body.PartyB === 'number' ? String(body.PartyB) : '';
+      const originator = typeof body.OriginatorConversationID === 'string' ? body.OriginatorConversationID : '';
+      if (body.PartyA !== o.shortcode) return Promise.resolve(error(400, '400.002.02', 'Bad Request - Invalid PartyA'));
+      if (!['BusinessPayment', 'SalaryPayment', 'PromotionPayment'].includes(String(body.CommandID))) {
+        return Promise.resolve(error(400, '400.002.02', 'Bad Request - Invalid CommandID'));
+      }
+      if (typeof amount !== 'number' || !Number.isInteger(amount) || amount < 10) {
+        return Promise.resolve(error(400, '400.002.02', 'Bad Request - Invalid Amount'));
+      }
+      if (!/^254[17]\d{8}$/.test(phone)) return Promise.resolve(error(400, '400.002.02', 'Bad Request - Invalid PartyB'));
+      if (typeof body.ResultURL !== 'string' || typeof body.QueueTimeOutURL !== 'string' || !originator) {
+        return Promise.resolve(error(400, '400.002.02', 'Bad Request - Invalid ResultURL'));
+      }
+      const again = [...payouts.values()].find((p) => p.originator === originator);
+      const magic = /^254700(\d{6})$/.exec(phone);
+      const code = magic ? String(Number(magic[1])) : '0';
+      if (!again && (code === '17' || code === '26') && !busySeen.has(`${phone}:${originator}`)) {
+        busySeen.add(`${phone}:${originator}`);
+        return Promise.resolve(error(503, code, 'System is busy. Please try again in few minutes.'));
+      }
+      const credentialsValid = body.InitiatorName === o.initiatorName && body.SecurityCredential === o.securityCredential;
+      const known = ['0', '1', '1001', '1019', '1032', '1037', '2001'];
+      const payout: Payout = again ?? {
+        conversation: `AG_${new Date().toISOString().slice(0, 10).replace(/-/g, '')}_${randomBytes(10).toString('hex')}`,
+        originator,
+        phone,
+        amount,
+        resultCode: !credentialsValid ? '2001' : known.includes(code) ? code : '0',
+        receipt: `SKL${randomBytes(4).toString('hex').toUpperCase()}`,
+        settlesAt: Date.now() + (o.callbackDelayMs ?? 100),
+        resultUrl: body.ResultURL,
+      };
+      if (!again) {
+        payouts.set(payout.conversation, payout);
+        if (!silentPhones.has(phone)) setTimeout(() => void post(payout.resultUrl, payoutResult(payout)), o.callbackDelayMs ?? 100).unref();
+      }
+      return Promise.resolve({
+        status: 200,
+        body: {
+          ConversationID: payout.conversation,
+          OriginatorConversationID: payout.originator,
+          ResponseCode: '0',
+          ResponseDescription: 'Accept the service request successfully.',
+        },
+      });
+    }
+    if (req.path === '/mpesa/transactionstatus/v1/query') {
+      if (body.Initiator !== o.initiatorName || body.SecurityCredential !== o.securityCredential) {
+        return Promise.resolve(error(400, '400.002.02', 'Bad Request - Invalid Initiator'));
+      }
+      if (body.CommandID !== 'TransactionStatusQuery' || body.PartyA !== o.shortcode || typeof body.ResultURL !== 'string') {
+        return Promise.resolve(error(400, '400.002.02', 'Bad Request - Invalid Request'));
+      }
+      const wanted = [body.OriginalConversationID, body.TransactionID].find((v): v is string => typeof v === 'string') ?? '';
+      const payout = [...payouts.values()].find((p) => p.originator === wanted || p.conversation === wanted || p.receipt === wanted);
+      if (!payout) return Promise.resolve(error(400, '400.002.02', 'Bad Request - Invalid OriginalConversationID'));
+      const resultUrl = body.ResultURL;
+      setTimeout(() => void post(resultUrl, statusResult(payout)), Math.max(50, payout.settlesAt - Date.now())).unref();
+      return Promise.resolve({
+        status: 200,
+        body: {
+          ConversationID: `AG_${Date.now()}_${randomBytes(8).toString('hex')}`,
+          OriginatorConversationID: `${randomBytes(4).toString('hex')}-${Date.now()}-1`,
+          ResponseCode: '0',
+          ResponseDescription: 'Accept the service request successfully.',
+        },
+      });
+    }
     if (req.path === '/mpesa/stkpush/v1/processrequest') {
       if (!passwordValid(body)) return Promise.resolve(error(400, '400.002.02', 'Bad Request - Invalid Password'));
       const amount = body.Amount;
@@ -153,5 +311,5 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
     }
     return Promise.resolve(error(404, '404.001.01', 'Resource not found'));
   });
-  return { ...server, calls, pushes, silentPhones };
+  return { ...server, calls, pushes, payouts, posted, silentPhones };
 }

@@ -11,6 +11,8 @@ export interface FakeRequest {
   method: string;
   path: string;
   query: URLSearchParams;
+  /** The query string as sent, without the `?`. */
+  rawQuery: string;
   headers: IncomingMessage['headers'];
   rawBody: string;
   json<T>(): T;
@@ -29,6 +31,7 @@ export async function startFakeServer(handler: FakeHandler): Promise<FakeServer>
         method: req.method ?? 'GET',
         path: url.pathname,
         query: url.searchParams,
+        rawQuery: url.search.replace(/^\?/, ''),
         headers: req.headers,
         rawBody,
         json: <T>() => (rawBody ? JSON.parse(rawBody) : {}) as T,

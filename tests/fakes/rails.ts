@@ -1,12 +1,14 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { startFakeBinance, type FakeBinance } from './binance';
 import { startFakeDaraja, type FakeDaraja } from './daraja';
 import { startFakeJenga, type FakeJenga } from './jenga';
 
-/** Both provider fakes, and the settings that point Paygate's real connectors at them. */
+/** The provider fakes (Daraja, Jenga, Binance), and the settings that point Paygate's real connectors at them. */
 export interface RailFakes {
   env: Record<string, string>;
   daraja: FakeDaraja;
   jenga: FakeJenga;
+  binance: FakeBinance;
   jengaPublicKey: KeyObject;
   close(): Promise<void>;
 }
@@ -18,7 +20,11 @@ export async function startRailFakes(options: { darajaCallbackDelayMs?: number }
     consumerSecret: 'fake-consumer-secret',
     shortcode: '174379',
     passkey: 'fake-passkey-0123',
+    initiatorName: 'paygate_api',
+    // Daraja expects the initiator password encrypted with Safaricom's certificate; the fake compares it as given.
+    securityCredential: 'ZmFrZS1lbmNyeXB0ZWQtaW5pdGlhdG9yLXBhc3N3b3Jk',
   };
+  const binanceCreds = { apiKey: 'fake-binance-api-key', secret: 'fake-binance-secret-0123456789' };
   const jengaCreds = {
     apiKey: 'fake-api-key',
     merchantCode: '4200000000',
@@ -27,13 +33,16 @@ export async function startRailFakes(options: { darajaCallbackDelayMs?: number }
   };
   const daraja = await startFakeDaraja({ ...darajaCreds, callbackDelayMs: options.darajaCallbackDelayMs ?? 100 });
   const jenga = await startFakeJenga({ ...jengaCreds, publicKey });
+  const binance = await startFakeBinance({ ...binanceCreds, settleAfterMs: 300, balances: { USDC: 1000 } });
   return {
     daraja,
     jenga,
+    binance,
     jengaPublicKey: publicKey,
     env: {
       RAIL_BANK_TRANSFER: 'jenga',
       RAIL_MOBILE_MONEY: 'daraja',
+      RAIL_CRYPTO: 'ccxt',
       JENGA_BASE_URL: jenga.url,
       JENGA_API_KEY: jengaCreds.apiKey,
       JENGA_MERCHANT_CODE: jengaCreds.merchantCode,
@@ -46,10 +55,19 @@ export async function startRailFakes(options: { darajaCallbackDelayMs?: number }
       DARAJA_SHORTCODE: darajaCreds.shortcode,
       DARAJA_PASSKEY: darajaCreds.passkey,
       DARAJA_CALLBACK_SECRET: 'fake-daraja-callback-secret-0123456789',
+      DARAJA_B2C_INITIATOR_NAME: darajaCreds.initiatorName,
+      DARAJA_B2C_SECURITY_CREDENTIAL: darajaCreds.securityCredential,
+      // The fake stands in for Binance's production API (its testnet has no withdrawals): no sandbox mode.
+      CCXT_EXCHANGE: 'binance',
+      CCXT_API_KEY: binanceCreds.apiKey,
+      CCXT_SECRET: binanceCreds.secret,
+      CCXT_SANDBOX: 'false',
+      CCXT_API_URL: binance.url,
     },
     close: async () => {
       await daraja.close();
       await jenga.close();
+      await binance.close();
     },
   };
 }

@@ -52,6 +52,9 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /webhooks/endpoints/{endpoint_id}/deliveries': [401, 'own', 'own', 'own'],
   'POST /callbacks/sandbox': ['signed', 'signed', 'signed', 'signed'],
   'POST /callbacks/mpesa/stk/{order_id}': ['signed', 'signed', 'signed', 'signed'],
+  'POST /callbacks/mpesa/b2c/{order_id}/result': ['signed', 'signed', 'signed', 'signed'],
+  'POST /callbacks/mpesa/b2c/{order_id}/status': ['signed', 'signed', 'signed', 'signed'],
+  'POST /callbacks/mpesa/b2c/{order_id}/timeout': ['signed', 'signed', 'signed', 'signed'],
 };
 
 /** Admin pages outside /api/v1 (not in the spec), in the same matrix. */
@@ -223,6 +226,24 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
       case 'POST /callbacks/mpesa/stk/{order_id}':
         return v1('post', `/callbacks/mpesa/stk/${victimOrder}`, {
           body: { Body: { stkCallback: { MerchantRequestID: 'm', CheckoutRequestID: 'c', ResultCode: 1032, ResultDesc: 'cancelled' } } },
+        });
+      case 'POST /callbacks/mpesa/b2c/{order_id}/result':
+        return v1('post', `/callbacks/mpesa/b2c/${victimOrder}/result`, {
+          body: {
+            Result: { ResultType: 0, ResultCode: 2001, ResultDesc: 'initiator', OriginatorConversationID: 'o', ConversationID: 'c' },
+          },
+        });
+      case 'POST /callbacks/mpesa/b2c/{order_id}/status':
+        return v1('post', `/callbacks/mpesa/b2c/${victimOrder}/status`, {
+          body: {
+            Result: { ResultType: 0, ResultCode: 2001, ResultDesc: 'initiator', OriginatorConversationID: 'o', ConversationID: 'c' },
+          },
+        });
+      case 'POST /callbacks/mpesa/b2c/{order_id}/timeout':
+        return v1('post', `/callbacks/mpesa/b2c/${victimOrder}/timeout`, {
+          body: {
+            Result: { ResultType: 0, ResultCode: 2001, ResultDesc: 'initiator', OriginatorConversationID: 'o', ConversationID: 'c' },
+          },
         });
       case 'GET /admin/queues':
         return { method: 'get', url: '/admin/queues' };

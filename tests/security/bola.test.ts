@@ -32,6 +32,9 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   'GET /webhooks/endpoints/{endpoint_id}/deliveries': 'not_found',
   'GET /p2p/ads/{ad_id}': 'public',
   'POST /callbacks/mpesa/stk/{order_id}': 'ignored_callback',
+  'POST /callbacks/mpesa/b2c/{order_id}/result': 'ignored_callback',
+  'POST /callbacks/mpesa/b2c/{order_id}/status': 'ignored_callback',
+  'POST /callbacks/mpesa/b2c/{order_id}/timeout': 'ignored_callback',
 };
 
 /** Ids a request body may carry, and whether they name someone's own object or a public one. */
@@ -52,6 +55,10 @@ const bodyFor = (op: SpecOperation): unknown => {
       return { note: 'rejected by the wrong person' };
     case 'POST /callbacks/mpesa/stk/{order_id}':
       return { Body: { stkCallback: { MerchantRequestID: 'm', CheckoutRequestID: 'c', ResultCode: 0, ResultDesc: 'paid' } } };
+    case 'POST /callbacks/mpesa/b2c/{order_id}/result':
+    case 'POST /callbacks/mpesa/b2c/{order_id}/status':
+    case 'POST /callbacks/mpesa/b2c/{order_id}/timeout':
+      return { Result: { ResultType: 0, ResultCode: 0, ResultDesc: 'paid', OriginatorConversationID: 'o', ConversationID: 'c' } };
     default:
       return op.method === 'get' || op.method === 'delete' ? undefined : {};
   }

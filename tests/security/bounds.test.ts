@@ -84,6 +84,21 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
       path: { order_id: UNKNOWN_ID },
       body: { Body: { stkCallback: { MerchantRequestID: 'm', CheckoutRequestID: 'c', ResultCode: 0, ResultDesc: 'ok' } } },
     }),
+    'POST /callbacks/mpesa/b2c/{order_id}/result': () => ({
+      providerCallback: true,
+      path: { order_id: UNKNOWN_ID },
+      body: { Result: { ResultType: 0, ResultCode: 0, ResultDesc: 'ok', OriginatorConversationID: 'o', ConversationID: 'c' } },
+    }),
+    'POST /callbacks/mpesa/b2c/{order_id}/status': () => ({
+      providerCallback: true,
+      path: { order_id: UNKNOWN_ID },
+      body: { Result: { ResultType: 0, ResultCode: 0, ResultDesc: 'ok', OriginatorConversationID: 'o', ConversationID: 'c' } },
+    }),
+    'POST /callbacks/mpesa/b2c/{order_id}/timeout': () => ({
+      providerCallback: true,
+      path: { order_id: UNKNOWN_ID },
+      body: { Result: { ResultType: 0, ResultCode: 0, ResultDesc: 'ok', OriginatorConversationID: 'o', ConversationID: 'c' } },
+    }),
   };
 }
 

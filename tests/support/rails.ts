@@ -3,19 +3,19 @@ import { currentRailFakes } from './stack';
 
 /**
  * What the tests need to know about the rails in use: the sandbox (the default), or, under TEST_RAILS=real,
- * the real connectors pointed at the provider fakes (Jenga for bank transfers, Daraja for M-Pesa; crypto
- * stays on the sandbox, as ccxt has no local fake). The behaviour asserted is the same; only the provider's
- * own artefacts and magic inputs differ.
+ * the real connectors pointed at the provider fakes (Jenga for bank transfers, Daraja B2C for M-Pesa, ccxt
+ * against a local Binance for crypto). The behaviour asserted is the same; only the provider's own
+ * artefacts and magic inputs differ.
  */
 export const realRails = process.env.TEST_RAILS === 'real';
 
 /** The connector per method, as /readyz reports it. */
 export const expectedRails: Record<string, string> = realRails
-  ? { bank_transfer: 'jenga', mobile_money: 'daraja', crypto: 'sandbox' }
+  ? { bank_transfer: 'jenga', mobile_money: 'daraja', crypto: 'ccxt' }
   : { bank_transfer: 'sandbox', mobile_money: 'sandbox', crypto: 'sandbox' };
 
-/** The shape of a mobile-money rail reference: the sandbox's own, or Daraja's CheckoutRequestID. */
-export const mobileMoneyReference = realRails ? /^ws_CO_/ : /^SBX-/;
+/** The shape of a mobile-money rail reference: the sandbox's own, or the ConversationID of Daraja's B2C payout. */
+export const mobileMoneyReference = realRails ? /^AG_\d{8}_/ : /^SBX-/;
 
 /** A seller's M-Pesa number that the rail pays normally. */
 export const SELLER_PHONE = '+254712345678';
@@ -32,8 +32,7 @@ export const insufficientFunds = realRails
 export async function mobileMoneyTransfersOf(orderId: string): Promise<string[]> {
   const fakes = currentRailFakes();
   if (realRails && fakes) {
-    const accountReference = orderId.replace(/-/g, '').slice(-12);
-    return [...fakes.daraja.pushes.values()].filter((p) => p.accountReference === accountReference).map((p) => p.checkout);
+    return [...fakes.daraja.payouts.values()].filter((p) => p.originator === orderId).map((p) => p.conversation);
   }
   const transfers = await rows<{ reference: string }>('SELECT reference FROM sandbox_transfers WHERE idempotency_key = :orderId', {
     orderId,

@@ -1,0 +1,193 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { startFakeServer, type FakeRequest, type FakeServer } from './http';
+
+/**
+ * A local Binance, for the calls ccxt's `binance` makes when Paygate withdraws: the exchange and currency
+ * metadata `loadMarkets` reads, `POST /sapi/v1/capital/withdraw/apply`, `GET /sapi/v1/capital/withdraw/history`
+ * and `GET /sapi/v1/system/status`. Signed endpoints are checked as Binance documents them: the
+ * `X-MBX-APIKEY` header names the key, `signature` is the hex HMAC-SHA256 of the query string concatenated
+ * with the body (without the signature) under the key's secret, and `timestamp` must lie within
+ * `recvWindow` of the server's clock. Errors come in Binance's shape (`{code, msg}`).
+ *
+ * A withdrawal is `processing` (status 4) until `settleAfterMs` has passed, then `completed` (6); one that
+ * exceeds the account's free balance is refused with -4026; an address ending `FAIL` is `failure` (5).
+ */
+export interface FakeBinanceOptions {
+  apiKey: string;
+  secret: string;
+  settleAfterMs?: number;
+  /** Free balance per coin; default 1,000,000 of each. */
+  balances?: Record<string, number>;
+}
+
+export interface FakeWithdrawal {
+  id: string;
+  coin: string;
+  network: string;
+  address: string;
+  amount: string;
+  withdrawOrderId: string | undefined;
+  applyTime: number;
+  fail: boolean;
+}
+
+export interface FakeBinance extends FakeServer {
+  withdrawals: FakeWithdrawal[];
+  /** Every signed call: its path and whether the signature verified. */
+  signed: { path: string; valid: boolean }[];
+  setSecret(secret: string): void;
+}
+
+const COINS: { coin: string; name: string; networks: { network: string; name: string; fee: string; min: string }[] }[] = [
+  {
+    coin: 'USDT',
+    name: 'TetherUS',
+    networks: [
+      { network: 'TRX', name: 'Tron (TRC20)', fee: '1', min: '10' },
+      { network: 'ETH', name: 'Ethereum (ERC20)', fee: '4', min: '10' },
+    ],
+  },
+  { coin: 'USDC', name: 'USD Coin', networks: [{ network: 'ETH', name: 'Ethereum (ERC20)', fee: '4', min: '10' }] },
+  { coin: 'BTC', name: 'Bitcoin', networks: [{ network: 'BTC', name: 'Bitcoin', fee: '0.0002', min: '0.001' }] },
+  { coin: 'ETH', name: 'Ethereum', networks: [{ network: 'ETH', name: 'Ethereum (ERC20)', fee: '0.001', min: '0.01' }] },
+];
+
+const problem = (status: number, code: number, msg: string) => ({ status, body: { code, msg } });
+const STATUS_PROCESSING = 4;
+const STATUS_FAILURE = 5;
+const STATUS_COMPLETED = 6;
+
+export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinance> {
+  let secret = o.secret;
+  const withdrawals: FakeWithdrawal[] = [];
+  const signed: FakeBinance['signed'] = [];
+  const balances = new Map(COINS.map((c) => [c.coin, o.balances?.[c.coin] ?? 1_000_000]));
+
+  /** Binance's check of a SIGNED endpoint; the request's parameters when it passes, else the error answer. */
+  const verify = (req: FakeRequest): { params: URLSearchParams } | { status: number; body: unknown } => {
+    if (req.headers['x-mbx-apikey'] !== o.apiKey) return problem(401, -2015, 'Invalid API-key, IP, or permissions for action.');
+    const strip = (text: string) =>
+      text
+        .split('&')
+        .filter((part) => part && !part.startsWith('signature='))
+        .join('&');
+    const total = strip(req.rawQuery) + strip(req.rawBody);
+    const params = new URLSearchParams(`${req.rawQuery}&${req.rawBody}`);
+    const given = Buffer.from(params.get('signature') ?? '', 'utf8');
+    const expected = Buffer.from(createHmac('sha256', secret).update(total).digest('hex'), 'utf8');
+    const valid = given.length === expected.length && timingSafeEqual(given, expected);
+    signed.push({ path: req.path, valid });
+    if (!valid) return problem(400, -1022, 'Signature for this request is not valid.');
+    const timestamp = Number(params.get('timestamp'));
+    const recvWindow = Number(params.get('recvWindow') ?? 5000);
+    if (!Number.isFinite(timestamp) || Math.abs(Date.now() - timestamp) > Math.min(recvWindow, 60_000)) {
+      return problem(400, -1021, 'Timestamp for this request is outside of the recvWindow.');
+    }
+    return { params };
+  };
+
+  const statusOf = (w: FakeWithdrawal) =>
+    Date.now() < w.applyTime + (o.settleAfterMs ?? 300) ? STATUS_PROCESSING : w.fail ? STATUS_FAILURE : STATUS_COMPLETED;
+  const exchangeInfo = () => ({ timezone: 'UTC', serverTime: Date.now(), rateLimits: [], exchangeFilters: [], symbols: [] });
+
+  const server = await startFakeServer((req) => {
+    const route = `${req.method} ${req.path}`;
+    if (route === 'GET /api/v3/exchangeInfo' || route === 'GET /fapi/v1/exchangeInfo' || route === 'GET /dapi/v1/exchangeInfo') {
+      return Promise.resolve({ status: 200, body: exchangeInfo() });
+    }
+    if (route === 'GET /sapi/v1/system/status') return Promise.resolve({ status: 200, body: { status: 0, msg: 'normal' } });
+    if (route === 'GET /sapi/v1/margin/allPairs' || route === 'GET /sapi/v1/margin/isolated/allPairs') {
+      return Promise.resolve({ status: 200, body: [] });
+    }
+    const checked = verify(req);
+    if (!('params' in checked)) return Promise.resolve(checked);
+    const { params } = checked;
+    if (route === 'GET /sapi/v1/capital/config/getall') {
+      return Promise.resolve({
+        status: 200,
+        body: COINS.map((c) => ({
+          coin: c.coin,
+          name: c.name,
+          free: String(balances.get(c.coin) ?? 0),
+          locked: '0',
+          freeze: '0',
+          withdrawing: '0',
+          depositAllEnable: true,
+          withdrawAllEnable: true,
+          trading: true,
+          isLegalMoney: false,
+          networkList: c.networks.map((n, i) => ({
+            coin: c.coin,
+            network: n.network,
+            name: n.name,
+            isDefault: i === 0,
+            depositEnable: true,
+            withdrawEnable: true,
+            withdrawFee: n.fee,
+            withdrawMin: n.min,
+            withdrawMax: '10000000',
+            withdrawIntegerMultiple: c.coin === 'BTC' || c.coin === 'ETH' ? '0.00000001' : '0.000001',
+            addressRegex: '',
+            memoRegex: '',
+          })),
+        })),
+      });
+    }
+    if (route === 'POST /sapi/v1/capital/withdraw/apply') {
+      const coin = params.get('coin') ?? '';
+      const address = params.get('address') ?? '';
+      const amount = Number(params.get('amount'));
+      const meta = COINS.find((c) => c.coin === coin);
+      if (!meta) return Promise.resolve(problem(400, -4003, 'Invalid coin.'));
+      const network = params.get('network') ?? meta.networks[0].network;
+      if (!meta.networks.some((n) => n.network === network)) return Promise.resolve(problem(400, -4018, 'Invalid network.'));
+      if (!address) return Promise.resolve(problem(400, -4004, 'Invalid address.'));
+      if (!(amount > 0)) return Promise.resolve(problem(400, -4005, 'Invalid amount.'));
+      const withdrawOrderId = params.get('withdrawOrderId') ?? undefined;
+      const again = withdrawOrderId ? withdrawals.find((w) => w.withdrawOrderId === withdrawOrderId) : undefined;
+      if (again) return Promise.resolve({ status: 200, body: { id: again.id } });
+      const free = balances.get(coin) ?? 0;
+      if (amount > free) return Promise.resolve(problem(400, -4026, 'You have insufficient balance.'));
+      balances.set(coin, free - amount);
+      const w: FakeWithdrawal = {
+        id: randomBytes(16).toString('hex'),
+        coin,
+        network,
+        address,
+        amount: String(amount),
+        withdrawOrderId,
+        applyTime: Date.now(),
+        fail: address.endsWith('FAIL'),
+      };
+      withdrawals.push(w);
+      return Promise.resolve({ status: 200, body: { id: w.id } });
+    }
+    if (route === 'GET /sapi/v1/capital/withdraw/history') {
+      const coin = params.get('coin');
+      return Promise.resolve({
+        status: 200,
+        body: withdrawals
+          .filter((w) => !coin || w.coin === coin)
+          .map((w) => ({
+            id: w.id,
+            amount: w.amount,
+            transactionFee: '1',
+            coin: w.coin,
+            status: statusOf(w),
+            address: w.address,
+            txId: statusOf(w) === STATUS_COMPLETED ? `0x${w.id}` : '',
+            applyTime: new Date(w.applyTime).toISOString().replace('T', ' ').slice(0, 19),
+            network: w.network,
+            transferType: 0,
+            ...(w.withdrawOrderId ? { withdrawOrderId: w.withdrawOrderId } : {}),
+            info: '',
+            confirmNo: 1,
+            walletType: 0,
+            txKey: '',
+          })),
+      });
+    }
+    return Promise.resolve(problem(404, -1100, `Unknown endpoint ${route}`));
+  });
+  return { ...server, withdrawals, signed, setSecret: (next) => (secret = next) };
+}
