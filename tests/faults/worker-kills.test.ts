@@ -47,6 +47,8 @@ describe('faults: the Temporal worker is SIGKILLed in the middle of payments', (
 
     // Each kill is drawn across the lifecycle of an undisturbed payment of the same kind, measured here.
     const lifecycle = {} as Record<PaymentKind, number>;
+    const coldStart = await initiatePayment(api.baseUrl, customer, paymentBody('mpesa_callback', 899));
+    expect(await awaitTerminal([coldStart.orderId!], 30_000)).to.deep.equal([]);
     for (const kind of KINDS) {
       const started = Date.now();
       const warmUp = await initiatePayment(api.baseUrl, customer, paymentBody(kind, 900 + KINDS.indexOf(kind)));

@@ -1,8 +1,9 @@
 /**
  * What the fault suite did and what came of it, one row per scenario, printed as a table at the end of the
- * run so that the numbers can be quoted: faults injected, faults recovered from, requests sent, requests
- * lost (accepted and never finished, or never answered for good) and duplicates (a second order, ledger
- * posting, rail transfer, workflow execution or refresh run where there must be one).
+ * run so that the numbers can be quoted: faults injected, faults recovered from, requests sent (or jobs run),
+ * requests lost (accepted and never finished, or never answered for good; a job never finished, a tick
+ * skipped) and duplicates (a second order, ledger posting, order event, rail transfer, workflow execution,
+ * catalogue row or refresh run where there must be one).
  */
 
 export interface ScenarioScore {
@@ -41,7 +42,7 @@ export function scoreboard(): string {
     totals.lost += s.lost;
     totals.duplicates += s.duplicates;
   }
-  const header = ['scenario', 'faults injected', 'recovered', 'requests', 'requests lost', 'duplicates'];
+  const header = ['scenario', 'faults injected', 'recovered', 'requests/jobs', 'lost', 'duplicates'];
   const line = (s: ScenarioScore) => [s.scenario, s.injected, s.recovered, s.requests, s.lost, s.duplicates].map(String);
   const body = [...scores, totals].map(line);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
