@@ -7,7 +7,7 @@ import { database } from '../../platform/database';
 import { AppError, validationError } from '../../platform/errors';
 import { isUuid, uuidv7 } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
-import { temporalClient } from '../../platform/temporal';
+import { ensureTemporalConnected, temporalClient } from '../../platform/temporal';
 import { Order } from '../../models';
 import type { KycStatus } from '../../models/user';
 import { ORDER_STATUSES, PAYMENT_METHODS, type OrderStatus, type PaymentMethod } from '../../models/order';
@@ -95,7 +95,7 @@ export async function startPaymentWorkflow(
     ...(options.p2p ? { p2p: true } : {}),
   };
   try {
-    await client.connection.ensureConnected();
+    await ensureTemporalConnected(client);
     await client.connection.withDeadline(Date.now() + 5000, () =>
       client.workflow.start(PAYMENT_WORKFLOW, {
         workflowId: paymentWorkflowId(orderId),

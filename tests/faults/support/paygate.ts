@@ -4,7 +4,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { ROOT, freePort } from '../../support/local-tools';
 import { SCRATCH } from './servers';
-import { sleep, until } from './wait';
+import { until } from './wait';
 
 /**
  * Paygate's own processes, run as a deployment runs them: `node dist/api/server.js`,
@@ -62,10 +62,6 @@ export class PaygateProcess {
   get baseUrl(): string {
     if (this.port === undefined) throw new Error(`${this.name} serves no HTTP`);
     return `http://127.0.0.1:${this.port}`;
-  }
-
-  get pid(): number | undefined {
-    return this.child?.pid;
   }
 
   running(): boolean {
@@ -139,11 +135,6 @@ export class PaygateProcess {
     await this.exited;
     clearTimeout(timer);
     return child.exitCode;
-  }
-
-  async restart(): Promise<void> {
-    await this.kill();
-    await this.start();
   }
 
   /** Log records with this message, since the process first started. */
@@ -238,6 +229,5 @@ export class Deployment {
   /** Stop everything gracefully (SIGKILL what hangs). */
   async stopAll(): Promise<void> {
     await Promise.all(this.processes.map((p) => p.stop()));
-    await sleep(50);
   }
 }
