@@ -19,6 +19,20 @@ export function temporalClient(): Client {
   return client;
 }
 
+/**
+ * Connect `client` if it is not yet. A connection keeps its first connection attempt for good, a failed one
+ * included: after a failure the client is dropped, so that the next call, once the server is back, connects
+ * afresh instead of failing forever.
+ */
+export async function ensureTemporalConnected(current: Client = temporalClient()): Promise<void> {
+  try {
+    await current.connection.ensureConnected();
+  } catch (err) {
+    if (client === current) await closeTemporal().catch(() => undefined);
+    throw err;
+  }
+}
+
 export async function temporalHealthy(): Promise<boolean> {
   try {
     const { connection: conn } = temporalClient();

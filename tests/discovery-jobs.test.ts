@@ -163,12 +163,14 @@ describe('discovery jobs', () => {
     });
 
     it('then the refresh is rolled back, taken over by the next jobs process, and leaves no duplicate rows', async function () {
-      this.timeout(60_000);
+      this.timeout(90_000);
       const prefix = freshPrefix('kill');
       const env = {
         QUEUE_PREFIX: prefix,
         EXCHANGE_PROBE_ENABLED: 'false',
-        DISCOVERY_JOB_LOCK_MS: '2000',
+        // Longer than the few seconds a fresh process's first exchange refresh spends loading ccxt's metadata,
+        // during which it renews no lock (a shorter lock fails the taken-over job as stalled twice).
+        DISCOVERY_JOB_LOCK_MS: '8000',
         RECONCILE_INTERVAL_MS: '3600000',
       };
       const cfg = configWith(env);
@@ -212,7 +214,7 @@ describe('discovery jobs', () => {
           const state = await job.getState();
           return state === 'completed' || state === 'failed' ? state : undefined;
         },
-        30_000,
+        60_000,
       );
       expect(finished).to.equal('completed');
       const done = (await Job.fromId(queue, job.id!))!;

@@ -112,7 +112,7 @@ export async function startDiscovery(cfg: Config, connection: Redis, deps: Disco
       const run = processors[job.name as DiscoveryJob] as (() => Promise<RefreshSummary>) | undefined;
       if (!run) throw new Error(`no processor for job ${job.name}`);
       const summary = await run();
-      log.info({ job: job.name, ...summary }, 'catalogue refreshed');
+      log.info({ job: job.name, jobId: job.id, ...summary }, 'catalogue refreshed');
       return summary;
     },
     {

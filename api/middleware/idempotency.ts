@@ -135,6 +135,21 @@ function replay(res: Response, stored: StoredKey): void {
   res.status(stored.response_status ?? 200).end(stored.response_body ?? '');
 }
 
+/**
+ * Storing (or releasing) the key is retried on a fresh connection: a database connection dropped at that moment
+ * would otherwise leave the key claimed, and the client's retries answered 409, until the claim goes stale.
+ */
+async function persistWithRetry(persist: () => Promise<void>, attempts = 3): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await persist();
+    } catch (err) {
+      if (attempt >= attempts) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
+}
+
 /** Persist the response before it is sent, so that a retry arriving right after it sees it. */
 function captureResponse(res: Response, persist: (status: number, headers: Record<string, string>, body: string) => Promise<void>): void {
   const end = res.end.bind(res) as (...args: unknown[]) => Response;
@@ -151,7 +166,7 @@ function captureResponse(res: Response, persist: (status: number, headers: Recor
       const value = res.getHeader(name);
       if (value !== undefined) headers[name] = String(value);
     }
-    persist(res.statusCode, headers, body)
+    persistWithRetry(() => persist(res.statusCode, headers, body))
       .catch((err: unknown) => res.req.log?.error({ err }, 'could not store the idempotent response'))
       .finally(() => end(...args));
     return res;

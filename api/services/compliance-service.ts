@@ -5,7 +5,7 @@ import { database } from '../../platform/database';
 import { AppError, validationError, type FieldError } from '../../platform/errors';
 import { uuidv7 } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
-import { temporalClient } from '../../platform/temporal';
+import { ensureTemporalConnected, temporalClient } from '../../platform/temporal';
 import {
   BLOCKLIST_SOURCES,
   BLOCKLIST_TYPES,
@@ -300,7 +300,7 @@ async function reportRun(input: ComplianceReportInput, refresh: boolean): Promis
   const client = temporalClient();
   const workflowId = complianceReportWorkflowId(input.from, input.to);
   try {
-    await client.connection.ensureConnected();
+    await ensureTemporalConnected(client);
     return await client.workflow.start(COMPLIANCE_REPORT_WORKFLOW, {
       workflowId,
       taskQueue: config().temporal.taskQueue,

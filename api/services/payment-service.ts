@@ -7,7 +7,7 @@ import { database } from '../../platform/database';
 import { AppError, validationError } from '../../platform/errors';
 import { isUuid, uuidv7 } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
-import { startWithSearchAttributes, temporalClient } from '../../platform/temporal';
+import { ensureTemporalConnected, startWithSearchAttributes, temporalClient } from '../../platform/temporal';
 import { Order } from '../../models';
 import type { KycStatus } from '../../models/user';
 import { ORDER_STATUSES, PAYMENT_METHODS, type OrderStatus, type PaymentMethod } from '../../models/order';
@@ -137,7 +137,7 @@ export async function startPaymentWorkflow(
       }),
     );
   try {
-    await client.connection.ensureConnected();
+    await ensureTemporalConnected(client);
     await startWithSearchAttributes(start);
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -1,0 +1,170 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { freePort, temporalCliPath } from '../../support/local-tools';
+import { until } from './wait';
+
+/**
+ * The infrastructure the fault suite breaks on purpose: a private `redis-server` and a private Temporal dev
+ * server, each on a free port, so that stopping them never disturbs anyone else's Redis or Temporal.
+ */
+
+const SEARCH_ATTRIBUTES = ['PaygateOrderId', 'PaygateUserId', 'PaygateStatus', 'PaygateMethod'];
+
+export function canConnect(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    socket.setTimeout(1000, () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+function exitOf(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/** A scratch folder for this run's server data and process logs, removed by `removeScratch`. */
+export const SCRATCH = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-faults-'));
+
+export function removeScratch(): void {
+  fs.rmSync(SCRATCH, { recursive: true, force: true });
+}
+
+export interface PrivateRedis {
+  port: number;
+  url: string;
+  /** Start it (again) on the same port, empty: it keeps nothing on disk. */
+  start(): Promise<void>;
+  /** Kill it: whatever it held is gone. */
+  crash(): Promise<void>;
+}
+
+/** Fail early, and say why, when the machine has no redis-server. */
+export function assertRedisServerInstalled(): void {
+  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) {
+    throw new Error(
+      'the fault suite starts its own Redis and needs `redis-server` on the PATH (Debian/Ubuntu: `apt-get install redis-server`); ' +
+        'it never restarts the shared one',
+    );
+  }
+}
+
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  assertRedisServerInstalled();
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const redis: PrivateRedis = {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    async start() {
+      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+        stdio: 'ignore',
+      });
+      await until(`redis-server on port ${port}`, async () => ((await canConnect(port)) ? true : undefined), 10_000);
+    },
+    async crash() {
+      if (!child) return;
+      const dying = child;
+      child = undefined;
+      dying.kill('SIGKILL');
+      await exitOf(dying);
+    },
+  };
+  await redis.start();
+  return redis;
+}
+
+export interface PrivateTemporal {
+  address: string;
+  port: number;
+  /** Start (or restart) the dev server on the same port and the same database file. */
+  start(): Promise<void>;
+  /** Kill the server process, as a crash would. */
+  crash(): Promise<void>;
+  /** Stop it for good. */
+  stop(): Promise<void>;
+}
+
+/** Ask the server something that needs its persistence, not just its socket. */
+async function temporalAnswers(address: string): Promise<boolean> {
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ address, connectTimeout: '1s' });
+    await connection.withDeadline(Date.now() + 2000, () => connection!.workflowService.describeNamespace({ namespace: 'default' }));
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection?.close().catch(() => undefined);
+  }
+}
+
+/**
+ * `temporal server start-dev` from the project's pinned CLI, with a SQLite file in the scratch folder, so a
+ * restart on the same port finds every workflow where it was. The search attributes the workflows set are
+ * registered at every start (a no-op when the file already has them).
+ */
+export async function startPrivateTemporal(name: string): Promise<PrivateTemporal> {
+  const cli = temporalCliPath();
+  if (!fs.existsSync(cli)) throw new Error(`the Temporal CLI is missing at ${cli}: run \`npm run setup\``);
+  const [port, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
+  const dbFile = path.join(SCRATCH, `${name}-temporal.db`);
+  const address = `127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  const log = fs.createWriteStream(path.join(SCRATCH, `${name}-temporal.log`), { flags: 'a' });
+  const server: PrivateTemporal = {
+    address,
+    port,
+    async start() {
+      const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless'];
+      args.push('--http-port', String(httpPort), '--metrics-port', String(metricsPort));
+      args.push('--db-filename', dbFile, '--log-level', 'warn');
+      for (const attribute of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${attribute}=Keyword`);
+      const started = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      started.stdout?.pipe(log, { end: false });
+      started.stderr?.pipe(log, { end: false });
+      child = started;
+      await until(
+        `the Temporal dev server on ${address}`,
+        async () => {
+          if (started.exitCode !== null)
+            throw new Error(`the Temporal dev server exited with ${started.exitCode}; see ${log.path as string}`);
+          return (await temporalAnswers(address)) ? true : undefined;
+        },
+        60_000,
+        250,
+      );
+    },
+    async crash() {
+      if (!child) return;
+      const dying = child;
+      child = undefined;
+      dying.kill('SIGKILL');
+      await exitOf(dying);
+    },
+    async stop() {
+      if (!child) return;
+      const stopping = child;
+      child = undefined;
+      stopping.kill('SIGTERM');
+      const timer = setTimeout(() => stopping.kill('SIGKILL'), 10_000);
+      await exitOf(stopping);
+      clearTimeout(timer);
+      log.end();
+    },
+  };
+  await server.start();
+  return server;
+}
