@@ -1,12 +1,13 @@
 import { Queue } from 'bullmq';
 import type { RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
-import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { QueryTypes } from 'sequelize';
 import { config } from '../platform/config';
 import { database } from '../platform/database';
 import { componentLogger } from '../platform/logger';
 import { redis } from '../platform/redis';
+import { deferredStarts } from '../platform/temporal';
 import { ORDER_STATUSES, PAYMENT_METHODS } from '../models/order';
 import { APPEAL_STATUSES } from '../domain/appeals/contract';
 import { MAINTENANCE_QUEUE } from '../workers/jobs';
@@ -194,5 +195,16 @@ new Gauge({
     for (const { queue, counts } of depths ?? []) {
       for (const state of QUEUE_STATES) this.set({ queue, state }, counts[state] ?? 0);
     }
+  },
+});
+
+new Counter({
+  name: 'paygate_payment_starts_deferred_total',
+  help: 'Payment workflows this api left to the reconciler: its start failed (start_failed), or one failed moments before (backing_off)',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const [reason, n] of Object.entries(deferredStarts)) this.inc({ reason }, n);
   },
 });

@@ -8,6 +8,29 @@ let connection: Connection | undefined;
 let client: Client | undefined;
 
 /**
+ * After a workflow start fails (Temporal down or not answering), the api leaves the next starts to the
+ * reconciler for this long instead of making every caller wait out the connection timeout: orders are
+ * still accepted at once, and started by the reconciler (same workflow id, so never twice).
+ */
+export const START_BACKOFF_MS = 5000;
+let backingOffUntil = 0;
+/** Workflow starts the api left to the reconciler, by reason; read by /metrics. */
+export const deferredStarts = { start_failed: 0, backing_off: 0 };
+
+/** True while starts are left to the reconciler after a recent failure (counted as `backing_off`). */
+export function deferStartWhileBackingOff(now = Date.now()): boolean {
+  if (now >= backingOffUntil) return false;
+  deferredStarts.backing_off += 1;
+  return true;
+}
+
+/** A start just failed: count it, and leave starts to the reconciler for START_BACKOFF_MS. */
+export function noteStartFailed(now = Date.now()): void {
+  deferredStarts.start_failed += 1;
+  backingOffUntil = now + START_BACKOFF_MS;
+}
+
+/**
  * A lazily connecting Temporal client: the api boots, and accepts payments, even while the Temporal
  * server is down; the reconciler starts what could not be started then.
  */
@@ -144,6 +167,7 @@ async function checkSearchAttributes(): Promise<AttributeState> {
 
 export async function closeTemporal(): Promise<void> {
   attributeCheck = undefined;
+  backingOffUntil = 0;
   if (connection) {
     const closing = connection;
     connection = undefined;

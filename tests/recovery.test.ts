@@ -118,6 +118,13 @@ describe('recovery', () => {
   });
 
   describe('when Temporal is unreachable while a payment is initiated', () => {
+    /** The api's `paygate_payment_starts_deferred_total` for one reason, read from /metrics. */
+    async function deferredStarts(reason: string): Promise<number> {
+      const text = await (await fetch(`${stack.baseUrl}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`paygate_payment_starts_deferred_total{reason="${reason}"}`));
+      return line === undefined ? 0 : Number(line.split(' ').pop());
+    }
+
     it('then the api still accepts it, and the reconciler completes it once Temporal is back', async function () {
       this.timeout(60_000);
       const user = await newUser();
@@ -125,23 +132,43 @@ describe('recovery', () => {
       process.env.TEMPORAL_ADDRESS = '127.0.0.1:1';
       reloadConfig();
       await closeTemporal();
-      let orderId: string;
+      const failedBefore = await deferredStarts('start_failed');
+      const backingOffBefore = await deferredStarts('backing_off');
+      const orderIds: string[] = [];
       try {
-        const res = await initiate(user, mpesaPayment());
-        expect(res.status, JSON.stringify(res.body)).to.equal(202);
-        orderId = (res.body as { order_id: string }).order_id;
-        const [row] = await rows<{ workflow_started_at: Date | null }>('SELECT workflow_started_at FROM orders WHERE id = :orderId', {
-          orderId,
+        // The first start fails; the next, moments later, is left to the reconciler without trying.
+        for (let i = 0; i < 2; i += 1) {
+          const res = await initiate(user, mpesaPayment());
+          expect(res.status, JSON.stringify(res.body)).to.equal(202);
+          orderIds.push((res.body as { order_id: string }).order_id);
+        }
+        const started = await rows<{ workflow_started_at: Date | null }>('SELECT workflow_started_at FROM orders WHERE id IN (:orderIds)', {
+          orderIds,
         });
-        expect(row.workflow_started_at).to.equal(null);
+        expect(started.map((r) => r.workflow_started_at)).to.deep.equal([null, null]);
+        expect(await deferredStarts('start_failed')).to.equal(failedBefore + 1);
+        expect(await deferredStarts('backing_off')).to.equal(backingOffBefore + 1);
       } finally {
         process.env.TEMPORAL_ADDRESS = realAddress;
         reloadConfig();
         await closeTemporal();
       }
       await reconcileUnstartedOrders(0);
-      const order = await waitForOrder(user, orderId);
-      expect(order.status).to.equal('completed');
+      for (const orderId of orderIds) {
+        const order = await waitForOrder(user, orderId);
+        expect(order.status).to.equal('completed');
+      }
+    });
+
+    it('then a payment after the outage is started by the api itself, not left to the reconciler', async function () {
+      this.timeout(30_000);
+      const user = await newUser();
+      const res = await initiate(user, mpesaPayment());
+      expect(res.status, JSON.stringify(res.body)).to.equal(202);
+      const orderId = (res.body as { order_id: string }).order_id;
+      // No reconciler runs in the suite's stack: the workflow exists because the api started it.
+      await temporalClient().workflow.getHandle(paymentWorkflowId(orderId)).describe();
+      expect((await waitForOrder(user, orderId)).status).to.equal('completed');
     });
   });
 });

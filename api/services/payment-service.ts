@@ -7,7 +7,13 @@ import { database } from '../../platform/database';
 import { AppError, validationError } from '../../platform/errors';
 import { isUuid, uuidv7 } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
-import { ensureTemporalConnected, startWithSearchAttributes, temporalClient } from '../../platform/temporal';
+import {
+  deferStartWhileBackingOff,
+  ensureTemporalConnected,
+  noteStartFailed,
+  startWithSearchAttributes,
+  temporalClient,
+} from '../../platform/temporal';
 import { Order } from '../../models';
 import type { KycStatus } from '../../models/user';
 import { ORDER_STATUSES, PAYMENT_METHODS, type OrderStatus, type PaymentMethod } from '../../models/order';
@@ -197,10 +203,15 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
   }
 
   if (!order.workflowStartedAt) {
-    try {
-      await startPaymentWorkflow(order.id, undefined, { p2p: order.method === 'p2p', order });
-    } catch (err) {
-      log.warn({ orderId: order.id, err }, 'workflow start failed; the reconciler will start it');
+    if (deferStartWhileBackingOff()) {
+      log.warn({ orderId: order.id }, 'a workflow start failed moments ago; the reconciler will start this one');
+    } else {
+      try {
+        await startPaymentWorkflow(order.id, undefined, { p2p: order.method === 'p2p', order });
+      } catch (err) {
+        noteStartFailed();
+        log.warn({ orderId: order.id, err }, 'workflow start failed; the reconciler will start it');
+      }
     }
   }
   return { order_id: order.id, status: order.status, workflow_id: order.workflowId, links: { self: orderLink(order.id) } };
