@@ -52,6 +52,11 @@ const schema = z
     TEMPORAL_TASK_QUEUE: z.string().min(1).default('paygate'),
     TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
     TEMPORAL_REGISTER_SEARCH_ATTRIBUTES: boolFrom(true),
+    TEMPORAL_TLS: boolFrom(false),
+    TEMPORAL_TLS_CERT_PATH: z.string().min(1).optional(),
+    TEMPORAL_TLS_KEY_PATH: z.string().min(1).optional(),
+    TEMPORAL_TLS_CA_PATH: z.string().min(1).optional(),
+    TEMPORAL_API_KEY: z.string().min(1).optional(),
     METRICS_CACHE_MS: intFrom(5000, 0, 300_000),
 
     JWT_SECRET: z.string().min(32, 'must be at least 32 characters').default(DEV_JWT_SECRET),
@@ -160,6 +165,13 @@ const schema = z
     if (env.NODE_ENV === 'production' && env.JWT_SECRET === DEV_JWT_SECRET) {
       ctx.addIssue({ code: 'custom', path: ['JWT_SECRET'], message: 'the default secret is refused in production' });
     }
+    if ((env.TEMPORAL_TLS_CERT_PATH === undefined) !== (env.TEMPORAL_TLS_KEY_PATH === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TEMPORAL_TLS_KEY_PATH'],
+        message: 'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together',
+      });
+    }
     if ((env.ADMIN_EMAIL === undefined) !== (env.ADMIN_PASSWORD === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['ADMIN_PASSWORD'], message: 'ADMIN_EMAIL and ADMIN_PASSWORD go together' });
     }
@@ -207,6 +219,13 @@ export interface Config {
     uiUrl: string;
     /** Register Paygate's search attributes on the namespace when they are missing (needs operator rights). */
     registerSearchAttributes: boolean;
+    /**
+     * TLS to the frontend (a Temporal cluster behind TLS, or Temporal Cloud): on when asked for, or when a
+     * client certificate or an API key is given. Paths are read when connecting.
+     */
+    tls?: { clientCertPath?: string; clientKeyPath?: string; serverCaPath?: string };
+    /** Temporal Cloud API key, sent as a bearer token (with TLS). */
+    apiKey?: string;
   };
   /** How long /metrics reuses what it read from Postgres and Redis. */
   metrics: { cacheMs: number };
@@ -308,6 +327,15 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       uiUrl: e.TEMPORAL_UI_URL,
       registerSearchAttributes: e.TEMPORAL_REGISTER_SEARCH_ATTRIBUTES,
+      ...(e.TEMPORAL_TLS || e.TEMPORAL_TLS_CERT_PATH || e.TEMPORAL_TLS_CA_PATH || e.TEMPORAL_API_KEY
+        ? {
+            tls: {
+              ...(e.TEMPORAL_TLS_CERT_PATH ? { clientCertPath: e.TEMPORAL_TLS_CERT_PATH, clientKeyPath: e.TEMPORAL_TLS_KEY_PATH } : {}),
+              ...(e.TEMPORAL_TLS_CA_PATH ? { serverCaPath: e.TEMPORAL_TLS_CA_PATH } : {}),
+            },
+          }
+        : {}),
+      ...(e.TEMPORAL_API_KEY ? { apiKey: e.TEMPORAL_API_KEY } : {}),
     },
     metrics: { cacheMs: e.METRICS_CACHE_MS },
     jwt: { secret: e.JWT_SECRET, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, ttlSeconds: e.JWT_TTL_SECONDS },

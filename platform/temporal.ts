@@ -1,7 +1,8 @@
-import { Client, Connection, isGrpcServiceError } from '@temporalio/client';
+import fs from 'node:fs';
+import { Client, Connection, isGrpcServiceError, type TLSConfig } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { PAYGATE_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
-import { config } from './config';
+import { config, type Config } from './config';
 import { componentLogger } from './logger';
 
 let connection: Connection | undefined;
@@ -30,13 +31,29 @@ export function noteStartFailed(now = Date.now()): void {
   backingOffUntil = now + START_BACKOFF_MS;
 }
 
+/** How every Paygate process reaches Temporal: address, and TLS and API key when configured (Temporal Cloud). */
+export function temporalConnectionOptions(cfg: Config['temporal'] = config().temporal): {
+  address: string;
+  tls?: TLSConfig;
+  apiKey?: string;
+} {
+  const { tls, apiKey, address } = cfg;
+  if (!tls) return { address, ...(apiKey ? { apiKey } : {}) };
+  const read = (file: string) => fs.readFileSync(file);
+  const tlsConfig: TLSConfig = {
+    ...(tls.clientCertPath && tls.clientKeyPath ? { clientCertPair: { crt: read(tls.clientCertPath), key: read(tls.clientKeyPath) } } : {}),
+    ...(tls.serverCaPath ? { serverRootCACertificate: read(tls.serverCaPath) } : {}),
+  };
+  return { address, tls: tlsConfig, ...(apiKey ? { apiKey } : {}) };
+}
+
 /**
  * A lazily connecting Temporal client: the api boots, and accepts payments, even while the Temporal
  * server is down; the reconciler starts what could not be started then.
  */
 export function temporalClient(): Client {
   if (!client) {
-    connection = Connection.lazy({ address: config().temporal.address, connectTimeout: '3s' });
+    connection = Connection.lazy({ ...temporalConnectionOptions(), connectTimeout: '3s' });
     client = new Client({ connection, namespace: config().temporal.namespace });
   }
   return client;

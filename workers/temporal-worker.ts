@@ -5,6 +5,7 @@ import { configOrExit, type Config } from '../platform/config';
 import { closeDatabase, database } from '../platform/database';
 import { componentLogger } from '../platform/logger';
 import { onShutdown } from '../platform/shutdown';
+import { temporalConnectionOptions } from '../platform/temporal';
 import { models } from '../models';
 import { createConnectors } from '../domain/connectors';
 import { createActivities } from '../workflows/activities';
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
     shutdownSignals: [],
   });
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal));
   const sequelize = database();
   const worker = await createPaygateWorker({ config, sequelize, connection, usePrebuiltBundle: true });
   const running = worker.run();

@@ -1,5 +1,9 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../platform/config';
+import { temporalConnectionOptions } from '../../platform/temporal';
 
 const STRONG_SECRET = 'a-production-secret-that-is-long-enough-0123456789';
 
@@ -125,6 +129,44 @@ describe('unit: config', () => {
     it('then ADMIN_PASSWORD without ADMIN_EMAIL names both', () => {
       const err = expectConfigError({ ADMIN_PASSWORD: 'a-very-long-admin-password' }, 'ADMIN_PASSWORD');
       expect(err.message).to.include('ADMIN_EMAIL');
+    });
+  });
+
+  describe('when Temporal is reached over TLS (a secured cluster or Temporal Cloud)', () => {
+    it('then a client certificate without its key names both', () => {
+      const err = expectConfigError({ TEMPORAL_TLS_CERT_PATH: '/etc/paygate/client.pem' }, 'TEMPORAL_TLS_KEY_PATH');
+      expect(err.message).to.include('TEMPORAL_TLS_CERT_PATH');
+    });
+
+    it('then by default the connection is plain, with no API key', () => {
+      expect(temporalConnectionOptions(loadConfig({}).temporal)).to.deep.equal({ address: '127.0.0.1:7233' });
+    });
+
+    it('then an API key turns TLS on and is sent', () => {
+      const cfg = loadConfig({ TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', TEMPORAL_API_KEY: 'cloud-api-key' });
+      expect(temporalConnectionOptions(cfg.temporal)).to.deep.equal({
+        address: 'ns.acct.tmprl.cloud:7233',
+        tls: {},
+        apiKey: 'cloud-api-key',
+      });
+    });
+
+    it('then the client certificate pair and the server CA are read from their files', () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-tls-'));
+      try {
+        for (const name of ['client.pem', 'client.key', 'ca.pem']) fs.writeFileSync(path.join(dir, name), `contents of ${name}`);
+        const cfg = loadConfig({
+          TEMPORAL_TLS_CERT_PATH: path.join(dir, 'client.pem'),
+          TEMPORAL_TLS_KEY_PATH: path.join(dir, 'client.key'),
+          TEMPORAL_TLS_CA_PATH: path.join(dir, 'ca.pem'),
+        });
+        const { tls } = temporalConnectionOptions(cfg.temporal);
+        expect(tls?.clientCertPair?.crt.toString()).to.equal('contents of client.pem');
+        expect(tls?.clientCertPair?.key.toString()).to.equal('contents of client.key');
+        expect(tls?.serverRootCACertificate?.toString()).to.equal('contents of ca.pem');
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
   });
 });
