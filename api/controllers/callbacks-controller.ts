@@ -20,6 +20,7 @@ export class CallbacksController extends Controller {
    */
   @Post('sandbox')
   @SuccessResponse(204, 'Accepted')
+  @Response<Problem>(400, 'A body that is not a sandbox callback')
   @Response<Problem>(401, 'Bad signature')
   @Response<Problem>(404, 'Unknown reference')
   public async sandbox(

@@ -1,4 +1,6 @@
-import { Body, Controller, Path, Post, Query, Route, Tags } from 'tsoa';
+import { Body, Controller, Path, Post, Query, Response, Route, Tags } from 'tsoa';
+import type { Problem } from '../problem';
+import type { Uuid } from '../schema-types';
 import { handleB2cResult, handleStkCallback, type DarajaAck } from '../services/mpesa-callback-service';
 
 interface StkCallbackItem {
@@ -45,7 +47,8 @@ export class MpesaCallbacksController extends Controller {
    * that CallBackURL, for a request still pending, has any effect.
    */
   @Post('stk/{order_id}')
-  public async stk(@Path('order_id') orderId: string, @Body() body: StkCallbackBody, @Query() token?: string): Promise<DarajaAck> {
+  @Response<Problem>(400, 'A body that is not a Daraja callback')
+  public async stk(@Path('order_id') orderId: Uuid, @Body() body: StkCallbackBody, @Query() token?: string): Promise<DarajaAck> {
     return handleStkCallback(orderId, token, body);
   }
 
@@ -55,7 +58,8 @@ export class MpesaCallbacksController extends Controller {
    * OriginatorConversationID match the ones recorded, has any effect; anything else is acknowledged and ignored.
    */
   @Post('b2c/{order_id}/result')
-  public async b2cResult(@Path('order_id') orderId: string, @Body() body: B2cResultBody, @Query() token?: string): Promise<DarajaAck> {
+  @Response<Problem>(400, 'A body that is not a Daraja callback')
+  public async b2cResult(@Path('order_id') orderId: Uuid, @Body() body: B2cResultBody, @Query() token?: string): Promise<DarajaAck> {
     return handleB2cResult(orderId, 'result', token, body);
   }
 
@@ -64,7 +68,8 @@ export class MpesaCallbacksController extends Controller {
    * the B2C result: the per-request `token` and a pending payout with matching ids, or it is ignored.
    */
   @Post('b2c/{order_id}/status')
-  public async b2cStatus(@Path('order_id') orderId: string, @Body() body: B2cResultBody, @Query() token?: string): Promise<DarajaAck> {
+  @Response<Problem>(400, 'A body that is not a Daraja callback')
+  public async b2cStatus(@Path('order_id') orderId: Uuid, @Body() body: B2cResultBody, @Query() token?: string): Promise<DarajaAck> {
     return handleB2cResult(orderId, 'status', token, body);
   }
 
@@ -73,7 +78,8 @@ export class MpesaCallbacksController extends Controller {
    * nothing, the Transaction Status query does.
    */
   @Post('b2c/{order_id}/timeout')
-  public async b2cTimeout(@Path('order_id') orderId: string, @Body() body: B2cResultBody, @Query() token?: string): Promise<DarajaAck> {
+  @Response<Problem>(400, 'A body that is not a Daraja callback')
+  public async b2cTimeout(@Path('order_id') orderId: Uuid, @Body() body: B2cResultBody, @Query() token?: string): Promise<DarajaAck> {
     return handleB2cResult(orderId, 'timeout', token, body);
   }
 }
