@@ -2,12 +2,11 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { Client } from 'pg';
 
 import { createSequelize } from '../../platform/database';
 import { migrateUp } from '../../models/migrate';
 import { refreshBanks, refreshExchanges } from '../../domain/discovery/refresh';
-import { ROOT } from '../support/local-tools';
+import { ROOT, dropDatabase } from '../support/local-tools';
 import { closeDatabasePool, query, useDatabase } from './support/db';
 import type { Infrastructure } from './support/paygate';
 import { scoreboard } from './support/scoreboard';
@@ -38,19 +37,6 @@ export interface FaultStack {
 
 export let faultStack: FaultStack;
 let failures = 0;
-
-async function dropDatabase(url: string): Promise<void> {
-  const target = new URL(url);
-  const name = target.pathname.slice(1);
-  target.pathname = '/postgres';
-  const admin = new Client({ connectionString: target.toString() });
-  await admin.connect();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  } finally {
-    await admin.end();
-  }
-}
 
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {

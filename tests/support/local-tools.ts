@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import path from 'node:path';
+import { Client } from 'pg';
 
 /** Helpers shared by the test stack and the benchmarks (compiled to dist/tests/support/). */
 
@@ -25,4 +26,18 @@ export async function freePort(): Promise<number> {
     });
     s.on('error', reject);
   });
+}
+
+/** Drop a per-run database, closing whatever is still connected to it. */
+export async function dropDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = target.pathname.slice(1);
+  target.pathname = '/postgres';
+  const admin = new Client({ connectionString: target.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
 }

@@ -1,7 +1,6 @@
 import type { Server } from 'node:http';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Client } from 'pg';
 import { reloadConfig } from '../../platform/config';
 import { closeDatabase, database } from '../../platform/database';
 import { closeRedis } from '../../platform/redis';
@@ -11,7 +10,7 @@ import { createApp } from '../../api/app';
 import { createPaygateWorker } from '../../workers/temporal-worker';
 import { PAYGATE_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { ensureCatalogue } from './catalogue';
-import { freePort, temporalCliPath } from './local-tools';
+import { dropDatabase, freePort, temporalCliPath } from './local-tools';
 import { startRailFakes, type RailFakes } from '../fakes/rails';
 
 export { ROOT, temporalCliPath } from './local-tools';
@@ -33,19 +32,6 @@ let workerRun: Promise<void> | undefined;
 let workerConnection: NativeConnection | undefined;
 let railFakes: RailFakes | undefined;
 export let stack: Stack;
-
-async function dropDatabase(url: string): Promise<void> {
-  const target = new URL(url);
-  const name = target.pathname.slice(1);
-  target.pathname = '/postgres';
-  const admin = new Client({ connectionString: target.toString() });
-  await admin.connect();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  } finally {
-    await admin.end();
-  }
-}
 
 export async function startStack(): Promise<Stack> {
   Runtime.install({
