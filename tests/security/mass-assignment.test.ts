@@ -102,7 +102,13 @@ describe('security: mass assignment', () => {
       expect(submitted.status, submitted.text).to.equal(200);
       const decided = await call('put', `/users/${user.id}/kyc`, {
         token: staff.token,
-        body: { status: 'verified', reason: 'documents match', decided_by: user.id, actor_id: user.id },
+        body: {
+          status: 'verified',
+          reason: 'documents match',
+          submission_id: (submitted.body as { kyc: { submission_id: string } }).kyc.submission_id,
+          decided_by: user.id,
+          actor_id: user.id,
+        },
       });
       expect(decided.status, decided.text).to.equal(200);
       const audit = await rows<{ actor_id: string }>(`SELECT actor_id FROM kyc_audit WHERE user_id = :id AND to_status = 'verified'`, {
