@@ -462,7 +462,14 @@ describe('compliance report', () => {
         await database().query(
           `INSERT INTO screening_hits (id, context, user_id, order_id, field, screened_value, entry_id, score, created_at)
            VALUES (:id, 'registration', NULL, NULL, 'full_name', :value, :entry, 1, :at)`,
-          { replacements: { id: uuidv7(from.getTime() + (i + 1) * HOUR), value, entry: entry.entry_id, at: new Date(from.getTime() + (i + 1) * HOUR) } },
+          {
+            replacements: {
+              id: uuidv7(from.getTime() + (i + 1) * HOUR),
+              value,
+              entry: entry.entry_id,
+              at: new Date(from.getTime() + (i + 1) * HOUR),
+            },
+          },
         );
       }
       const query = { from: from.toISOString(), to: to.toISOString() };

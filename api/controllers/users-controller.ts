@@ -91,7 +91,10 @@ export class UsersController extends Controller {
   @Response<Problem>(401, 'Unauthenticated')
   @Response<Problem>(403, 'A user deciding their own KYC')
   @Response<Problem>(404, 'Not found')
-  @Response<Problem>(409, 'Not allowed from the current KYC status, the reviewed submission was replaced, or the document belongs to another account')
+  @Response<Problem>(
+    409,
+    'Not allowed from the current KYC status, the reviewed submission was replaced, or the document belongs to another account',
+  )
   @Response<Problem>(422, 'blocked_by_compliance')
   public async updateKyc(
     @Path('user_id') userId: Uuid,
