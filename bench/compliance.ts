@@ -116,7 +116,7 @@ async function startStack(options: BenchOptions, databaseUrl: string, extraEnv: 
     TEMPORAL_ADDRESS: options.temporalAddress,
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: `paygate-bench-compliance-${randomUUID().slice(0, 8)}`,
-    JWT_TTL_SECONDS: '7200',
+    JWT_TTL_SECONDS: '3600', // the longest lifetime the config allows
     RATE_LIMIT_LOGIN_PER_IP: '1000000',
     RATE_LIMIT_LOGIN_PER_ACCOUNT: '1000000',
     RATE_LIMIT_REGISTER_PER_IP: '1000000',

@@ -1064,7 +1064,7 @@ async function main(): Promise<void> {
     TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: acceptQueue,
-    JWT_TTL_SECONDS: '7200',
+    JWT_TTL_SECONDS: '3600', // the longest lifetime the config allows
     RATE_LIMIT_LOGIN_PER_IP: '1000000',
     RATE_LIMIT_LOGIN_PER_ACCOUNT: '1000000',
     RATE_LIMIT_REGISTER_PER_IP: '1000000',

@@ -19,13 +19,24 @@ export const CURRENCIES = Object.keys(CURRENCY_SCALE) as Currency[];
 
 export const isCurrency = (value: string): value is Currency => Object.hasOwn(CURRENCY_SCALE, value);
 
-const DECIMAL = /^(0|[1-9]\d{0,24})(?:\.(\d+))?$/;
+const DECIMAL = /^(0|[1-9]\d*)(?:\.(\d+))?$/;
+
+/**
+ * At most 15 digits before the decimal point (under a quadrillion of any currency). Amounts are stored as
+ * NUMERIC(38, 0) minor units: 15 whole digits plus ETH's 18 decimals is 33 digits, and the figures derived
+ * from an amount (its KES equivalent, price × amount of a P2P trade) stay within 38 as well. Beyond that
+ * the database would refuse the row: the input is refused here instead, as a 400 naming the field.
+ */
+export const MAX_WHOLE_DIGITS = 15;
 
 /** Parse a positive decimal amount in a currency; `field` names the input in validation errors. */
 export function parseAmount(raw: unknown, currency: Currency, field = 'amount'): bigint {
   if (typeof raw !== 'string') throw validationError(field, 'must be a decimal string, e.g. "1500.00"');
   const match = DECIMAL.exec(raw.trim());
   if (!match) throw validationError(field, 'must be a positive decimal string, e.g. "1500.00"');
+  if (match[1].length > MAX_WHOLE_DIGITS) {
+    throw validationError(field, `must be less than 10^${MAX_WHOLE_DIGITS} (at most ${MAX_WHOLE_DIGITS} digits before the decimal point)`);
+  }
   const scale = CURRENCY_SCALE[currency];
   const fraction = match[2] ?? '';
   if (fraction.length > scale) {

@@ -14,6 +14,8 @@ export class KycRecord extends Model<InferAttributes<KycRecord>, InferCreationAt
   declare kraPin: string | null;
   declare address: string | null;
   declare submittedAt: Date;
+  /** Replaced on every (re)submission; a decision names the one it reviewed. */
+  declare submissionId: CreationOptional<string>;
   declare decidedAt: CreationOptional<Date | null>;
   declare decidedBy: CreationOptional<string | null>;
   declare reason: CreationOptional<string | null>;
@@ -29,6 +31,7 @@ export class KycRecord extends Model<InferAttributes<KycRecord>, InferCreationAt
         kraPin: { type: DataTypes.TEXT, allowNull: true },
         address: { type: DataTypes.TEXT, allowNull: true },
         submittedAt: { type: DataTypes.DATE, allowNull: false },
+        submissionId: { type: DataTypes.UUID, allowNull: false, defaultValue: DataTypes.UUIDV4 },
         decidedAt: { type: DataTypes.DATE, allowNull: true },
         decidedBy: { type: DataTypes.UUID, allowNull: true },
         reason: { type: DataTypes.TEXT, allowNull: true },

@@ -62,7 +62,7 @@ const schema = z
     JWT_SECRET: z.string().min(32, 'must be at least 32 characters').default(DEV_JWT_SECRET),
     JWT_ISSUER: z.string().min(1).default('paygate'),
     JWT_AUDIENCE: z.string().min(1).default('paygate-api'),
-    JWT_TTL_SECONDS: intFrom(900, 60),
+    JWT_TTL_SECONDS: intFrom(900, 60, 3600),
 
     ADMIN_EMAIL: z.email().optional(),
     ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),

@@ -30,7 +30,7 @@ interface Appeal {
   evidence: { url: string; sha256?: string }[];
   status: string;
   created_by: string;
-  decided_by: string | null;
+  decided_by?: string | null;
   decided_at: string | null;
   decision_note: string | null;
   resolution: { action: string | null; summary: string; order_status: string; resubmitted_order_id?: string } | null;
@@ -96,8 +96,8 @@ describe('appeals', () => {
         reason: 'unauthorized',
         status: 'open',
         created_by: owner.id,
-        decided_by: null,
       });
+      expect(appeal).to.not.have.property('decided_by');
       expect(appeal.evidence).to.deep.equal([
         { url: 'https://files.example.com/statement.pdf', sha256: SHA },
         { url: 'https://files.example.com/screenshot.png' },
@@ -242,6 +242,67 @@ describe('appeals', () => {
     });
   });
 
+  describe('when a resubmission is approved but its counterparty was blocklisted in the meantime', () => {
+    it('then the new order is screened again and rejected by compliance for the new entry', async () => {
+      const owner = await newUser();
+      // The original order is stopped by the payer's e-mail: the match the approver clears.
+      const cleared = await blocklist(compliance, { type: 'email', value: owner.email });
+      const phone = uniqueKenyanPhone();
+      const res = await initiate(owner, mpesaPayment({ destination: { provider: 'mpesa', phone } }));
+      const rejected = await waitForOrder(owner, (res.body as { order_id: string }).order_id);
+      expect(rejected).to.include({ status: 'rejected', failure_code: 'blocked_by_compliance' });
+      const appeal = await openAppeal(owner, rejected.order_id, { reason: 'compliance_rejection', description: 'That e-mail is mine.' });
+
+      // Meanwhile the recipient's phone is listed.
+      const listed = await blocklist(compliance, { type: 'phone', value: phone });
+      const approved = await decide(compliance, appeal.appeal_id, 'approve', {
+        note: 'the e-mail match is a false positive',
+        action: 'resubmit',
+      });
+      expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+      const resubmittedId = (approved.body as Appeal).resolution!.resubmitted_order_id!;
+
+      const resubmitted = await waitForOrder(owner, resubmittedId);
+      expect(resubmitted).to.include({ status: 'rejected', failure_code: 'blocked_by_compliance' });
+      const [row] = await rows<{ screening_entry_id: string; approved_by: string }>(
+        'SELECT screening_entry_id, approved_by FROM orders WHERE id = :id',
+        { id: resubmittedId },
+      );
+      expect(row).to.deep.equal({ screening_entry_id: listed.entry_id, approved_by: compliance.id });
+      expect(row.screening_entry_id).to.not.equal(cleared.entry_id);
+      expect(await ledgerKindsOf(resubmittedId)).to.deep.equal([]);
+    });
+  });
+
+  describe('when the customer reads their decided appeal and its resubmitted order', () => {
+    it('then neither shows who approved it, while staff see the approver', async () => {
+      const phone = uniqueKenyanPhone();
+      await blocklist(compliance, { type: 'phone', value: phone });
+      const owner = await newUser();
+      const res = await initiate(owner, mpesaPayment({ destination: { provider: 'mpesa', phone } }));
+      const rejected = await waitForOrder(owner, (res.body as { order_id: string }).order_id);
+      const appeal = await openAppeal(owner, rejected.order_id, { reason: 'compliance_rejection', description: 'My own number.' });
+      const approved = await decide(compliance, appeal.appeal_id, 'approve', { note: 'checked', action: 'resubmit' });
+      expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+      expect((approved.body as Appeal).decided_by).to.equal(compliance.id);
+
+      const seen = await api().get(`/api/v1/appeals/${appeal.appeal_id}`).set(owner.auth);
+      expect(seen.status).to.equal(200);
+      expect(seen.body as Appeal).to.include({ status: 'approved' });
+      expect(seen.body).to.not.have.property('decided_by');
+      expect(seen.text).to.not.include(compliance.id);
+
+      const order = await api()
+        .get(`/api/v1/payments/orders/${(approved.body as Appeal).resolution!.resubmitted_order_id!}`)
+        .set(owner.auth);
+      expect(order.status).to.equal(200);
+      expect(order.text).to.not.include(compliance.id);
+
+      const staffView = await api().get(`/api/v1/appeals/${appeal.appeal_id}`).set(compliance.auth);
+      expect((staffView.body as Appeal).decided_by).to.equal(compliance.id);
+    });
+  });
+
   describe('when the counterparty of a P2P trade appeals it', () => {
     it('then the maker may appeal, and neither the maker nor the taker may decide it', async () => {
       const seller = await newUser({ kycStatus: 'verified', roles: ['compliance'], phone: SELLER_PHONE });
@@ -282,7 +343,8 @@ describe('appeals', () => {
       }
       expect(appeal.status).to.equal('open');
       const expired = await waitForAppeal(owner, appeal.appeal_id, 'expired', 15_000);
-      expect(expired).to.include({ status: 'expired', decided_by: null });
+      expect(expired).to.include({ status: 'expired' });
+      expect(expired).to.not.have.property('decided_by');
       const result: unknown = await temporalClient().workflow.getHandle(appeal.workflow_id).result();
       expect(result).to.deep.equal({ appealId: appeal.appeal_id, status: 'expired', resolution: null });
       expectProblem(await decide(compliance, appeal.appeal_id, 'approve', { note: 'too late' }), 409, 'conflict');

@@ -5,6 +5,7 @@ import { config } from '../platform/config';
 import { User } from '../models';
 import { ensureAdmin } from '../api/services/auth-service';
 import { api, newUser } from './support/api';
+import { rows } from './support/db';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 const PASSWORD = 'a-long-enough-password';
@@ -334,6 +335,29 @@ describe('auth', () => {
     });
   });
 
+  describe('when a staff member is demoted while their token is still valid', () => {
+    it('then the very next request with that token is 403 on a staff endpoint, and /me shows the new role', async () => {
+      const officer = await newUser({ roles: ['user', 'compliance'] });
+      const before = await api().get('/api/v1/users').set(officer.auth);
+      expect(before.status, JSON.stringify(before.body)).to.equal(200);
+
+      await User.update({ roles: ['user'] }, { where: { id: officer.id } });
+      expectProblem(await api().get('/api/v1/users').set(officer.auth), 403, 'forbidden');
+      const self = await me(officer.token);
+      expect(self.status).to.equal(200);
+      expect((self.body as UserBody).role).to.equal('user');
+    });
+  });
+
+  describe('when an account is removed while its token is still valid', () => {
+    it('then the token is 401 on the next request', async () => {
+      const user = await newUser();
+      expect((await me(user.token)).status).to.equal(200);
+      await User.destroy({ where: { id: user.id } });
+      expectProblem(await me(user.token), 401, 'unauthenticated');
+    });
+  });
+
   describe('when an account has too many failed logins', () => {
     it('then further attempts are 429 with Retry-After, even with the right password', async () => {
       const limit = config().rateLimits.loginPerAccount;
@@ -471,6 +495,27 @@ describe('auth', () => {
         .send({ email: freshEmail(), password: PASSWORD, full_name: 'Key Test' });
       const problem = expectProblem(res, 400, 'validation_failed');
       expect(problem.errors?.map((e) => e.field)).to.deep.equal(['Idempotency-Key']);
+    });
+  });
+  describe('when login is sent with an Idempotency-Key', () => {
+    it('then the token is never stored in the idempotency records, and a retry logs in afresh', async () => {
+      const user = await newUser();
+      const key = randomUUID();
+      const login = () => api().post('/api/v1/auth/login').set('Idempotency-Key', key).send({ email: user.email, password: user.password });
+      const first = await login();
+      expect(first.status, JSON.stringify(first.body)).to.equal(200);
+      const token = (first.body as { access_token: string }).access_token;
+      expect(token).to.be.a('string').and.not.empty;
+
+      const stored = await rows<{ path: string; response_body: string | null }>(
+        `SELECT path, response_body FROM idempotency_keys WHERE key = :key OR response_body LIKE :token`,
+        { key, token: `%${token}%` },
+      );
+      expect(stored).to.deep.equal([]);
+
+      const second = await login();
+      expect(second.status).to.equal(200);
+      expect(second.headers).not.to.have.property('idempotent-replayed');
     });
   });
 });

@@ -453,6 +453,40 @@ describe('compliance report', () => {
     });
   });
 
+  describe('when a screened value in the period is a spreadsheet formula', () => {
+    it('then the CSV carries it as quoted text a spreadsheet will not run, and the JSON unchanged', async () => {
+      const { from, to } = periodIn(1989, 2);
+      const entry = await blocklist(compliance, { type: 'email', value: `formula-${randomInt(1e9)}@example.com` });
+      const formulas = ['=HYPERLINK("http://x","y")', '@SUM(1+1)'];
+      for (const [i, value] of formulas.entries()) {
+        await database().query(
+          `INSERT INTO screening_hits (id, context, user_id, order_id, field, screened_value, entry_id, score, created_at)
+           VALUES (:id, 'registration', NULL, NULL, 'full_name', :value, :entry, 1, :at)`,
+          {
+            replacements: {
+              id: uuidv7(from.getTime() + (i + 1) * HOUR),
+              value,
+              entry: entry.entry_id,
+              at: new Date(from.getTime() + (i + 1) * HOUR),
+            },
+          },
+        );
+      }
+      const query = { from: from.toISOString(), to: to.toISOString() };
+      const json = await getReport(compliance, query);
+      expect(json.status, JSON.stringify(json.body)).to.equal(200);
+      expect(JSON.stringify(json.body)).to.include('=HYPERLINK(\\"http://x\\",\\"y\\")').and.include('@SUM(1+1)');
+
+      const res = await getReport(compliance, { ...query, format: 'csv' });
+      expect(res.status).to.equal(200);
+      const csvRows: string[][] = parse(res.text);
+      const cells = csvRows.flat();
+      expect(cells).to.include('\'=HYPERLINK("http://x","y")').and.include("'@SUM(1+1)");
+      for (const cell of cells) expect(/^[=+@\t\r]/.test(cell), cell).to.equal(false);
+      expect(res.text).to.include(`"'=HYPERLINK(""http://x"",""y"")"`);
+    });
+  });
+
   describe('when each role asks for the report (access matrix)', () => {
     it('then anonymous is 401, a user 403, compliance and admin 200', async () => {
       const { from, to } = periodIn(1993, 1);

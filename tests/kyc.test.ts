@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import crypto, { randomInt } from 'node:crypto';
 import { expect } from 'chai';
 import { database } from '../platform/database';
 import { api, blocklist, initiate, mpesaPayment, newNamedUser, newUser, type TestUser } from './support/api';
@@ -11,6 +11,7 @@ interface KycBody {
   date_of_birth: string | null;
   kra_pin: string | null;
   address: string | null;
+  submission_id: string | null;
   submitted_at: string | null;
   decided_at: string | null;
   reason: string | null;
@@ -40,6 +41,16 @@ const putKyc = (who: TestUser | undefined, userId: string, body: Record<string, 
   const req = api().put(`/api/v1/users/${userId}/kyc`);
   return who ? req.set(who.auth).send(body) : req.send(body);
 };
+
+/** The id of the user's current KYC submission (a fresh UUID when there is none), as a reviewer sees it. */
+async function currentSubmission(userId: string): Promise<string> {
+  const [row] = await rows<{ submission_id: string }>('SELECT submission_id FROM kyc_records WHERE user_id = :userId', { userId });
+  return row?.submission_id ?? crypto.randomUUID();
+}
+
+/** A staff decision on the submission the user has on file now. */
+const decideKyc = async (who: TestUser, userId: string, body: Record<string, unknown>) =>
+  putKyc(who, userId, { submission_id: await currentSubmission(userId), ...body });
 
 function expectProblem(res: { status: number; headers: Record<string, string>; body: unknown }, status: number, code: string) {
   expect(res.status, JSON.stringify(res.body)).to.equal(status);
@@ -83,7 +94,7 @@ describe('kyc', () => {
       expect(afterSubmit.kyc.submitted_at).to.be.a('string');
       expect(afterSubmit.kyc).to.not.have.property('history');
 
-      const verified = await putKyc(compliance, user.id, { status: 'verified', reason: 'documents match' });
+      const verified = await decideKyc(compliance, user.id, { status: 'verified', reason: 'documents match' });
       expect(verified.status, JSON.stringify(verified.body)).to.equal(200);
       const afterDecision = verified.body as UserDetailBody;
       expect(afterDecision.kyc_status).to.equal('verified');
@@ -99,7 +110,7 @@ describe('kyc', () => {
     it('then the user sees their own decision, but not who made it', async () => {
       const user = await newUser();
       await putKyc(user, user.id, submission());
-      await putKyc(admin, user.id, { status: 'verified' });
+      await decideKyc(admin, user.id, { status: 'verified' });
       const res = await api().get(`/api/v1/users/${user.id}`).set(user.auth);
       expect(res.status).to.equal(200);
       expect((res.body as UserDetailBody).kyc.status).to.equal('verified');
@@ -111,7 +122,7 @@ describe('kyc', () => {
     it('then KYC goes pending → rejected (with the reason) → pending again', async () => {
       const user = await newUser();
       await putKyc(user, user.id, submission());
-      const rejected = await putKyc(admin, user.id, { status: 'rejected', reason: 'the ID photo is unreadable' });
+      const rejected = await decideKyc(admin, user.id, { status: 'rejected', reason: 'the ID photo is unreadable' });
       expect(rejected.status).to.equal(200);
       expect((rejected.body as UserDetailBody).kyc).to.include({ status: 'rejected', reason: 'the ID photo is unreadable' });
 
@@ -180,16 +191,16 @@ describe('kyc', () => {
   describe('when a change is not allowed from the current status', () => {
     it('then deciding on a user who submitted nothing is 409', async () => {
       const user = await newUser();
-      expectProblem(await putKyc(compliance, user.id, { status: 'verified' }), 409, 'conflict');
+      expectProblem(await decideKyc(compliance, user.id, { status: 'verified' }), 409, 'conflict');
     });
 
     it('then a verified user resubmitting is 409, while compliance may revoke a verification', async () => {
       const user = await newUser();
       await putKyc(user, user.id, submission());
-      await putKyc(compliance, user.id, { status: 'verified' });
+      await decideKyc(compliance, user.id, { status: 'verified' });
       expectProblem(await putKyc(user, user.id, submission()), 409, 'conflict');
-      expectProblem(await putKyc(compliance, user.id, { status: 'verified' }), 409, 'conflict');
-      const revoked = await putKyc(compliance, user.id, { status: 'rejected', reason: 'document reported stolen' });
+      expectProblem(await decideKyc(compliance, user.id, { status: 'verified' }), 409, 'conflict');
+      const revoked = await decideKyc(compliance, user.id, { status: 'rejected', reason: 'document reported stolen' });
       expect(revoked.status).to.equal(200);
       expect((revoked.body as UserDetailBody).kyc_status).to.equal('rejected');
     });
@@ -201,6 +212,43 @@ describe('kyc', () => {
       expect((await putKyc(first, first.id, shared)).status).to.equal(200);
       expectProblem(await putKyc(second, second.id, shared), 409, 'conflict');
       expect(await statusOf(second.id)).to.equal('unverified');
+    });
+  });
+
+  describe('when the user resubmits while compliance is reviewing the first submission', () => {
+    it('then the decision on the first submission is 409 and the new one stays pending, undecided', async () => {
+      const user = await newUser();
+      const first = await putKyc(user, user.id, submission());
+      expect(first.status, JSON.stringify(first.body)).to.equal(200);
+      const reviewed = (first.body as UserDetailBody).kyc.submission_id;
+      expect(reviewed).to.be.a('string');
+
+      const second = await putKyc(user, user.id, submission({ id_type: 'passport', id_number: `AK${nationalId()}` }));
+      expect(second.status, JSON.stringify(second.body)).to.equal(200);
+      const current = (second.body as UserDetailBody).kyc.submission_id;
+      expect(current).to.be.a('string').and.not.equal(reviewed);
+
+      expectProblem(await putKyc(compliance, user.id, { status: 'verified', submission_id: reviewed }), 409, 'conflict');
+      expect(await statusOf(user.id)).to.equal('pending');
+      const [record] = await rows<{ submission_id: string; id_type: string; decided_at: Date | null; decided_by: string | null }>(
+        'SELECT submission_id, id_type, decided_at, decided_by FROM kyc_records WHERE user_id = :id',
+        { id: user.id },
+      );
+      expect(record).to.deep.equal({ submission_id: current, id_type: 'passport', decided_at: null, decided_by: null });
+      const audit = await rows<{ to_status: string }>('SELECT to_status FROM kyc_audit WHERE user_id = :id ORDER BY id', { id: user.id });
+      expect(audit.map((a) => a.to_status)).to.deep.equal(['pending', 'pending']);
+
+      const decided = await putKyc(compliance, user.id, { status: 'verified', submission_id: current });
+      expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
+      expect(await statusOf(user.id)).to.equal('verified');
+    });
+
+    it('then a decision without the reviewed submission id is a 400 naming submission_id', async () => {
+      const user = await newUser();
+      await putKyc(user, user.id, submission());
+      const problem = expectProblem(await putKyc(compliance, user.id, { status: 'verified' }), 400, 'validation_failed');
+      expect(problem.errors?.map((e) => e.field)).to.deep.equal(['submission_id']);
+      expect(await statusOf(user.id)).to.equal('pending');
     });
   });
 
@@ -226,7 +274,7 @@ describe('kyc', () => {
     it('then a decision other than verified or rejected is a 400 naming status', async () => {
       const user = await newUser();
       await putKyc(user, user.id, submission());
-      const problem = expectProblem(await putKyc(compliance, user.id, { status: 'approved' }), 400, 'validation_failed');
+      const problem = expectProblem(await decideKyc(compliance, user.id, { status: 'approved' }), 400, 'validation_failed');
       expect(problem.errors?.map((e) => e.field)).to.deep.equal(['status']);
     });
   });
@@ -260,7 +308,7 @@ describe('kyc', () => {
       expectProblem(await initiate(user, big), 422, 'kyc_required');
       await putKyc(user, user.id, submission());
       expectProblem(await initiate(user, big), 422, 'kyc_required');
-      await putKyc(compliance, user.id, { status: 'verified' });
+      await decideKyc(compliance, user.id, { status: 'verified' });
       const accepted = await initiate(user, big);
       expect(accepted.status, JSON.stringify(accepted.body)).to.equal(202);
     });

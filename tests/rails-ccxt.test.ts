@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { CcxtTransferConnector, ccxtRailError, pointUrls, type CcxtTransferExchange } from '../domain/connectors/ccxt-transfer';
 import { RailError } from '../domain/connectors/types';
+import { startFakeBinance, type FakeBinance } from './fakes/binance';
 
 class InsufficientFunds extends Error {}
 class OnMaintenance extends Error {}
@@ -15,6 +16,8 @@ function exchangeDouble(behaviour: { fail?: Error } = {}) {
     setSandboxMode: (enabled) => {
       sandbox = enabled;
     },
+    loadMarkets: () => Promise.resolve({}),
+    currencyToPrecision: (_code, amount) => amount,
     withdraw: (_code, _amount, address, _tag, params) => {
       if (behaviour.fail) return Promise.reject(behaviour.fail);
       const id = `w-${withdrawals.length + 1}`;
@@ -109,6 +112,45 @@ describe('ccxt transfers', () => {
         retryable: false,
       });
       expect(ccxtRailError(new Error('binance {"code":-4003,"msg":"Invalid coin."}'))).to.include({ failureCode: 'provider_rejected' });
+    });
+  });
+  describe('when ETH is withdrawn through the real ccxt binance client (against the local Binance)', () => {
+    const creds = { apiKey: 'exact-amount-key', secret: 'exact-amount-secret' };
+    let fine: FakeBinance;
+    let coarse: FakeBinance;
+    const eth = (amount: string) => ({
+      ...submission,
+      idempotencyKey: `exact-${amount}-${Date.now()}`,
+      amount,
+      currency: 'ETH' as const,
+      destination: { address: '0x52908400098527886E0F7030069857D2E4169EE7', network: 'ETH' },
+    });
+    const connectorFor = (fake: FakeBinance) =>
+      new CcxtTransferConnector({ exchange: 'binance', ...creds, sandbox: false, apiUrl: fake.url });
+
+    before(async () => {
+      fine = await startFakeBinance(creds);
+      coarse = await startFakeBinance({ ...creds, withdrawSteps: { ETH: '0.00000001' } });
+    });
+    after(async () => {
+      await fine.close();
+      await coarse.close();
+    });
+
+    it('then the exchange receives exactly the ledger amount, to the last wei', async () => {
+      const accepted = await connectorFor(fine).submit(eth('0.123456789012345678'));
+      expect(accepted.reference).to.be.a('string');
+      expect(fine.withdrawals.map((w) => w.amount)).to.deep.equal(['0.123456789012345678']);
+    });
+
+    it('then an amount the exchange could only round is refused as final, and nothing is sent', async () => {
+      const refused = await connectorFor(coarse)
+        .submit(eth('0.123456789012345678'))
+        .catch((e: unknown) => e);
+      expect(refused).to.be.instanceOf(RailError).and.include({ failureCode: 'invalid_amount', retryable: false });
+      expect(coarse.withdrawals).to.deep.equal([]);
+      await connectorFor(coarse).submit(eth('1.500000000000000000'));
+      expect(coarse.withdrawals.map((w) => Number(w.amount))).to.deep.equal([1.5]);
     });
   });
 });

@@ -129,7 +129,7 @@ async function startResubmission(orderId: string, input: AppealWorkflowInput): P
       parentClosePolicy: ParentClosePolicy.ABANDON,
       staticSummary: `resubmission of order ${input.orderId}, approved on appeal ${input.appealId}`,
       memo: { orderId, resubmittedFrom: input.orderId, appealId: input.appealId },
-      // The resubmitted order belongs to the appealed order's owner, with its method, and starts past screening.
+      // The resubmitted order belongs to the appealed order's owner, with its method; its workflow screens it again.
       ...(carriesSearchAttributes()
         ? {
             typedSearchAttributes: orderSearchAttributes({

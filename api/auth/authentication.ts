@@ -5,6 +5,7 @@ import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
 import { config } from '../../platform/config';
 import { AppError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
+import { User } from '../../models';
 import { ROLES, type Role } from '../../models/user';
 
 /** The authenticated caller, as every service sees it. */
@@ -58,7 +59,19 @@ export function authenticateRequest(request: Request): Promise<Caller> {
   return result;
 }
 
-function verifyBearer(request: Request): Promise<Caller> {
+/**
+ * The token proves who signed in; the account as it is now decides what they may do. One primary-key read
+ * per request: a removed account is 401 and a changed role applies on the very next request, not when
+ * the token expires.
+ */
+async function verifyBearer(request: Request): Promise<Caller> {
+  const claimed = await verifySignature(request);
+  const account = await User.findByPk(claimed.id, { attributes: ['id', 'roles'] });
+  if (!account) throw new AppError('unauthenticated', 'a valid bearer token is required');
+  return { id: account.id, roles: account.roles.filter((r): r is Role => ROLES.includes(r)) };
+}
+
+function verifySignature(request: Request): Promise<Caller> {
   ensureStrategy();
   return new Promise((resolve, reject) => {
     const handler = passport.authenticate('jwt', { session: false }, (err: unknown, user: Caller | false) => {

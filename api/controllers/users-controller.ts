@@ -9,7 +9,7 @@ import { getUser, listUsers, updateKyc, type UserDetailView } from '../services/
 /**
  * Either the user's own submission, or compliance's decision on someone else's:
  * - submission (the user, for themself; → `pending`): `id_type`, `id_number`, `date_of_birth`, `kra_pin?`, `address?`
- * - decision (compliance or admin, on another user's pending submission): `status`, `reason?`
+ * - decision (compliance or admin, on another user's pending submission): `status`, `submission_id`, `reason?`
  * @example { "id_type": "national_id", "id_number": "12345678", "date_of_birth": "1990-04-12", "kra_pin": "A123456789B", "address": "Moi Avenue 12, Nairobi" }
  */
 interface KycUpdateBody {
@@ -33,6 +33,12 @@ interface KycUpdateBody {
   status?: string;
   /** Compliance only: why, shown to the user (e.g. "the ID photo is unreadable"). */
   reason?: string;
+  /**
+   * Compliance only, required with `status`: the `kyc.submission_id` that was reviewed. When the user has
+   * resubmitted since, the decision is 409 and nothing changes.
+   * @example "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+   */
+  submission_id?: string;
 }
 
 @Route('users')
@@ -85,7 +91,10 @@ export class UsersController extends Controller {
   @Response<Problem>(401, 'Unauthenticated')
   @Response<Problem>(403, 'A user deciding their own KYC')
   @Response<Problem>(404, 'Not found')
-  @Response<Problem>(409, 'Not allowed from the current KYC status, or the document belongs to another account')
+  @Response<Problem>(
+    409,
+    'Not allowed from the current KYC status, the reviewed submission was replaced, or the document belongs to another account',
+  )
   @Response<Problem>(422, 'blocked_by_compliance')
   public async updateKyc(
     @Path('user_id') userId: Uuid,

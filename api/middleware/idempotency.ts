@@ -11,7 +11,7 @@ import { authenticateRequest } from '../auth/authentication';
  * gets the stored response byte-for-byte with `Idempotent-Replayed: true`; a repeat with another body is
  * 422 `idempotency_key_reused`; a repeat while the first still runs is 409 `idempotency_in_progress`.
  * Responses that say nothing about the request itself (5xx, 401, 403, 409, 429) are not kept, so the
- * client can retry with the same key.
+ * client can retry with the same key; nor are responses carrying credentials (login), which are never stored.
  */
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
@@ -20,6 +20,14 @@ const TTL_HOURS = 24;
 const STALE_AFTER_SECONDS = 60;
 const NOT_KEPT = new Set([401, 403, 409, 429]);
 const REPLAYED_HEADERS = ['content-type', 'location'];
+/**
+ * Routes that hand out credentials are never idempotent: a stored response would keep a live bearer token
+ * in the database for a day (and replay it to anyone repeating the key from that address). A retried
+ * login simply issues a fresh token.
+ */
+const ISSUES_CREDENTIALS = new Set(['/auth/login', '/auth/refresh', '/auth/token']);
+/** A second line of defence: a response carrying a token is never stored, whatever its route. */
+const CARRIES_CREDENTIALS = /"(access_token|refresh_token|id_token)"\s*:/;
 
 interface StoredKey {
   request_hash: string;
@@ -49,7 +57,7 @@ const hashBody = (body: unknown): string =>
 
 export function idempotency(options: { requiredOn: string[] }): RequestHandler {
   return async (req, res, next) => {
-    if (req.method !== 'POST') return next();
+    if (req.method !== 'POST' || ISSUES_CREDENTIALS.has(req.path)) return next();
     const key = req.get('Idempotency-Key');
     const required = options.requiredOn.includes(req.path);
     let scope: string;
@@ -112,7 +120,7 @@ export function idempotency(options: { requiredOn: string[] }): RequestHandler {
       return next(err);
     }
     captureResponse(res, async (status, headers, body) => {
-      if (status >= 500 || NOT_KEPT.has(status)) {
+      if (status >= 500 || NOT_KEPT.has(status) || CARRIES_CREDENTIALS.test(body)) {
         await sequelize.query('DELETE FROM idempotency_keys WHERE scope = :scope AND method = :method AND path = :path AND key = :key', {
           replacements: id,
         });

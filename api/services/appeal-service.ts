@@ -44,7 +44,8 @@ export interface AppealView {
   created_at: string;
   /** When the appeal expires undecided. */
   sla_deadline: string;
-  decided_by: string | null;
+  /** Staff only: the staff member who decided. The customer is never shown who approved or rejected. */
+  decided_by?: string | null;
   decided_at: string | null;
   decision_note: string | null;
   resolution: AppealResolution | null;
@@ -82,7 +83,7 @@ interface AppealRow {
   counterparty: string | null;
 }
 
-const toView = (row: AppealRow): AppealView => ({
+const toView = (row: AppealRow, staff: boolean): AppealView => ({
   appeal_id: row.id,
   order_id: row.order_id,
   reason: row.reason,
@@ -92,7 +93,7 @@ const toView = (row: AppealRow): AppealView => ({
   created_by: row.created_by,
   created_at: new Date(row.created_at).toISOString(),
   sla_deadline: new Date(row.sla_deadline).toISOString(),
-  decided_by: row.decided_by,
+  ...(staff ? { decided_by: row.decided_by } : {}),
   decided_at: row.decided_at ? new Date(row.decided_at).toISOString() : null,
   decision_note: row.decision_note,
   resolution: row.resolution,
@@ -242,7 +243,7 @@ export async function getAppeal(caller: Caller, appealId: string): Promise<Appea
   if (!isUuid(appealId)) throw validationError('appeal_id', 'must be a UUID');
   const row = await loadAppeal(appealId);
   if (!row || !mayRead(caller, row)) throw new AppError('not_found', `appeal ${appealId} not found`);
-  return toView(row);
+  return toView(row, isStaff(caller));
 }
 
 const REFUSAL_CODES: Record<string, 'forbidden' | 'conflict'> = { forbidden: 'forbidden', conflict: 'conflict' };

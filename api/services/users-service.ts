@@ -28,6 +28,8 @@ export interface KycView {
   date_of_birth: string | null;
   kra_pin: string | null;
   address: string | null;
+  /** The current submission's id; a decision sends it back as `submission_id` (it changes on every resubmission). */
+  submission_id: string | null;
   submitted_at: string | null;
   decided_at: string | null;
   /** Why a submission was rejected (or verified), as compliance wrote it. */
@@ -54,6 +56,11 @@ export interface KycUpdateInput {
   address?: string;
   status?: string;
   reason?: string;
+  /**
+   * Required with `status`: the `kyc.submission_id` the reviewer looked at. A decision on a submission that
+   * has since been replaced is 409, so it never applies to data nobody reviewed.
+   */
+  submission_id?: string;
 }
 
 interface UserRow {
@@ -69,6 +76,7 @@ interface UserRow {
   date_of_birth: string | null;
   kra_pin: string | null;
   address: string | null;
+  submission_id: string | null;
   submitted_at: Date | null;
   decided_at: Date | null;
   decided_by: string | null;
@@ -77,7 +85,7 @@ interface UserRow {
 
 const USER_COLUMNS = `u.id, u.email, u.full_name, u.phone, u.roles, u.kyc_status, u.created_at,
   k.id_type, k.id_number, to_char(k.date_of_birth, 'YYYY-MM-DD') AS date_of_birth, k.kra_pin, k.address,
-  k.submitted_at, k.decided_at, k.decided_by, k.reason`;
+  k.submission_id, k.submitted_at, k.decided_at, k.decided_by, k.reason`;
 
 const isoOrNull = (value: Date | null): string | null => (value ? new Date(value).toISOString() : null);
 
@@ -100,6 +108,7 @@ function toDetailView(row: UserRow, staff: boolean, history?: KycChangeView[]): 
       date_of_birth: row.date_of_birth,
       kra_pin: row.kra_pin,
       address: row.address,
+      submission_id: row.submission_id,
       submitted_at: isoOrNull(row.submitted_at),
       decided_at: isoOrNull(row.decided_at),
       reason: row.reason,
@@ -302,6 +311,9 @@ export async function updateKyc(caller: Caller, userId: string, body: KycUpdateI
     const reason = body.reason === undefined || body.reason === null ? null : body.reason.trim();
     if (reason !== null && (reason.length === 0 || reason.length > 500))
       failWith([{ field: 'reason', message: 'must be 1 to 500 characters' }]);
+    const reviewed = body.submission_id;
+    if (typeof reviewed !== 'string' || !isUuid(reviewed))
+      failWith([{ field: 'submission_id', message: 'is required with status: the kyc.submission_id that was reviewed (a UUID)' }]);
     await writeKycChange(
       userId,
       caller.id,
@@ -313,10 +325,15 @@ export async function updateKyc(caller: Caller, userId: string, body: KycUpdateI
       to,
       reason,
       async (transaction) => {
-        await database().query(
-          'UPDATE kyc_records SET decided_at = now(), decided_by = :actor, reason = :reason, updated_at = now() WHERE user_id = :userId',
-          { replacements: { actor: caller.id, reason, userId }, transaction },
+        // The database decides: the decision lands only on the submission that was reviewed.
+        const [, decided] = await database().query(
+          `UPDATE kyc_records SET decided_at = now(), decided_by = :actor, reason = :reason, updated_at = now()
+            WHERE user_id = :userId AND submission_id = :reviewed`,
+          { replacements: { actor: caller.id, reason, userId, reviewed }, transaction, type: QueryTypes.UPDATE },
         );
+        if (decided !== 1) {
+          throw new AppError('conflict', `KYC submission ${reviewed} is not the current one: it was replaced; review the new submission`);
+        }
       },
     );
     return getUser(caller, userId);
@@ -344,7 +361,7 @@ export async function updateKyc(caller: Caller, userId: string, body: KycUpdateI
           `INSERT INTO kyc_records (user_id, id_type, id_number, date_of_birth, kra_pin, address, submitted_at)
            VALUES (:userId, :idType, :idNumber, :dateOfBirth, :kraPin, :address, now())
            ON CONFLICT (user_id) DO UPDATE
-             SET id_type = EXCLUDED.id_type, id_number = EXCLUDED.id_number, date_of_birth = EXCLUDED.date_of_birth,
+             SET submission_id = gen_random_uuid(), id_type = EXCLUDED.id_type, id_number = EXCLUDED.id_number, date_of_birth = EXCLUDED.date_of_birth,
                  kra_pin = EXCLUDED.kra_pin, address = EXCLUDED.address, submitted_at = now(),
                  decided_at = NULL, decided_by = NULL, reason = NULL, updated_at = now()`,
           { replacements: { userId, ...submission }, transaction },

@@ -379,7 +379,20 @@ export async function buildSection<K extends ReportSection>(
   return definition.shape(results, input);
 }
 
-const csvCell = (value: string): string => (/[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+/** A plain decimal number, e.g. `-12.50`: a spreadsheet reads it as a number, never as a formula. */
+const PLAIN_NUMBER = /^-?\d+(\.\d+)?$/;
+
+/**
+ * One CSV cell, safe to open in a spreadsheet (OWASP "CSV Injection"): a cell starting with `=`, `+`,
+ * `-`, `@`, tab or carriage return is prefixed with `'` so it is shown as text instead of run as a
+ * formula, then quoted as usual. Every cell goes through here, since screened values, blocklist values
+ * and even object keys can come from user input. The one exception is a plain decimal number (a signed
+ * amount such as `-12.50`): it cannot carry a formula, and prefixing it would corrupt the figure.
+ */
+const csvCell = (raw: string): string => {
+  const value = /^[=+\-@\t\r]/.test(raw) && !PLAIN_NUMBER.test(raw) ? `'${raw}` : raw;
+  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+};
 
 /**
  * The report as CSV with the same content as the JSON: one row per value, `section,item,field,value`.

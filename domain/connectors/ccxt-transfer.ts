@@ -15,9 +15,17 @@ export interface CcxtTransferExchange {
   has: Record<string, unknown>;
   urls: Record<string, unknown>;
   setSandboxMode(enabled: boolean): void;
+  loadMarkets(): Promise<unknown>;
+  /** The amount as the exchange will send it: rounded to the currency's (or the network's) withdrawal step. */
+  currencyToPrecision(code: string, amount: string, networkCode?: string): string | undefined;
+  /**
+   * ccxt types `amount` as a number, but its exchanges serialise it through `currencyToPrecision`, which
+   * takes a decimal string as it is (binance: `request.amount = currencyToPrecision(code, amount, network)`).
+   * A string keeps every digit; a JS number cannot hold `0.123456789012345678`.
+   */
   withdraw(
     code: string,
-    amount: number,
+    amount: string,
     address: string,
     tag?: string,
     params?: Record<string, unknown>,
@@ -66,6 +74,36 @@ export function ccxtRailError(err: unknown): RailError {
     return new RailError('insufficient_funds', `the exchange said: ${message}`, false);
   }
   return new RailError('provider_rejected', `the exchange refused the transfer: ${message}`, false);
+}
+
+/** A decimal string without insignificant zeros (`"1.50"` → `"1.5"`, `"2.0"` → `"2"`), to compare amounts. */
+const canonicalDecimal = (value: string): string => {
+  const [whole, fraction = ''] = value.trim().split('.');
+  const digits = fraction.replace(/0+$/, '');
+  return `${whole.replace(/^0+(?=\d)/, '')}${digits ? `.${digits}` : ''}`;
+};
+
+/**
+ * The ledger's amount as the decimal string the exchange is asked to send, never rounded: when the
+ * exchange's withdrawal step for the currency cannot carry it exactly, the transfer is refused (the payer
+ * was debited this amount, so nothing else may leave).
+ */
+export async function exactWithdrawalAmount(
+  exchange: CcxtTransferExchange,
+  code: string,
+  amount: string,
+  network?: string,
+): Promise<string> {
+  await exchange.loadMarkets();
+  const sent = exchange.currencyToPrecision(code, amount, network);
+  if (sent !== undefined && canonicalDecimal(sent) !== canonicalDecimal(amount)) {
+    throw new RailError(
+      'invalid_amount',
+      `the exchange withdraws ${code} only in coarser steps: ${amount} would be sent as ${sent}`,
+      false,
+    );
+  }
+  return amount;
 }
 
 /** The withdrawal parameter each exchange deduplicates on; others get ccxt's `clientOrderId`. */
@@ -121,7 +159,9 @@ export class CcxtTransferConnector implements RailConnector {
       }
     }
     try {
-      const result = await this.exchange().withdraw(s.currency, Number(s.amount), address, undefined, {
+      const exchange = this.exchange();
+      const amount = await exactWithdrawalAmount(exchange, s.currency, s.amount, network);
+      const result = await exchange.withdraw(s.currency, amount, address, undefined, {
         ...(network ? { network } : {}),
         [WITHDRAW_ID_PARAM[this.options.exchange] ?? 'clientOrderId']: s.idempotencyKey,
       });

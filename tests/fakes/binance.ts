@@ -11,6 +11,7 @@ import { startFakeServer, type FakeRequest, type FakeServer } from './http';
  *
  * A withdrawal is `processing` (status 4) until `settleAfterMs` has passed, then `completed` (6); one that
  * exceeds the account's free balance is refused with -4026; an address ending `FAIL` is `failure` (5).
+ * Each withdrawal keeps its `amount` as the raw string received, so tests see exactly what was sent.
  */
 export interface FakeBinanceOptions {
   apiKey: string;
@@ -18,6 +19,8 @@ export interface FakeBinanceOptions {
   settleAfterMs?: number;
   /** Free balance per coin; default 1,000,000 of each. */
   balances?: Record<string, number>;
+  /** Withdrawal step (`withdrawIntegerMultiple`) per coin; default 1e-18 for ETH (one wei), 1e-8 BTC, 1e-6 others. */
+  withdrawSteps?: Record<string, string>;
 }
 
 export interface FakeWithdrawal {
@@ -25,6 +28,7 @@ export interface FakeWithdrawal {
   coin: string;
   network: string;
   address: string;
+  /** The `amount` parameter exactly as it arrived on the wire. */
   amount: string;
   withdrawOrderId: string | undefined;
   applyTime: number;
@@ -86,6 +90,9 @@ export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinan
     return { params };
   };
 
+  const withdrawStep = (coin: string): string =>
+    o.withdrawSteps?.[coin] ?? (coin === 'ETH' ? '0.000000000000000001' : coin === 'BTC' ? '0.00000001' : '0.000001');
+
   const statusOf = (w: FakeWithdrawal) =>
     Date.now() < w.applyTime + (o.settleAfterMs ?? 300) ? STATUS_PROCESSING : w.fail ? STATUS_FAILURE : STATUS_COMPLETED;
   const exchangeInfo = () => ({ timezone: 'UTC', serverTime: Date.now(), rateLimits: [], exchangeFilters: [], symbols: [] });
@@ -126,7 +133,7 @@ export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinan
             withdrawFee: n.fee,
             withdrawMin: n.min,
             withdrawMax: '10000000',
-            withdrawIntegerMultiple: c.coin === 'BTC' || c.coin === 'ETH' ? '0.00000001' : '0.000001',
+            withdrawIntegerMultiple: withdrawStep(c.coin),
             addressRegex: '',
             memoRegex: '',
           })),
@@ -136,7 +143,8 @@ export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinan
     if (route === 'POST /sapi/v1/capital/withdraw/apply') {
       const coin = params.get('coin') ?? '';
       const address = params.get('address') ?? '';
-      const amount = Number(params.get('amount'));
+      const rawAmount = params.get('amount') ?? '';
+      const amount = Number(rawAmount);
       const meta = COINS.find((c) => c.coin === coin);
       if (!meta) return Promise.resolve(problem(400, -4003, 'Invalid coin.'));
       const network = params.get('network') ?? meta.networks[0].network;
@@ -154,7 +162,7 @@ export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinan
         coin,
         network,
         address,
-        amount: String(amount),
+        amount: rawAmount,
         withdrawOrderId,
         applyTime: Date.now(),
         fail: address.endsWith('FAIL'),

@@ -183,7 +183,10 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
         const applicant = await newUser();
         const submitted = await call('put', `/users/${applicant.id}/kyc`, { token: applicant.token, body: submission });
         expect(submitted.status, submitted.text).to.equal(200);
-        return v1('put', `/users/${applicant.id}/kyc`, { body: { status: 'verified', reason: 'documents match' } });
+        const submissionId = (submitted.body as { kyc: { submission_id: string } }).kyc.submission_id;
+        return v1('put', `/users/${applicant.id}/kyc`, {
+          body: { status: 'verified', reason: 'documents match', submission_id: submissionId },
+        });
       }
       case 'PUT /appeals/{appeal_id}/approve':
         return v1('put', `/appeals/${role === 'compliance' || role === 'admin' ? await freshAppeal() : victimAppeal}/approve`, {

@@ -40,6 +40,8 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
 /** Ids a request body may carry, and whether they name someone's own object or a public one. */
 const BODY_IDS: Record<string, 'owned' | 'public'> = {
   order_id: 'owned',
+  // A KYC decision's reviewed submission: the target user's, decided only by staff (anyone else is 404/403 first).
+  submission_id: 'owned',
   ad_id: 'public',
   exchange_id: 'public',
 };

@@ -322,6 +322,26 @@ describe('security: input bounds', () => {
       }
     });
 
+    it('then an amount beyond the stored range is a 400 naming amount, never a 500, in every currency', async () => {
+      const payments = [
+        mpesaPayment({ amount: '99999999999999999999999.99' }),
+        mpesaPayment({ amount: '1000000000000000.00' }),
+        {
+          ...mpesaPayment(),
+          method: 'crypto',
+          currency: 'ETH',
+          amount: '9999999999999999999999999.999999999999999999',
+          destination: { address: '0x52908400098527886E0F7030069857D2E4169EE7', network: 'ERC20' },
+        },
+      ];
+      for (const body of payments) {
+        const res = await call('post', '/payments/initiate', { token: user.token, body, headers: { 'Idempotency-Key': randomUUID() } });
+        expectProblem(res, 400, 'validation_failed', `amount ${String(body.amount)}`);
+        const errors = (res.body as { errors?: { field: string; message: string }[] }).errors ?? [];
+        expect(errors.find((e) => e.field === 'amount')?.message, JSON.stringify(errors)).to.match(/15 digits before the decimal point/);
+      }
+    });
+
     it('then a P2P ad with a malformed price or amount is a 400 naming the field', async () => {
       const cases: [string, unknown][] = [
         ['price', '-130.00'],
@@ -329,6 +349,8 @@ describe('security: input bounds', () => {
         ['total_amount', '1.0000001'],
         ['total_amount', '0'],
         ['min_order', '9'.repeat(40)],
+        ['total_amount', '99999999999999999999999.99'],
+        ['price', '1000000000000000.00'],
         ['max_order', 'lots'],
       ];
       for (const [field, value] of cases) {

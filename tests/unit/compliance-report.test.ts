@@ -53,6 +53,34 @@ describe('unit: compliance report', () => {
     });
   });
 
+  describe('when a report value from user input looks like a spreadsheet formula', () => {
+    it('then the cell is prefixed with a quote so it reads as text, and plain numbers stay numbers', () => {
+      const csv = reportToCsv({
+        hits: {
+          items: [
+            { screened_value: '=HYPERLINK("http://x","y")', entry_value: '@SUM(1+1)' },
+            { screened_value: '+1+cmd', entry_value: '-2+3', note: '\tTAB', other: '\rCR' },
+          ],
+        },
+        totals: { net: '-12.50', count: -3, fine: 'Wambui = ok' },
+        '=key': { '@field': 'x' },
+      });
+      const rows: string[][] = parse(csv);
+      const value = (item: string, field: string) => rows.find((r) => r[1] === item && r[2] === field)?.[3];
+      expect(value('items.1', 'screened_value')).to.equal('\'=HYPERLINK("http://x","y")');
+      expect(value('items.1', 'entry_value')).to.equal("'@SUM(1+1)");
+      expect(value('items.2', 'screened_value')).to.equal("'+1+cmd");
+      expect(value('items.2', 'entry_value')).to.equal("'-2+3");
+      expect(value('items.2', 'note')).to.equal("'\tTAB");
+      expect(value('items.2', 'other')).to.equal("'\rCR");
+      expect(value('', 'net')).to.equal('-12.50');
+      expect(value('', 'count')).to.equal('-3');
+      expect(value('', 'fine')).to.equal('Wambui = ok');
+      expect(rows.find((r) => r[0] === "'=key")?.[2]).to.equal("'@field");
+      for (const row of rows) for (const cell of row) expect(/^[=+@\t\r]|^-(?!\d+(\.\d+)?$)/.test(cell), cell).to.equal(false);
+    });
+  });
+
   describe('when the workflow id is derived', () => {
     it('then it is the period itself', () => {
       expect(complianceReportWorkflowId('2026-01-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z')).to.equal(

@@ -103,6 +103,7 @@ describe('unit: config', () => {
       ['a bad TRUST_PROXY', { TRUST_PROXY: 'yes' }, 'TRUST_PROXY'],
       ['a zero login limit', { RATE_LIMIT_LOGIN_PER_ACCOUNT: '0' }, 'RATE_LIMIT_LOGIN_PER_ACCOUNT'],
       ['a JWT TTL under a minute', { JWT_TTL_SECONDS: '10' }, 'JWT_TTL_SECONDS'],
+      ['a JWT TTL over an hour', { JWT_TTL_SECONDS: '86400' }, 'JWT_TTL_SECONDS'],
       ['a malformed FX table', { FX_RATES_TO_KES: 'USD:129' }, 'FX_RATES_TO_KES'],
       ['a negative limit', { LIMIT_VERIFIED_DAILY_KES: '-1' }, 'LIMIT_VERIFIED_DAILY_KES'],
       ['a bad ADMIN_EMAIL', { ADMIN_EMAIL: 'root', ADMIN_PASSWORD: 'a-very-long-admin-password' }, 'ADMIN_EMAIL'],

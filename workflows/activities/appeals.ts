@@ -89,17 +89,19 @@ export function createAppealActivities({ sequelize }: AppealActivityDeps) {
             description: order.description,
             reference: order.reference,
             route: order.route,
-            // Screening already happened, and compliance cleared it: the new order starts past it.
-            status: 'screening',
+            // Screened again like any new payment: the approver cleared the match that rejected the
+            // original order, not whatever the blocklist has gained since (see screenPayment).
+            status: 'pending',
             workflowId: paymentWorkflowId(id),
           },
           { transaction: tx },
         );
         await sequelize.query(
           `UPDATE orders SET resubmitted_from = :from, approved_by = :approver WHERE id = :id;
-           INSERT INTO order_events (order_id, status, detail) VALUES (:id, 'screening', :detail)`,
+           INSERT INTO order_events (order_id, status, detail) VALUES (:id, 'pending', :detail)`,
           {
-            replacements: { id, from: order.id, approver: approverId, detail: `resubmission of ${order.id}, cleared by ${approverId}` },
+            // The approver is recorded on the order for staff; the customer's events never name them.
+            replacements: { id, from: order.id, approver: approverId, detail: `resubmission of ${order.id}, approved on appeal` },
             transaction: tx,
           },
         );

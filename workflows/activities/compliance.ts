@@ -28,6 +28,8 @@ interface OrderToScreen {
   phone: string | null;
   full_name: string;
   id_number: string | null;
+  /** For a resubmission approved on appeal: the entry that matched the original order, which the approver cleared. */
+  cleared_entry_id: string | null;
 }
 
 /** What the payer is told: screening details are for compliance staff only (no tipping off). */
@@ -96,7 +98,8 @@ export function createComplianceActivities({ sequelize, config, screener }: Comp
      */
     async screenPayment({ orderId }: OrderRef): Promise<{ blocked: boolean }> {
       const [order] = await sequelize.query<OrderToScreen>(
-        `SELECT o.id, o.status, o.failure_code, o.method, o.destination, u.id AS user_id, u.email, u.phone, u.full_name, k.id_number
+        `SELECT o.id, o.status, o.failure_code, o.method, o.destination, u.id AS user_id, u.email, u.phone, u.full_name, k.id_number,
+                (SELECT p.screening_entry_id FROM orders p WHERE p.id = o.resubmitted_from) AS cleared_entry_id
            FROM orders o
            JOIN users u ON u.id = o.user_id
            LEFT JOIN kyc_records k ON k.user_id = o.user_id
@@ -107,7 +110,9 @@ export function createComplianceActivities({ sequelize, config, screener }: Comp
       if (order.status === 'rejected' && order.failure_code === 'blocked_by_compliance') return { blocked: true };
       if (order.status !== 'pending') return { blocked: false };
 
-      const [best] = await screening.screen(paymentScreeningItems(order));
+      // A resubmission approved on appeal is screened in full again; only the one entry the approver
+      // cleared (the match that rejected the original order) is excused, never one listed since.
+      const [best] = (await screening.screen(paymentScreeningItems(order))).filter((m) => m.entryId !== order.cleared_entry_id);
       if (!best) {
         await sequelize.query(
           `WITH screened AS (
