@@ -19,10 +19,8 @@ import { ensureAdmin } from './services/auth-service';
 async function bootstrapAdmin(admin: { email: string; password: string }, log: Logger): Promise<void> {
   try {
     const { user, outcome } = await ensureAdmin(admin.email, admin.password);
-    log.info(
-      { email: user.email, user_id: user.user_id },
-      outcome === 'created' ? 'admin account created' : 'admin account exists: left unchanged',
-    );
+    // A creation is logged by ensureAdmin itself.
+    if (outcome === 'present') log.info({ email: user.email, user_id: user.user_id }, 'admin account exists: left unchanged');
   } catch (err) {
     if (!(err instanceof AppError) || err.code !== 'conflict') throw err;
     const message =
