@@ -1,21 +1,46 @@
 import type { Server } from 'node:http';
+import type { Logger } from 'pino';
 import { configOrExit } from '../platform/config';
 import { closeDatabase, database } from '../platform/database';
 import { componentLogger } from '../platform/logger';
 import { closeRedis } from '../platform/redis';
 import { onShutdown } from '../platform/shutdown';
 import { closeTemporal } from '../platform/temporal';
+import { models } from '../models';
+import { AppError } from '../platform/errors';
 import { createApp } from './app';
 import { ensureAdmin } from './services/auth-service';
+
+/**
+ * ADMIN_EMAIL/ADMIN_PASSWORD: create that admin when no account has the e-mail; leave an existing admin as
+ * it is. An existing account that is not an admin stops the boot: anyone can register any e-mail, so
+ * holding it proves nothing, and promoting is an operator's decision (`admin:create -- --promote`).
+ */
+async function bootstrapAdmin(admin: { email: string; password: string }, log: Logger): Promise<void> {
+  try {
+    const { user, outcome } = await ensureAdmin(admin.email, admin.password);
+    // A creation is logged by ensureAdmin itself.
+    if (outcome === 'present') log.info({ email: user.email, user_id: user.user_id }, 'admin account exists: left unchanged');
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== 'conflict') throw err;
+    const message =
+      `ADMIN_EMAIL=${admin.email}: an account with this e-mail exists and is not an admin, so the api will not ` +
+      'make it one at boot (anyone can register any e-mail). Check who owns that account; if it is the ' +
+      `intended admin, promote it with \`npm run admin:create -- --promote ${admin.email}\`, otherwise set ` +
+      'ADMIN_EMAIL to an address no account uses. Then start again.';
+    log.fatal({ email: admin.email }, message);
+    process.stderr.write(`${message}\n`);
+    process.exit(78);
+  }
+}
 
 async function main(): Promise<void> {
   const cfg = configOrExit();
   const log = componentLogger('api');
   await database().authenticate();
-  if (cfg.admin) {
-    const { user, created } = await ensureAdmin(cfg.admin.email, cfg.admin.password);
-    log.info({ email: user.email }, created ? 'admin account created' : 'admin account present');
-  }
+  // Bound before anything queries through a model (ensureAdmin); createApp would bind them too late.
+  models();
+  if (cfg.admin) await bootstrapAdmin(cfg.admin, log);
   const app = createApp();
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(cfg.http.port, cfg.http.host, () => resolve(s));

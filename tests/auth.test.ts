@@ -398,8 +398,8 @@ describe('auth', () => {
   describe('when an admin is bootstrapped', () => {
     it('then ensureAdmin creates a user holding admin and compliance', async () => {
       const email = freshEmail('admin');
-      const { user, created } = await ensureAdmin(email, 'admin-password-123');
-      expect(created).to.equal(true);
+      const { user, outcome } = await ensureAdmin(email, 'admin-password-123');
+      expect(outcome).to.equal('created');
       expect(user.email).to.equal(email);
       expect(user.role).to.equal('admin');
       expect(user.roles).to.have.members(['user', 'compliance', 'admin']);
@@ -413,26 +413,57 @@ describe('auth', () => {
       expect((profile.body as UserBody).user_id).to.equal(user.user_id);
     });
 
-    it('then calling it for an existing user promotes instead of duplicating', async () => {
-      const existing = await newUser();
-      const { user, created } = await ensureAdmin(existing.email.toUpperCase(), 'ignored-password-123');
-      expect(created).to.equal(false);
-      expect(user.user_id).to.equal(existing.id);
-      expect(user.role).to.equal('admin');
-      expect(await User.count({ where: { email: existing.email } })).to.equal(1);
-      const stored = await User.findByPk(existing.id);
-      expect(stored?.roles).to.have.members(['user', 'compliance', 'admin']);
-      // The existing password is kept; the one given for bootstrap does not replace it.
-      expect((await login(existing.email, existing.password)).status).to.equal(200);
-      expectProblem(await login(existing.email, 'ignored-password-123'), 401, 'unauthenticated');
-      const profile = await me(existing.token);
-      expect((profile.body as UserBody).role).to.equal('admin');
+    it('then calling it again for that admin leaves the account alone, password included', async () => {
+      const email = freshEmail('admin');
+      const first = await ensureAdmin(email, 'admin-password-123');
+      const again = await ensureAdmin(`  ${email.toUpperCase()} `, 'another-password-456');
+      expect(again.outcome).to.equal('present');
+      expect(again.user.user_id).to.equal(first.user.user_id);
+      expect(await User.count({ where: { email } })).to.equal(1);
+      expect((await User.findByPk(first.user.user_id))?.roles).to.have.members(['user', 'compliance', 'admin']);
+      expect((await login(email, 'admin-password-123')).status).to.equal(200);
+      expectProblem(await login(email, 'another-password-456'), 401, 'unauthenticated');
+    });
+  });
 
-      const again = await ensureAdmin(existing.email, 'ignored-password-123');
-      expect(again.created).to.equal(false);
-      expect((await User.findByPk(existing.id))?.roles).to.have.lengthOf(3);
+  describe('when someone registered the admin e-mail before the admin was bootstrapped', () => {
+    it('then ensureAdmin refuses, in any letter case or padding, and the account stays a plain user', async () => {
+      const squatter = await newUser();
+      for (const variant of [squatter.email, squatter.email.toUpperCase(), `  ${squatter.email} `]) {
+        try {
+          await ensureAdmin(variant, 'operator-password-123');
+          expect.fail(`ensureAdmin accepted the existing non-admin account as ${JSON.stringify(variant)}`);
+        } catch (err) {
+          expect((err as { code?: string }).code, String(err)).to.equal('conflict');
+        }
+      }
+      expect((await User.findByPk(squatter.id))?.roles).to.deep.equal(['user']);
+      expect(await User.count({ where: { email: squatter.email } })).to.equal(1);
+      expectProblem(await login(squatter.email, 'operator-password-123'), 401, 'unauthenticated');
+      const profile = await me(squatter.token);
+      expect((profile.body as UserBody).role).to.equal('user');
     });
 
+    it('then an explicit promote makes that account an admin with its own password kept', async () => {
+      const owner = await newUser();
+      const { user, outcome } = await ensureAdmin(owner.email.toUpperCase(), undefined, { promote: true });
+      expect(outcome).to.equal('promoted');
+      expect(user.user_id).to.equal(owner.id);
+      expect(user.role).to.equal('admin');
+      expect(await User.count({ where: { email: owner.email } })).to.equal(1);
+      expect((await User.findByPk(owner.id))?.roles).to.have.members(['user', 'compliance', 'admin']);
+      const res = await login(owner.email, owner.password);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const token = (res.body as { access_token: string }).access_token;
+      expect((jwt.decode(token) as { roles: string[] }).roles).to.have.members(['user', 'compliance', 'admin']);
+
+      const again = await ensureAdmin(owner.email, undefined, { promote: true });
+      expect(again.outcome).to.equal('present');
+      expect((await User.findByPk(owner.id))?.roles).to.have.lengthOf(3);
+    });
+  });
+
+  describe('when an admin is bootstrapped with bad input', () => {
     it('then a bad e-mail or short password is refused', async () => {
       for (const [email, password, field] of [
         ['nope', 'admin-password-123', 'email'],
@@ -446,6 +477,17 @@ describe('auth', () => {
           expect((err as { options: { errors: { field: string }[] } }).options.errors[0].field).to.equal(field);
         }
       }
+    });
+
+    it('then promoting an e-mail no account has, without a password to create it with, is refused', async () => {
+      const email = freshEmail('admin');
+      try {
+        await ensureAdmin(email, undefined, { promote: true });
+        expect.fail('ensureAdmin created an account without a password');
+      } catch (err) {
+        expect((err as { code?: string }).code).to.equal('validation_failed');
+      }
+      expect(await User.count({ where: { email } })).to.equal(0);
     });
   });
 

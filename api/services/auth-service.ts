@@ -3,6 +3,7 @@ import { UniqueConstraintError } from 'sequelize';
 import { config } from '../../platform/config';
 import { AppError, validationError } from '../../platform/errors';
 import { uuidv7 } from '../../platform/ids';
+import { componentLogger } from '../../platform/logger';
 import { User } from '../../models';
 import type { Role } from '../../models/user';
 import { normaliseKenyanPhone } from '../../domain/phone';
@@ -116,23 +117,51 @@ export async function currentUser(userId: string): Promise<UserView> {
   return toUserView(user);
 }
 
-/** Make sure an admin account exists (boot with ADMIN_EMAIL/ADMIN_PASSWORD, or the admin:create command). */
-export async function ensureAdmin(emailRaw: string, password: string): Promise<{ user: UserView; created: boolean }> {
+export type AdminOutcome = 'created' | 'present' | 'promoted';
+
+/**
+ * Make sure an admin account exists for `emailRaw` (boot with ADMIN_EMAIL/ADMIN_PASSWORD, or admin:create).
+ * It creates the account (holding `admin` and `compliance`) when no account has that e-mail. An account
+ * that already holds `admin` is left exactly as it is, password included. Anyone may register any e-mail,
+ * so an existing account without `admin` is never promoted on the strength of the e-mail alone: only with
+ * `promote`, once the operator has checked who owns it; otherwise a `conflict` is thrown. A promotion keeps
+ * the account's own password and is logged (who, roles before and after).
+ */
+export async function ensureAdmin(
+  emailRaw: string,
+  password: string | undefined,
+  options: { promote?: boolean } = {},
+): Promise<{ user: UserView; outcome: AdminOutcome }> {
   const email = normaliseEmail(emailRaw);
-  checkPassword(password);
+  if (password !== undefined) checkPassword(password);
   const existing = await User.findOne({ where: { email } });
   if (existing) {
-    const roles = Array.from(new Set<Role>([...existing.roles, 'compliance', 'admin']));
-    if (roles.length !== existing.roles.length) await existing.update({ roles, updatedAt: new Date() });
-    return { user: toUserView(existing), created: false };
+    if (existing.roles.includes('admin')) return { user: toUserView(existing), outcome: 'present' };
+    if (!options.promote) throw new AppError('conflict', `an account with the e-mail ${email} exists and is not an admin`);
+    const before = existing.roles;
+    const roles = Array.from(new Set<Role>([...before, 'compliance', 'admin']));
+    await existing.update({ roles, updatedAt: new Date() });
+    componentLogger('auth').warn(
+      { event: 'admin_promoted', user_id: existing.id, email, roles_before: before, roles_after: roles },
+      'existing account promoted to admin',
+    );
+    return { user: toUserView(existing), outcome: 'promoted' };
   }
-  const user = await User.create({
-    id: uuidv7(),
-    email,
-    passwordHash: await hash(password, ARGON2),
-    fullName: 'Administrator',
-    phone: null,
-    roles: ['user', 'compliance', 'admin'],
-  });
-  return { user: toUserView(user), created: true };
+  if (password === undefined) throw validationError('password', 'is needed to create the admin account');
+  try {
+    const user = await User.create({
+      id: uuidv7(),
+      email,
+      passwordHash: await hash(password, ARGON2),
+      fullName: 'Administrator',
+      phone: null,
+      roles: ['user', 'compliance', 'admin'],
+    });
+    componentLogger('auth').info({ event: 'admin_created', user_id: user.id, email }, 'admin account created');
+    return { user: toUserView(user), outcome: 'created' };
+  } catch (err) {
+    // Registered in the meantime: decide again on what is there now (never promoted without `promote`).
+    if (err instanceof UniqueConstraintError) return ensureAdmin(email, password, options);
+    throw err;
+  }
 }
