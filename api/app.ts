@@ -5,6 +5,7 @@ import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import { config } from '../platform/config';
+import { logSafeRequest, logSafeResponse } from '../platform/log-redaction';
 import { logger } from '../platform/logger';
 import { models } from '../models';
 import { adminOnly, QUEUE_DASHBOARD_PATH, queueDashboard } from './admin/queue-dashboard';
@@ -48,6 +49,8 @@ export function createApp(): Express {
     pinoHttp({
       logger: logger().child({ component: 'http' }),
       genReqId: (req) => (req as { id?: string }).id ?? '',
+      // No credential reaches the log: query tokens, Authorization, cookies and signature headers are redacted.
+      serializers: { req: logSafeRequest, res: logSafeResponse },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
     }),

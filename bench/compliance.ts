@@ -118,6 +118,7 @@ async function startStack(options: BenchOptions, databaseUrl: string, extraEnv: 
     TEMPORAL_TASK_QUEUE: `paygate-bench-compliance-${randomUUID().slice(0, 8)}`,
     JWT_TTL_SECONDS: '3600', // the longest lifetime the config allows
     RATE_LIMIT_LOGIN_PER_IP: '1000000',
+    RATE_LIMIT_LOGIN_PER_ACCOUNT_AND_IP: '1000000',
     RATE_LIMIT_LOGIN_PER_ACCOUNT: '1000000',
     RATE_LIMIT_REGISTER_PER_IP: '1000000',
     LIMIT_VERIFIED_PER_PAYMENT_KES: HUGE_LIMIT_KES,

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -13,6 +14,49 @@ const boolFrom = (fallback: boolean) =>
     .enum(['true', 'false', '1', '0'])
     .default(fallback ? 'true' : 'false')
     .transform((v) => v === 'true' || v === '1');
+
+/** Express's named subnets (proxy-addr): 127.0.0.1/8 and ::1/128; 169.254.0.0/16 and fe80::/10; 10/8, 172.16/12, 192.168/16, fc00::/7. */
+const NAMED_SUBNETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function isAddressOrSubnet(entry: string): boolean {
+  if (NAMED_SUBNETS.has(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0 || entry.includes('%')) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * Which peers may speak for the client in X-Forwarded-For: a hop count (how many proxies stand in front,
+ * 0 = none, the default) or a comma-separated list of the proxies' addresses and subnets. Never `true`:
+ * trusting every peer lets any client pick the address its login and registration limits are counted on.
+ */
+const trustProxy = z
+  .string()
+  .trim()
+  .default('0')
+  .transform((raw, ctx): number | string[] => {
+    if (raw === '') return 0;
+    if (/^\d{1,3}$/.test(raw)) return Number(raw);
+    if (/^(true|false|yes|no|on|off)$/i.test(raw)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a hop count (e.g. 1) or a comma-separated list of proxy addresses or CIDRs (e.g. 10.0.0.0/8), not "${raw}": trusting every peer lets clients choose their address`,
+      });
+      return z.NEVER;
+    }
+    const entries = raw
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean);
+    const bad = entries.filter((entry) => !isAddressOrSubnet(entry));
+    if (entries.length === 0 || bad.length > 0) {
+      ctx.addIssue({ code: 'custom', message: `not an IP address or CIDR: "${bad.join('", "')}"` });
+      return z.NEVER;
+    }
+    return entries;
+  });
 
 const fxRates = z
   .string()
@@ -40,7 +84,7 @@ const schema = z
     PORT: intFrom(3000, 0, 65535),
     PUBLIC_BASE_URL: z.url().optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    TRUST_PROXY: boolFrom(false),
+    TRUST_PROXY: trustProxy,
 
     DATABASE_URL: z.string().startsWith('postgres').default('postgres://postgres@127.0.0.1:5432/paygate'),
     DATABASE_POOL_MAX: intFrom(10, 1),
@@ -68,7 +112,8 @@ const schema = z
     ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
 
     RATE_LIMIT_LOGIN_PER_IP: intFrom(30, 1),
-    RATE_LIMIT_LOGIN_PER_ACCOUNT: intFrom(5, 1),
+    RATE_LIMIT_LOGIN_PER_ACCOUNT_AND_IP: intFrom(5, 1),
+    RATE_LIMIT_LOGIN_PER_ACCOUNT: intFrom(100, 1),
     RATE_LIMIT_REGISTER_PER_IP: intFrom(10, 1),
 
     LIMIT_UNVERIFIED_PER_PAYMENT_KES: z
@@ -206,7 +251,7 @@ type Env = z.infer<typeof schema>;
 
 export interface Config {
   env: Env['NODE_ENV'];
-  http: { host: string; port: number; publicBaseUrl: string; trustProxy: boolean };
+  http: { host: string; port: number; publicBaseUrl: string; trustProxy: number | string[] };
   logLevel: Env['LOG_LEVEL'];
   databaseUrl: string;
   databasePoolMax: number;
@@ -231,7 +276,7 @@ export interface Config {
   metrics: { cacheMs: number };
   jwt: { secret: string; issuer: string; audience: string; ttlSeconds: number };
   admin?: { email: string; password: string };
-  rateLimits: { loginPerIp: number; loginPerAccount: number; registerPerIp: number };
+  rateLimits: { loginPerIp: number; loginPerAccountAndIp: number; loginPerAccount: number; registerPerIp: number };
   limits: {
     unverified: { perPaymentKes: string; dailyKes: string };
     verified: { perPaymentKes: string; dailyKes: string };
@@ -342,6 +387,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     admin: e.ADMIN_EMAIL && e.ADMIN_PASSWORD ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD } : undefined,
     rateLimits: {
       loginPerIp: e.RATE_LIMIT_LOGIN_PER_IP,
+      loginPerAccountAndIp: e.RATE_LIMIT_LOGIN_PER_ACCOUNT_AND_IP,
       loginPerAccount: e.RATE_LIMIT_LOGIN_PER_ACCOUNT,
       registerPerIp: e.RATE_LIMIT_REGISTER_PER_IP,
     },

@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
 import { config } from './config';
+import { REDACT_PATHS, REDACTED } from './log-redaction';
 
 let root: Logger | undefined;
 
@@ -9,7 +10,7 @@ export function logger(): Logger {
     level: config().logLevel,
     base: { service: 'paygate' },
     timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: ['req.headers.authorization', 'password', '*.password', 'access_token'], censor: '[redacted]' },
+    redact: { paths: REDACT_PATHS, censor: REDACTED },
   });
   return root;
 }

@@ -358,9 +358,9 @@ describe('auth', () => {
     });
   });
 
-  describe('when an account has too many failed logins', () => {
+  describe('when an account has too many failed logins from one address', () => {
     it('then further attempts are 429 with Retry-After, even with the right password', async () => {
-      const limit = config().rateLimits.loginPerAccount;
+      const limit = config().rateLimits.loginPerAccountAndIp;
       expect(limit).to.equal(5);
       const user = await newUser();
       for (let i = 0; i < limit; i += 1) {
@@ -377,14 +377,14 @@ describe('auth', () => {
     });
 
     it('then fewer failures than the limit still let the right password in', async () => {
-      const limit = config().rateLimits.loginPerAccount;
+      const limit = config().rateLimits.loginPerAccountAndIp;
       const user = await newUser();
       for (let i = 0; i < limit - 1; i += 1) expectProblem(await login(user.email, 'wrong-password'), 401, 'unauthenticated');
       expect((await login(user.email, user.password)).status).to.equal(200);
     });
 
     it('then another account is unaffected', async () => {
-      const limit = config().rateLimits.loginPerAccount;
+      const limit = config().rateLimits.loginPerAccountAndIp;
       const victim = await newUser();
       const bystander = await newUser();
       for (let i = 0; i <= limit; i += 1) await login(victim.email, 'wrong-password');

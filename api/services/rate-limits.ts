@@ -1,24 +1,50 @@
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { rateLimitKeyOf } from '../../domain/client-address';
 import { config } from '../../platform/config';
 import { AppError } from '../../platform/errors';
 import { redis } from '../../platform/redis';
 
-/** Login and registration limits, kept in Redis so that every api instance shares them. */
+/**
+ * Login and registration limits, kept in Redis so that every api instance shares them. Addresses are
+ * counted by `rateLimitKeyOf`: an IPv6 client per /64.
+ *
+ * Failed logins are bounded the way OWASP's authentication cheat sheet (and rate-limiter-flexible's
+ * "login endpoint protection" recipe) advise, so that guessing is bounded without handing anyone a way to
+ * lock the owner out:
+ * - per account and address, tightly (5 per 15 minutes by default): the guesser is stopped, the owner at
+ *   another address is not; a successful login from that address clears its count;
+ * - per account, loosely (100 per hour by default): a guesser spread over many addresses is still bounded,
+ *   and it takes that many addresses (or /64s) to lock the owner out for the hour;
+ * - per address, whatever the account (30 per minute by default).
+ */
 
-let limiters: { loginIp: RateLimiterRedis; loginAccount: RateLimiterRedis; registerIp: RateLimiterRedis } | undefined;
+type Limiters = {
+  loginIp: RateLimiterRedis;
+  loginAccountAndIp: RateLimiterRedis;
+  loginAccount: RateLimiterRedis;
+  registerIp: RateLimiterRedis;
+};
 
-function get() {
+let limiters: Limiters | undefined;
+
+function get(): Limiters {
   if (!limiters) {
     const cfg = config();
     const storeClient = redis();
     const prefix = `${cfg.queuePrefix}:rl`;
     limiters = {
       loginIp: new RateLimiterRedis({ storeClient, keyPrefix: `${prefix}:login-ip`, points: cfg.rateLimits.loginPerIp, duration: 60 }),
+      loginAccountAndIp: new RateLimiterRedis({
+        storeClient,
+        keyPrefix: `${prefix}:login-account-ip`,
+        points: cfg.rateLimits.loginPerAccountAndIp,
+        duration: 15 * 60,
+      }),
       loginAccount: new RateLimiterRedis({
         storeClient,
-        keyPrefix: `${prefix}:login-account`,
+        keyPrefix: `${prefix}:login-account-1h`,
         points: cfg.rateLimits.loginPerAccount,
-        duration: 15 * 60,
+        duration: 3600,
       }),
       registerIp: new RateLimiterRedis({
         storeClient,
@@ -45,14 +71,25 @@ async function consume(limiter: RateLimiterRedis, key: string, what: string): Pr
   }
 }
 
-export const limitLoginByIp = (ip: string) => consume(get().loginIp, ip, 'login attempts from this address');
-export const limitRegisterByIp = (ip: string) => consume(get().registerIp, ip, 'registrations from this address');
+/** The (account, address) key; an address key never holds `|`, so the two parts cannot run into each other. */
+const accountAndAddress = (email: string, ip: string) => `${rateLimitKeyOf(ip)}|${email}`;
+
+export const limitLoginByIp = (ip: string) => consume(get().loginIp, rateLimitKeyOf(ip), 'login attempts from this address');
+export const limitRegisterByIp = (ip: string) => consume(get().registerIp, rateLimitKeyOf(ip), 'registrations from this address');
 
 /**
- * Count a login attempt against the account before its password is checked, and refuse it (429) once the
- * account has used up its attempts. Counting first, atomically in Redis, is what bounds the guesses:
- * checking for a lock and counting the failure afterwards would let every guess sent at the same time
- * through. A successful login clears the count (`clearFailedLogins`), so only failures add up.
+ * Count a login attempt against the account, from this address and overall, before its password is checked,
+ * and refuse it (429) once either bound is used up. Counting first, atomically in Redis, is what bounds the
+ * guesses: checking for a lock and counting the failure afterwards would let every guess sent at the same
+ * time through. A successful login gives its attempt back (`clearFailedLogins`), so only failures add up.
  */
-export const claimLoginAttempt = (email: string) => consume(get().loginAccount, email, 'failed logins for this account');
-export const clearFailedLogins = (email: string) => get().loginAccount.delete(email);
+export async function claimLoginAttempt(email: string, ip: string): Promise<void> {
+  await consume(get().loginAccountAndIp, accountAndAddress(email, ip), 'failed logins for this account from this address');
+  await consume(get().loginAccount, email, 'failed logins for this account');
+}
+
+/** After a successful login: the address's failures for the account are forgiven, and this attempt is not one. */
+export async function clearFailedLogins(email: string, ip: string): Promise<void> {
+  await get().loginAccountAndIp.delete(accountAndAddress(email, ip));
+  await get().loginAccount.reward(email, 1);
+}

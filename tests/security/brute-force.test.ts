@@ -10,9 +10,10 @@ import { stack } from '../support/stack';
 import { expectProblem } from './support';
 
 /**
- * OWASP API2/API4: password guessing. The failed-login limit per account lives in Redis, so two api
- * processes behind a load balancer share it: alternating between them buys an attacker nothing, and
- * neither does sending the guesses all at once.
+ * OWASP API2/API4: password guessing. The failed-login limit per account and address lives in Redis, so two
+ * api processes behind a load balancer share it: alternating between them buys an attacker nothing, and
+ * neither does sending the guesses all at once. (Every request here comes from the same address; guesses
+ * from elsewhere are in login-lockout.test.ts.)
  */
 
 const API_ENTRY = path.resolve(__dirname, '..', '..', 'api', 'server.js');
@@ -23,8 +24,8 @@ describe('security: login brute force across two api instances', function () {
   let limit: number;
 
   before(async () => {
-    limit = config().rateLimits.loginPerAccount;
-    expect(limit, 'the test settings allow 5 failed logins per account').to.equal(5);
+    limit = config().rateLimits.loginPerAccountAndIp;
+    expect(limit, 'the test settings allow 5 failed logins per account and address').to.equal(5);
     const port = await freePort();
     // Another api process on the same database and Redis (same prefix), as a second replica would be.
     const child = spawn(process.execPath, [API_ENTRY], {
@@ -53,7 +54,7 @@ describe('security: login brute force across two api instances', function () {
   const login = (instance: string, email: string, password: string) =>
     request(instance).post('/api/v1/auth/login').send({ email, password });
 
-  describe('when failed logins for one account alternate between the two instances', () => {
+  describe('when failed logins for one account from one address alternate between the two instances', () => {
     it('then they are counted together: after the limit both answer 429 with Retry-After, even to the right password', async () => {
       const user = await newUser();
       for (let i = 0; i < limit; i += 1) {

@@ -28,7 +28,7 @@ describe('unit: config', () => {
     it('then every setting has its development default', () => {
       const cfg = loadConfig({});
       expect(cfg.env).to.equal('development');
-      expect(cfg.http).to.deep.equal({ host: '127.0.0.1', port: 3000, publicBaseUrl: 'http://127.0.0.1:3000', trustProxy: false });
+      expect(cfg.http).to.deep.equal({ host: '127.0.0.1', port: 3000, publicBaseUrl: 'http://127.0.0.1:3000', trustProxy: 0 });
       expect(cfg.logLevel).to.equal('info');
       expect(cfg.databaseUrl).to.equal('postgres://postgres@127.0.0.1:5432/paygate');
       expect(cfg.redisUrl).to.equal('redis://127.0.0.1:6379');
@@ -46,7 +46,7 @@ describe('unit: config', () => {
       expect(cfg.jwt.ttlSeconds).to.equal(900);
       expect(cfg.jwt.secret.length).to.be.at.least(32);
       expect(cfg.admin).to.equal(undefined);
-      expect(cfg.rateLimits).to.deep.equal({ loginPerIp: 30, loginPerAccount: 5, registerPerIp: 10 });
+      expect(cfg.rateLimits).to.deep.equal({ loginPerIp: 30, loginPerAccountAndIp: 5, loginPerAccount: 100, registerPerIp: 10 });
       expect(cfg.limits.fxToKes).to.deep.equal({ KES: '1', USD: '129.00', USDT: '129.00', USDC: '129.00', BTC: '11000000', ETH: '400000' });
     });
 
@@ -70,7 +70,7 @@ describe('unit: config', () => {
         FX_RATES_TO_KES: 'usd=130.5, btc=12000000',
       });
       expect(cfg.env).to.equal('production');
-      expect(cfg.http).to.deep.equal({ host: '0.0.0.0', port: 8080, publicBaseUrl: 'https://pay.example.com', trustProxy: true });
+      expect(cfg.http).to.deep.equal({ host: '0.0.0.0', port: 8080, publicBaseUrl: 'https://pay.example.com', trustProxy: 1 });
       expect(cfg.jwt.secret).to.equal(STRONG_SECRET);
       expect(cfg.jwt.ttlSeconds).to.equal(300);
       expect(cfg.admin).to.deep.equal({ email: 'root@example.com', password: 'a-very-long-admin-password' });
@@ -101,7 +101,10 @@ describe('unit: config', () => {
       ['a non-postgres DATABASE_URL', { DATABASE_URL: 'mysql://localhost/paygate' }, 'DATABASE_URL'],
       ['a non-redis REDIS_URL', { REDIS_URL: 'http://localhost:6379' }, 'REDIS_URL'],
       ['a bad TRUST_PROXY', { TRUST_PROXY: 'yes' }, 'TRUST_PROXY'],
+      ['a TRUST_PROXY that is not an address', { TRUST_PROXY: '10.0.0.0/8,proxy.internal' }, 'TRUST_PROXY'],
+      ['a TRUST_PROXY CIDR with a prefix too long', { TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
       ['a zero login limit', { RATE_LIMIT_LOGIN_PER_ACCOUNT: '0' }, 'RATE_LIMIT_LOGIN_PER_ACCOUNT'],
+      ['a zero login limit per address', { RATE_LIMIT_LOGIN_PER_ACCOUNT_AND_IP: '0' }, 'RATE_LIMIT_LOGIN_PER_ACCOUNT_AND_IP'],
       ['a JWT TTL under a minute', { JWT_TTL_SECONDS: '10' }, 'JWT_TTL_SECONDS'],
       ['a JWT TTL over an hour', { JWT_TTL_SECONDS: '86400' }, 'JWT_TTL_SECONDS'],
       ['a malformed FX table', { FX_RATES_TO_KES: 'USD:129' }, 'FX_RATES_TO_KES'],
@@ -118,6 +121,29 @@ describe('unit: config', () => {
     it('then every bad setting is reported at once', () => {
       const err = expectConfigError({ PORT: 'abc', JWT_SECRET: 'short', NODE_ENV: 'staging' }, 'PORT');
       expect(err.problems.map((p) => p.split(':')[0])).to.include.members(['PORT', 'JWT_SECRET', 'NODE_ENV']);
+    });
+  });
+
+  describe('when TRUST_PROXY says which proxies may name the client', () => {
+    it('then true is refused, naming TRUST_PROXY: trusting every peer lets a client choose its address', () => {
+      for (const value of ['true', 'TRUE', 'false', 'yes']) {
+        const err = expectConfigError({ TRUST_PROXY: value }, 'TRUST_PROXY');
+        expect(err.message).to.include('hop count');
+      }
+    });
+
+    it('then a hop count is accepted', () => {
+      expect(loadConfig({ TRUST_PROXY: '2' }).http.trustProxy).to.equal(2);
+      expect(loadConfig({ TRUST_PROXY: '0' }).http.trustProxy).to.equal(0);
+    });
+
+    it('then a list of addresses, CIDRs and named subnets is accepted', () => {
+      expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.0.2.7,2001:db8::/32, loopback' }).http.trustProxy).to.deep.equal([
+        '10.0.0.0/8',
+        '192.0.2.7',
+        '2001:db8::/32',
+        'loopback',
+      ]);
     });
   });
 
