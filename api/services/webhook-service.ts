@@ -82,9 +82,13 @@ export async function registerWebhookEndpoint(
   // Registrations of one user are serialised (a transaction-scoped advisory lock on the user), so
   // concurrent requests cannot both see room for the last endpoint.
   const row = await sequelize.transaction(async (transaction) => {
+    await sequelize.query(`SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || CAST(:userId AS text), 0))`, {
+      replacements: { userId: caller.id },
+      transaction,
+    });
+    // A statement of its own: its snapshot is taken after the lock, so it sees what the previous holder inserted.
     const [count] = await sequelize.query<{ enabled: number }>(
-      `SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || CAST(:userId AS text), 0)),
-              (SELECT count(*)::int FROM webhook_endpoints WHERE user_id = :userId AND enabled) AS enabled`,
+      'SELECT count(*)::int AS enabled FROM webhook_endpoints WHERE user_id = :userId AND enabled',
       { replacements: { userId: caller.id }, type: QueryTypes.SELECT, transaction },
     );
     if ((count?.enabled ?? 0) >= maxEndpointsPerUser) {
