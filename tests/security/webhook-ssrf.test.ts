@@ -143,7 +143,7 @@ describe('webhook SSRF', () => {
         { replacements: { endpointId: (created.body as { endpoint_id: string }).endpoint_id }, type: QueryTypes.SELECT },
       );
       expect(row, 'a pending delivery').to.not.equal(undefined);
-      return row!.id;
+      return row.id;
     }
 
     it('then the delivery connects to the address that was checked, resolving the name only once', async function () {
