@@ -28,20 +28,14 @@ export function pinnedLookup(addresses: readonly string[], onLookup?: (hostname:
   };
 }
 
-export interface PostResult {
-  statusCode: number;
-  /** The address the connection went to. */
-  remoteAddress: string | undefined;
-}
-
 export function postToVettedTarget(
   target: VettedTarget,
   request: { headers: Record<string, string>; body: string; timeoutMs: number },
-): Promise<PostResult> {
+): Promise<{ statusCode: number }> {
   const { url } = target;
   const client = url.protocol === 'https:' ? https : http;
   const signal = AbortSignal.timeout(request.timeoutMs);
-  return new Promise<PostResult>((resolve, reject) => {
+  return new Promise<{ statusCode: number }>((resolve, reject) => {
     const req = client.request(
       {
         method: 'POST',
@@ -56,10 +50,9 @@ export function postToVettedTarget(
       },
       (res: IncomingMessage) => {
         const statusCode = res.statusCode ?? 0;
-        const remoteAddress = res.socket.remoteAddress;
         res.resume(); // the answer's body is not read: only its status counts
         res.destroy();
-        resolve({ statusCode, remoteAddress });
+        resolve({ statusCode });
       },
     );
     req.on('error', (err) => reject(signal.aborted ? new Error(`no answer within ${request.timeoutMs} ms`) : err));
