@@ -162,8 +162,8 @@ describe('webhook SSRF', () => {
       });
 
       expect(result.outcome, result.error).to.equal('delivered');
-      expect(asked).to.deep.equal(['hooks.rebind.test']);
       expect(internal.hits, 'requests that reached 127.0.0.1').to.deep.equal([]);
+      expect(asked).to.deep.equal(['hooks.rebind.test']);
       expect(vetted.hits).to.deep.equal([`hooks.rebind.test:${vetted.port} /hooks`]);
     });
 
