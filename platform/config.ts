@@ -205,6 +205,8 @@ const schema = z
     WEBHOOK_BACKOFF_MS: intFrom(5000, 10),
     WEBHOOK_TIMEOUT_MS: intFrom(5000, 100),
     WEBHOOK_DISPATCH_EVERY_MS: intFrom(1000, 50),
+    WEBHOOK_MAX_ENDPOINTS_PER_USER: intFrom(10, 1, 1000),
+    WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: intFrom(2, 1, 100),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && env.JWT_SECRET === DEV_JWT_SECRET) {
@@ -337,7 +339,15 @@ export interface Config {
     b2c: { initiatorName: string; securityCredential: string };
   };
   ccxt: { exchange: string; apiKey: string; secret: string; sandbox: boolean; apiUrl?: string; network?: string };
-  webhooks: { allowPrivateTargets: boolean; maxAttempts: number; backoffMs: number; timeoutMs: number; dispatchEveryMs: number };
+  webhooks: {
+    allowPrivateTargets: boolean;
+    maxAttempts: number;
+    backoffMs: number;
+    timeoutMs: number;
+    dispatchEveryMs: number;
+    maxEndpointsPerUser: number;
+    maxInFlightPerEndpoint: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -459,6 +469,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       backoffMs: e.WEBHOOK_BACKOFF_MS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       dispatchEveryMs: e.WEBHOOK_DISPATCH_EVERY_MS,
+      maxEndpointsPerUser: e.WEBHOOK_MAX_ENDPOINTS_PER_USER,
+      maxInFlightPerEndpoint: e.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT,
     },
   });
 }

@@ -4,24 +4,33 @@ import type { Sequelize } from 'sequelize';
 import type { Config } from '../platform/config';
 import { database } from '../platform/database';
 import { componentLogger } from '../platform/logger';
-import { deliverWebhook, dispatchWebhookEvents, pendingDeliveryIds } from '../domain/webhooks/delivery';
+import { claimDueDeliveries, deliverWebhook, dispatchWebhookEvents } from '../domain/webhooks/delivery';
+import type { TargetPolicy } from '../domain/webhooks/targets';
 
 /**
  * Webhook delivery in the jobs process: queue `webhooks`. The job scheduler `dispatch-webhooks` (every
- * WEBHOOK_DISPATCH_EVERY_MS) fans new outbox events out to deliveries and makes sure every pending
- * delivery has a `deliver-webhook` job; the job id is the delivery id, so however many jobs processes
- * sweep, a delivery has one job at a time. A failed attempt is retried with exponential backoff
- * (WEBHOOK_BACKOFF_MS doubling, WEBHOOK_MAX_ATTEMPTS attempts), then the delivery is marked `failed`.
+ * WEBHOOK_DISPATCH_EVERY_MS) fans new outbox events out to deliveries and takes the deliveries that are
+ * due, at most WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT per endpoint (see `claimDueDeliveries`), each becoming
+ * one `deliver-webhook` job for one attempt; the job id is the delivery id and attempt, so however many
+ * jobs processes sweep, an attempt has one job. A failed attempt makes the next one due after
+ * WEBHOOK_BACKOFF_MS doubling, up to WEBHOOK_MAX_ATTEMPTS, then the delivery is marked `failed`. When an
+ * attempt ends its endpoint's next due delivery is taken at once, so an endpoint is not held to one
+ * delivery per sweep, and one that never answers keeps only its own slots busy.
  */
 
 export const WEBHOOK_QUEUE = 'webhooks';
 export const DISPATCH_WEBHOOKS = 'dispatch-webhooks';
 export const DELIVER_WEBHOOK = 'deliver-webhook';
 
+/** Jobs a jobs process runs at once on the webhooks queue. */
+const WEBHOOK_CONCURRENCY = 8;
+/** How long a delivery taken by a sweep stays taken while its job waits in the queue. */
+const QUEUED_LEASE_MS = 120_000;
+
 export async function startWebhookDelivery(
   cfg: Config,
   connection: Redis,
-  deps: { sequelize?: Sequelize; fetchImpl?: typeof fetch } = {},
+  deps: { sequelize?: Sequelize; network?: Omit<TargetPolicy, 'allowPrivate'> } = {},
 ): Promise<{ register: () => Promise<void>; close: () => Promise<void> }> {
   const log = componentLogger('webhooks');
   const sequelize = deps.sequelize ?? database();
@@ -35,40 +44,44 @@ export async function startWebhookDelivery(
       { name: DISPATCH_WEBHOOKS, opts: { removeOnComplete: 10, removeOnFail: 100 } },
     );
   };
-  const sweep = async () => {
-    const created = await dispatchWebhookEvents(sequelize);
-    const pending = await pendingDeliveryIds(sequelize);
-    if (pending.length > 0) {
+  const enqueueDue = async (endpointId?: string) => {
+    const claimed = await claimDueDeliveries(sequelize, {
+      maxInFlight: settings.maxInFlightPerEndpoint,
+      leaseMs: QUEUED_LEASE_MS + settings.timeoutMs,
+      endpointId,
+    });
+    if (claimed.length > 0) {
       await queue.addBulk(
-        pending.map((deliveryId) => ({
+        claimed.map(({ id, attempts }) => ({
           name: DELIVER_WEBHOOK,
-          data: { deliveryId },
-          opts: {
-            jobId: deliveryId,
-            attempts: settings.maxAttempts,
-            backoff: { type: 'exponential', delay: settings.backoffMs },
-            removeOnComplete: true,
-            removeOnFail: true,
-          },
+          data: { deliveryId: id, attempt: attempts },
+          opts: { jobId: `${id}-${attempts}`, removeOnComplete: true, removeOnFail: true },
         })),
       );
     }
-    return { created, pending: pending.length };
+    return claimed.length;
+  };
+  const sweep = async () => {
+    const created = await dispatchWebhookEvents(sequelize);
+    const queued = await enqueueDue();
+    return { created, queued };
   };
   const worker = new Worker(
     WEBHOOK_QUEUE,
-    async (job: Job<{ deliveryId?: string }>) => {
+    async (job: Job<{ deliveryId?: string; attempt?: number }>) => {
       if (job.name === DISPATCH_WEBHOOKS) return sweep();
       if (job.name !== DELIVER_WEBHOOK || !job.data.deliveryId) throw new Error(`no processor for job ${job.name}`);
-      const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      return deliverWebhook(sequelize, settings, job.data.deliveryId, lastAttempt, deps.fetchImpl);
+      const result = await deliverWebhook(sequelize, settings, job.data.deliveryId, job.data.attempt, deps.network);
+      if (result.outcome === 'retrying' || result.outcome === 'failed' || result.outcome === 'refused') {
+        log.warn({ deliveryId: job.data.deliveryId, outcome: result.outcome, err: result.error }, 'webhook attempt failed');
+      }
+      if (result.endpointId) await enqueueDue(result.endpointId);
+      return result.outcome;
     },
-    { connection, prefix: cfg.queuePrefix, concurrency: 8 },
+    { connection, prefix: cfg.queuePrefix, concurrency: WEBHOOK_CONCURRENCY },
   );
   worker.on('error', (err) => log.error({ err: err.message }, 'worker error'));
-  worker.on('failed', (job, err) =>
-    log.warn({ job: job?.name, deliveryId: job?.data.deliveryId, attempts: job?.attemptsMade, err: err.message }, 'webhook attempt failed'),
-  );
+  worker.on('failed', (job, err) => log.warn({ job: job?.name, deliveryId: job?.data.deliveryId, err: err.message }, 'webhook job failed'));
   await register();
   return {
     register,

@@ -45,6 +45,7 @@ export class WebhooksController extends Controller {
   @Post('endpoints')
   @SuccessResponse(201, 'Registered')
   @Response<Problem>(400, 'Bad or refused URL')
+  @Response<Problem>(422, 'limit_exceeded: the caller already has the most enabled endpoints allowed (10 by default)')
   public async register(
     @Body() body: RegisterWebhookBody,
     @Request() req: ExpressRequest & { user: Caller },

@@ -1,7 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import { config } from '../../platform/config';
 import { database } from '../../platform/database';
-import { notFound, validationError } from '../../platform/errors';
+import { AppError, notFound, validationError } from '../../platform/errors';
 import { isUuid, uuidv7 } from '../../platform/ids';
 import { checkWebhookTarget, WebhookTargetError } from '../../domain/webhooks/targets';
 import { newWebhookSecret } from '../../domain/webhooks/signing';
@@ -77,15 +77,38 @@ export async function registerWebhookEndpoint(
     throw err;
   }
   const secret = newWebhookSecret();
-  const [row] = await database().query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (id, user_id, url, secret, description)
-     VALUES (:id, :userId, :url, :secret, :description)
-     RETURNING id, user_id, url, description, enabled, created_at`,
-    {
-      replacements: { id: uuidv7(), userId: caller.id, url: url.toString(), secret, description: body.description ?? null },
-      type: QueryTypes.SELECT,
-    },
-  );
+  const { maxEndpointsPerUser } = config().webhooks;
+  const sequelize = database();
+  // Registrations of one user are serialised (a transaction-scoped advisory lock on the user), so
+  // concurrent requests cannot both see room for the last endpoint.
+  const row = await sequelize.transaction(async (transaction) => {
+    await sequelize.query(`SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || CAST(:userId AS text), 0))`, {
+      replacements: { userId: caller.id },
+      transaction,
+    });
+    // A statement of its own: its snapshot is taken after the lock, so it sees what the previous holder inserted.
+    const [count] = await sequelize.query<{ enabled: number }>(
+      'SELECT count(*)::int AS enabled FROM webhook_endpoints WHERE user_id = :userId AND enabled',
+      { replacements: { userId: caller.id }, type: QueryTypes.SELECT, transaction },
+    );
+    if ((count?.enabled ?? 0) >= maxEndpointsPerUser) {
+      throw new AppError(
+        'limit_exceeded',
+        `at most ${maxEndpointsPerUser} enabled webhook endpoints per user: disable one (DELETE /webhooks/endpoints/{endpoint_id}) first`,
+      );
+    }
+    const [inserted] = await sequelize.query<EndpointRow>(
+      `INSERT INTO webhook_endpoints (id, user_id, url, secret, description)
+       VALUES (:id, :userId, :url, :secret, :description)
+       RETURNING id, user_id, url, description, enabled, created_at`,
+      {
+        replacements: { id: uuidv7(), userId: caller.id, url: url.toString(), secret, description: body.description ?? null },
+        type: QueryTypes.SELECT,
+        transaction,
+      },
+    );
+    return inserted;
+  });
   if (!row) throw new Error('webhook endpoint insert returned no row');
   return { ...view(row), secret };
 }

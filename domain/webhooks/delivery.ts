@@ -2,12 +2,14 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import type { Config } from '../../platform/config';
 import { formatAmount, isCurrency } from '../money';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from './signing';
-import { checkWebhookTarget, WebhookTargetError } from './targets';
+import { vetWebhookTarget, WebhookTargetError, type TargetPolicy, type VettedTarget } from './targets';
+import { postToVettedTarget } from './transport';
 
 /**
  * The outbox's far side. `dispatchWebhookEvents` turns new `webhook_events` (written by a trigger in the
  * same transaction as the order change) into one `webhook_deliveries` row per enabled endpoint of the
- * order's owner; `deliverWebhook` sends one delivery, once per attempt, and records the attempt.
+ * order's owner; `claimDueDeliveries` takes the deliveries that are due, a few per endpoint at a time;
+ * `deliverWebhook` makes one attempt of one delivery and records it, with the time of the next one.
  * Delivery is at least once: a receiver that answered 2xx but whose answer we lost sees the event again
  * with the same `id`, which it uses to ignore the repeat.
  */
@@ -52,17 +54,68 @@ export async function dispatchWebhookEvents(sequelize: Sequelize, batch = 500): 
   return rows.length;
 }
 
-/** Deliveries still owed to their endpoints, oldest first. */
-export async function pendingDeliveryIds(sequelize: Sequelize, limit = 1000): Promise<string[]> {
-  const rows = await sequelize.query<{ id: string }>(
-    `SELECT id FROM webhook_deliveries WHERE status = 'pending' ORDER BY id LIMIT :limit`,
-    { replacements: { limit }, type: QueryTypes.SELECT },
-  );
-  return rows.map((r) => r.id);
+export interface ClaimedDelivery {
+  id: string;
+  /** Attempts made before this one: the job id is the delivery id and this, so one attempt has one job. */
+  attempts: number;
+}
+
+/**
+ * Take deliveries that are due, oldest first, at most `maxInFlight` per endpoint counting those already
+ * taken (queued or being sent): a receiver that never answers holds its own slots until WEBHOOK_TIMEOUT_MS,
+ * never the whole worker. Each taken delivery is leased for `leaseMs`; an attempt clears the lease when
+ * it ends, and a lease that runs out (its jobs process and its queue lost) makes the delivery due again.
+ * The endpoints' rows are locked while their slots are counted and taken, so jobs processes sweeping at
+ * the same time never take more than the limit between them; one that is locked is left to its holder.
+ */
+export async function claimDueDeliveries(
+  sequelize: Sequelize,
+  options: { maxInFlight: number; leaseMs: number; limit?: number; endpointId?: string },
+): Promise<ClaimedDelivery[]> {
+  return sequelize.transaction(async (transaction) => {
+    const endpoints = await sequelize.query<{ id: string }>(
+      `SELECT w.id FROM webhook_endpoints w
+        WHERE (CAST(:endpointId AS uuid) IS NULL OR w.id = CAST(:endpointId AS uuid))
+          AND EXISTS (SELECT 1 FROM webhook_deliveries d
+                       WHERE d.endpoint_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= now())
+        FOR NO KEY UPDATE OF w SKIP LOCKED`,
+      { replacements: { endpointId: options.endpointId ?? null }, type: QueryTypes.SELECT, transaction },
+    );
+    if (endpoints.length === 0) return [];
+    return sequelize.query<ClaimedDelivery>(
+      `UPDATE webhook_deliveries d SET leased_until = now() + CAST(:leaseMs AS integer) * interval '1 millisecond'
+         FROM (
+           SELECT c.id FROM unnest(CAST(ARRAY[:endpointIds] AS uuid[])) AS w(id)
+           CROSS JOIN LATERAL (
+             SELECT p.id FROM webhook_deliveries p
+              WHERE p.endpoint_id = w.id AND p.status = 'pending' AND p.next_attempt_at <= now()
+                AND (p.leased_until IS NULL OR p.leased_until <= now())
+              ORDER BY p.id
+              LIMIT greatest(CAST(:maxInFlight AS integer) - (
+                SELECT count(*) FROM webhook_deliveries h
+                 WHERE h.endpoint_id = w.id AND h.status = 'pending' AND h.leased_until > now()), 0)
+           ) c
+           ORDER BY c.id LIMIT :limit
+         ) chosen
+        WHERE d.id = chosen.id
+       RETURNING d.id, d.attempts`,
+      {
+        replacements: {
+          endpointIds: endpoints.map((e) => e.id),
+          maxInFlight: options.maxInFlight,
+          leaseMs: options.leaseMs,
+          limit: options.limit ?? 1000,
+        },
+        type: QueryTypes.SELECT,
+        transaction,
+      },
+    );
+  });
 }
 
 interface DeliveryRow {
   id: string;
+  endpoint_id: string;
   status: string;
   attempts: number;
   enabled: boolean;
@@ -98,29 +151,33 @@ export function webhookBody(
   return JSON.stringify(body);
 }
 
-export type DeliveryResult = 'delivered' | 'skipped' | 'refused';
+export type DeliveryOutcome = 'delivered' | 'skipped' | 'refused' | 'retrying' | 'failed';
 
-export class WebhookDeliveryFailed extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'WebhookDeliveryFailed';
-  }
+export interface DeliveryResult {
+  outcome: DeliveryOutcome;
+  endpointId: string | null;
+  error?: string;
 }
 
+/** How long an attempt keeps its delivery's lease beyond WEBHOOK_TIMEOUT_MS, for the bookkeeping around the call. */
+const ATTEMPT_LEASE_MARGIN_MS = 30_000;
+
 /**
- * Send one delivery. Answers `delivered`, `skipped` (already settled) or `refused` (the target is not
- * allowed: given up, never retried); throws WebhookDeliveryFailed when the receiver did not answer 2xx,
- * after marking the delivery `failed` if this was the last attempt.
+ * Make attempt number `attempt + 1` of one delivery, if it is still pending and no other attempt came
+ * first. Answers `delivered`; `skipped` (settled, or that attempt was made already); `refused` (the
+ * target is not allowed: given up, never retried); `retrying` (no 2xx, a later attempt is due after
+ * WEBHOOK_BACKOFF_MS doubling) or `failed` (no 2xx at the last of WEBHOOK_MAX_ATTEMPTS attempts).
+ * The target is resolved once and the request goes to the addresses that were checked.
  */
 export async function deliverWebhook(
   sequelize: Sequelize,
   settings: WebhookSettings,
   deliveryId: string,
-  lastAttempt: boolean,
-  fetchImpl: typeof fetch = fetch,
+  attempt?: number,
+  network: Omit<TargetPolicy, 'allowPrivate'> = {},
 ): Promise<DeliveryResult> {
   const [row] = await sequelize.query<DeliveryRow>(
-    `SELECT d.id, d.status, d.attempts, w.enabled, w.url, w.secret, e.id AS event_id, e.type,
+    `SELECT d.id, d.endpoint_id, d.status, d.attempts, w.enabled, w.url, w.secret, e.id AS event_id, e.type,
             e.created_at AS event_created_at, e.payload, o.amount_minor, o.currency, o.method, o.reference
        FROM webhook_deliveries d
        JOIN webhook_endpoints w ON w.id = d.endpoint_id
@@ -129,8 +186,17 @@ export async function deliverWebhook(
       WHERE d.id = :deliveryId`,
     { replacements: { deliveryId }, type: QueryTypes.SELECT },
   );
-  if (!row || row.status !== 'pending') return 'skipped';
+  if (!row || row.status !== 'pending' || (attempt !== undefined && row.attempts !== attempt)) {
+    return { outcome: 'skipped', endpointId: row?.endpoint_id ?? null };
+  }
+  const endpointId = row.endpoint_id;
+  await sequelize.query(
+    `UPDATE webhook_deliveries SET leased_until = now() + CAST(:leaseMs AS integer) * interval '1 millisecond'
+      WHERE id = :deliveryId AND status = 'pending' AND attempts = :attempts`,
+    { replacements: { deliveryId, attempts: row.attempts, leaseMs: settings.timeoutMs + ATTEMPT_LEASE_MARGIN_MS } },
+  );
   const started = Date.now();
+  const lastAttempt = row.attempts + 1 >= settings.maxAttempts;
   const record = async (outcome: { statusCode: number | null; error: string | null; final: 'delivered' | 'failed' | 'pending' }) => {
     const entry = {
       attempt: row.attempts + 1,
@@ -142,29 +208,38 @@ export async function deliverWebhook(
     await sequelize.query(
       `UPDATE webhook_deliveries
           SET attempts = attempts + 1, last_status_code = :statusCode, last_error = :error, status = :final,
-              attempt_log = attempt_log || :entry::jsonb, updated_at = now(),
+              attempt_log = attempt_log || :entry::jsonb, updated_at = now(), leased_until = NULL,
+              next_attempt_at = now() + CAST(:backoffMs AS bigint) * interval '1 millisecond',
               delivered_at = CASE WHEN :final = 'delivered' THEN now() END
-        WHERE id = :deliveryId AND status = 'pending'`,
-      { replacements: { ...outcome, entry: JSON.stringify([entry]), deliveryId } },
+        WHERE id = :deliveryId AND status = 'pending' AND attempts = :attempts`,
+      {
+        replacements: {
+          ...outcome,
+          entry: JSON.stringify([entry]),
+          deliveryId,
+          attempts: row.attempts,
+          backoffMs: settings.backoffMs * 2 ** Math.min(row.attempts, 30),
+        },
+      },
     );
   };
   if (!row.enabled) {
     await record({ statusCode: null, error: 'the endpoint was disabled', final: 'failed' });
-    return 'refused';
+    return { outcome: 'refused', endpointId };
   }
+  let target: VettedTarget;
   try {
-    await checkWebhookTarget(row.url, settings.allowPrivateTargets);
+    target = await vetWebhookTarget(row.url, { allowPrivate: settings.allowPrivateTargets, ...network });
   } catch (err) {
     if (!(err instanceof WebhookTargetError)) throw err;
     await record({ statusCode: null, error: `target refused: ${err.message}`, final: 'failed' });
-    return 'refused';
+    return { outcome: 'refused', endpointId, error: err.message };
   }
   const body = webhookBody(row);
   let statusCode: number | null = null;
   let error: string;
   try {
-    const res = await fetchImpl(row.url, {
-      method: 'POST',
+    const answer = await postToVettedTarget(target, {
       headers: {
         'content-type': 'application/json',
         'user-agent': 'Paygate-Webhooks/1',
@@ -172,19 +247,17 @@ export async function deliverWebhook(
         [SIGNATURE_HEADER]: signWebhook(row.secret, body),
       },
       body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(settings.timeoutMs),
+      timeoutMs: settings.timeoutMs,
     });
-    statusCode = res.status;
-    await res.body?.cancel();
-    if (res.status >= 200 && res.status < 300) {
+    statusCode = answer.statusCode;
+    if (statusCode >= 200 && statusCode < 300) {
       await record({ statusCode, error: null, final: 'delivered' });
-      return 'delivered';
+      return { outcome: 'delivered', endpointId };
     }
-    error = `the receiver answered ${res.status}`;
+    error = `the receiver answered ${statusCode}`;
   } catch (err) {
     error = (err as Error).message;
   }
   await record({ statusCode, error, final: lastAttempt ? 'failed' : 'pending' });
-  throw new WebhookDeliveryFailed(error);
+  return { outcome: lastAttempt ? 'failed' : 'retrying', endpointId, error };
 }

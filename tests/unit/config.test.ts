@@ -41,6 +41,7 @@ describe('unit: config', () => {
         registerSearchAttributes: true,
       });
       expect(cfg.metrics).to.deep.equal({ cacheMs: 5000 });
+      expect(cfg.webhooks).to.include({ allowPrivateTargets: false, maxEndpointsPerUser: 10, maxInFlightPerEndpoint: 2 });
       expect(cfg.jwt.issuer).to.equal('paygate');
       expect(cfg.jwt.audience).to.equal('paygate-api');
       expect(cfg.jwt.ttlSeconds).to.equal(900);
@@ -107,6 +108,7 @@ describe('unit: config', () => {
       ['a zero login limit per address', { RATE_LIMIT_LOGIN_PER_ACCOUNT_AND_IP: '0' }, 'RATE_LIMIT_LOGIN_PER_ACCOUNT_AND_IP'],
       ['a JWT TTL under a minute', { JWT_TTL_SECONDS: '10' }, 'JWT_TTL_SECONDS'],
       ['a JWT TTL over an hour', { JWT_TTL_SECONDS: '86400' }, 'JWT_TTL_SECONDS'],
+      ['no webhook slot per endpoint', { WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: '0' }, 'WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT'],
       ['a malformed FX table', { FX_RATES_TO_KES: 'USD:129' }, 'FX_RATES_TO_KES'],
       ['a negative limit', { LIMIT_VERIFIED_DAILY_KES: '-1' }, 'LIMIT_VERIFIED_DAILY_KES'],
       ['a bad ADMIN_EMAIL', { ADMIN_EMAIL: 'root', ADMIN_PASSWORD: 'a-very-long-admin-password' }, 'ADMIN_EMAIL'],
