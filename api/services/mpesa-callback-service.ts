@@ -60,11 +60,14 @@ export async function handleB2cResult(
 
 const IGNORED: DarajaAck = { ResultCode: 1, ResultDesc: 'Ignored' };
 
-/** Only an order submitted on the Daraja rail can be resolved by a Daraja callback. */
+/**
+ * Only an order submitted on the Daraja rail can be resolved by a Daraja callback: the request it resolves
+ * is one Daraja accepted (`rail_requests`), and the order, when there is one, records Daraja as its rail.
+ */
 async function onDaraja(orderId: string): Promise<boolean> {
   if (!isUuid(orderId)) return false;
   const order = await Order.findByPk(orderId, { attributes: ['id', 'rail'] });
-  return order?.rail === 'daraja';
+  return !order || order.rail === 'daraja';
 }
 
 async function signalOutcome(orderId: string, outcome: RailOutcome): Promise<DarajaAck> {
