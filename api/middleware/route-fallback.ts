@@ -33,5 +33,5 @@ export function routeFallback(routers: { base: string; router: Router }[]): Requ
  */
 export function unmountRoute(router: Router, path: string): void {
   const stack = router.stack as unknown as Layer[];
-  for (let i = stack.length - 1; i >= 0; i--) if (stack[i]!.route?.path === path) stack.splice(i, 1);
+  for (let i = stack.length - 1; i >= 0; i--) if (stack[i].route?.path === path) stack.splice(i, 1);
 }

@@ -118,7 +118,7 @@ describe('provider callbacks and their rails', function () {
       );
       expect(recorded).to.have.length(1);
       expect(recorded[0]).to.deep.include({ rail: 'sandbox', order_status: 'failed', verdict: 'contradicts' });
-      expect(recorded[0]!.outcome).to.deep.include({ state: 'succeeded', reference: 'SBX-LATE-1' });
+      expect(recorded[0].outcome).to.deep.include({ state: 'succeeded', reference: 'SBX-LATE-1' });
       expect(await statusOf(orderId)).to.equal('failed');
       await until(
         'the late result in /metrics',
