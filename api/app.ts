@@ -80,6 +80,8 @@ export function createApp(): Express {
   app.use(healthRouter());
   app.get('/metrics', metricsEndpoint);
   const spec = loadOpenApiSpec();
+  // Without a method on the sandbox rail its callback is neither routed (below) nor documented.
+  if (!sandboxRailInUse()) delete (spec.paths as Record<string, unknown>)['/callbacks/sandbox'];
   app.get('/openapi.json', (_req, res) => {
     res.json(spec);
   });
