@@ -261,8 +261,10 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
       ops.filter((k) => !(k in MATRIX)),
       'operations without a row in the role matrix',
     ).to.deep.equal([]);
+    // With every method on a real rail the sandbox callback is neither served nor documented.
+    const unmounted = realRails ? ['POST /callbacks/sandbox'] : [];
     expect(
-      Object.keys(MATRIX).filter((k) => !ops.includes(k)),
+      Object.keys(MATRIX).filter((k) => !ops.includes(k) && !unmounted.includes(k)),
       'rows for operations the spec does not have',
     ).to.deep.equal([]);
   });
