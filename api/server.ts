@@ -1,3 +1,4 @@
+import '../platform/boot';
 import type { Server } from 'node:http';
 import { configOrExit } from '../platform/config';
 import { closeDatabase, database } from '../platform/database';

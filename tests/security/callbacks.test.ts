@@ -217,7 +217,8 @@ describe('provider callbacks and their rails', function () {
       const guard = setTimeout(() => child.kill('SIGKILL'), 20_000);
       const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
       clearTimeout(guard);
-      expect(code, stderr).to.be.a('number').and.not.equal(0);
+      expect(code, stderr).to.equal(78);
+      expect(stderr).to.match(/^Invalid configuration:/);
       expect(stderr).to.include('JWT_SECRET');
       expect(stderr).to.include('SANDBOX_CALLBACK_SECRET');
     });
