@@ -95,6 +95,7 @@ interface DatabaseFigures {
   payments: { status: string; method: string; n: number }[];
   appeals: { status: string; n: number }[];
   refreshes: { catalogue: string; refreshed_at: Date }[];
+  lateResults: { verdict: string; n: number }[];
 }
 
 /** Three small aggregates in one short transaction, under a statement timeout. */
@@ -109,6 +110,9 @@ const readDatabase = cachedRead<DatabaseFigures>('postgres', () =>
       ),
       appeals: await select<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM appeals GROUP BY status'),
       refreshes: await select<{ catalogue: string; refreshed_at: Date }>('SELECT catalogue, refreshed_at FROM catalogue_refreshes'),
+      lateResults: await select<{ verdict: string; n: number }>(
+        'SELECT verdict, count(*)::int AS n FROM late_rail_results GROUP BY verdict',
+      ),
     };
   }),
 );
@@ -181,6 +185,20 @@ new Gauge({
     for (const { catalogue, refreshed_at } of figures?.refreshes ?? []) {
       this.set({ catalogue }, Math.max(0, (Date.now() - new Date(refreshed_at).getTime()) / 1000));
     }
+  },
+});
+
+new Gauge({
+  name: 'paygate_late_rail_results',
+  help: 'Rail results that arrived after their order closed, by verdict (agrees, contradicts: an operator must reconcile, unsettled)',
+  labelNames: ['verdict'] as const,
+  registers: [registry],
+  async collect() {
+    const figures = await readDatabase();
+    this.reset();
+    if (!figures) return;
+    for (const verdict of ['agrees', 'contradicts', 'unsettled']) this.set({ verdict }, 0);
+    for (const { verdict, n } of figures.lateResults) this.set({ verdict }, n);
   },
 });
 

@@ -1,3 +1,4 @@
+import '../platform/boot';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { configOrExit } from '../platform/config';

@@ -26,6 +26,8 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
   declare failureCode: CreationOptional<string | null>;
   declare failureReason: CreationOptional<string | null>;
   declare railReference: CreationOptional<string | null>;
+  /** The connector the order was submitted on (`sandbox`, `jenga`, `daraja`, `ccxt`); null before submission. */
+  declare rail: CreationOptional<string | null>;
   /** Bank transfers: how the money leaves the primary bank (`internal`, `pesalink`, `rtgs`). */
   declare route: CreationOptional<BankRoute | null>;
   declare workflowId: string;
@@ -51,6 +53,7 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
         failureCode: { type: DataTypes.TEXT, allowNull: true },
         failureReason: { type: DataTypes.TEXT, allowNull: true },
         railReference: { type: DataTypes.TEXT, allowNull: true },
+        rail: { type: DataTypes.TEXT, allowNull: true },
         route: { type: DataTypes.TEXT, allowNull: true },
         workflowId: { type: DataTypes.TEXT, allowNull: false },
         workflowStartedAt: { type: DataTypes.DATE, allowNull: true },

@@ -7,6 +7,19 @@ import { z } from 'zod';
  */
 
 const DEV_JWT_SECRET = 'paygate-dev-secret-change-me-0123456789abcdef';
+const DEV_SANDBOX_CALLBACK_SECRET = 'paygate-sandbox-callback-secret';
+
+/** The secrets with a built-in (public) default, taken only by a local development or test run. */
+const DEFAULTED_SECRETS = { JWT_SECRET: DEV_JWT_SECRET, SANDBOX_CALLBACK_SECRET: DEV_SANDBOX_CALLBACK_SECRET } as const;
+
+/** A listen address only this machine can reach: 127.0.0.0/8, ::1, localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
+  return h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1' || /^127(\.\d{1,3}){3}$/.test(h) || h === '::ffff:127.0.0.1';
+}
 
 const intFrom = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(fallback);
 const boolFrom = (fallback: boolean) =>
@@ -137,7 +150,7 @@ const schema = z
     PAYMENT_POLL_AFTER_MS: intFrom(5000, 10),
     PAYMENT_SETTLE_TIMEOUT_MS: intFrom(15 * 60 * 1000, 100),
     SANDBOX_CALLBACK_DELAY_MS: intFrom(300),
-    SANDBOX_CALLBACK_SECRET: z.string().min(16).default('paygate-sandbox-callback-secret'),
+    SANDBOX_CALLBACK_SECRET: z.string().min(16).default(DEV_SANDBOX_CALLBACK_SECRET),
 
     RECONCILE_INTERVAL_MS: intFrom(15000, 100),
     RECONCILE_GRACE_MS: intFrom(5000, 0),
@@ -209,8 +222,20 @@ const schema = z
     WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: intFrom(2, 1, 100),
   })
   .superRefine((env, ctx) => {
-    if (env.NODE_ENV === 'production' && env.JWT_SECRET === DEV_JWT_SECRET) {
-      ctx.addIssue({ code: 'custom', path: ['JWT_SECRET'], message: 'the default secret is refused in production' });
+    // A public default secret is only for a local run: development or test, listening on loopback. Any
+    // other deployment (production, or a forgotten NODE_ENV on a public HOST) must set its own.
+    const localRun = (env.NODE_ENV === 'development' || env.NODE_ENV === 'test') && isLoopbackHost(env.HOST);
+    for (const [name, builtIn] of Object.entries(DEFAULTED_SECRETS)) {
+      if (!localRun && env[name as keyof typeof DEFAULTED_SECRETS] === builtIn) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message:
+            env.NODE_ENV === 'production'
+              ? `the built-in default is refused in production; set ${name}`
+              : `the built-in default is accepted only with NODE_ENV=development or test and a loopback HOST (HOST is ${env.HOST}); set ${name}`,
+        });
+      }
     }
     if ((env.TEMPORAL_TLS_CERT_PATH === undefined) !== (env.TEMPORAL_TLS_KEY_PATH === undefined)) {
       ctx.addIssue({
@@ -247,6 +272,22 @@ const schema = z
       'DARAJA_B2C_SECURITY_CREDENTIAL',
     ]);
     requireWhen(env.RAIL_CRYPTO === 'ccxt', 'RAIL_CRYPTO=ccxt', ['CCXT_EXCHANGE', 'CCXT_API_KEY', 'CCXT_SECRET']);
+    // Daraja posts every result to PUBLIC_BASE_URL: without it the results would go to the listen address.
+    if (env.RAIL_MOBILE_MONEY === 'daraja') {
+      if (!env.PUBLIC_BASE_URL) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['PUBLIC_BASE_URL'],
+          message: 'required when RAIL_MOBILE_MONEY=daraja (the callback base URL)',
+        });
+      } else if (!env.PUBLIC_BASE_URL.startsWith('https://') && env.NODE_ENV === 'production') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['PUBLIC_BASE_URL'],
+          message: 'must be an https URL when RAIL_MOBILE_MONEY=daraja in production',
+        });
+      }
+    }
   });
 
 type Env = z.infer<typeof schema>;

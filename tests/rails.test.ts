@@ -10,6 +10,8 @@ import { freePort, until } from './support/processes';
 import { stack } from './support/stack';
 import { startRailFakes, type RailFakes } from './fakes/rails';
 import { callbackToken, DarajaConnector } from '../domain/connectors/daraja';
+import { signSandboxCallback } from '../domain/connectors/sandbox';
+import { loadConfig } from '../platform/config';
 import { database } from '../platform/database';
 import { rows } from './support/db';
 
@@ -304,6 +306,98 @@ describe('real rails against local provider fakes', function () {
         'Result.ResultCode': 2001,
         'Result.ResultDesc': 'The initiator information is invalid.',
       });
+    });
+
+    it('then a signed sandbox callback cannot fail the payout: no method uses the sandbox, so its endpoint is gone', async () => {
+      const user = await newUser();
+      fakes.daraja.silentPhones.add('254712000771');
+      try {
+        const res = await initiate(user, mpesa('+254712000771'));
+        const orderId = (res.body as { order_id: string }).order_id;
+        const conversation = await until('the B2C payout', () => Promise.resolve(payoutOf(orderId)?.conversation));
+        const raw = JSON.stringify({
+          reference: conversation,
+          merchant_reference: orderId,
+          status: 'failed',
+          failure_code: 'insufficient_funds',
+          provider_code: null,
+        });
+        const forged = await rails()
+          .post('/api/v1/callbacks/sandbox')
+          .set('Content-Type', 'application/json')
+          .set('X-Sandbox-Signature', signSandboxCallback(loadConfig({}).sandbox.callbackSecret, raw))
+          .send(raw);
+        expect(forged.status, forged.text).to.equal(404);
+        expect((forged.body as { detail?: string }).detail).to.equal('no route for POST /api/v1/callbacks/sandbox');
+        // M-Pesa paid: the order completes and the money stays spent, never released back to the payer.
+        const order = await settled(user, orderId);
+        expect([order.status, order.failure_code]).to.deep.equal(['completed', null]);
+        const [recorded] = await rows<{ rail: string }>('SELECT rail FROM orders WHERE id = :orderId', { orderId });
+        expect(recorded?.rail).to.equal('daraja');
+      } finally {
+        fakes.daraja.silentPhones.delete('254712000771');
+      }
+    });
+
+    it('then a status result whose ConversationID matches no status query is refused and changes nothing', async () => {
+      const user = await newUser();
+      fakes.daraja.silentPhones.add('254712000772');
+      try {
+        const res = await initiate(user, mpesa('+254712000772'));
+        const orderId = (res.body as { order_id: string }).order_id;
+        await until('the B2C payout', () => Promise.resolve(payoutOf(orderId)?.conversation));
+        const [pending] = await rows<{ status: string }>(`SELECT status FROM rail_requests WHERE order_id = :orderId AND kind = 'b2c'`, {
+          orderId,
+        });
+        expect(pending?.status).to.equal('pending');
+        // The order's own token (it travels in every URL Paygate hands out), but ids of no query Paygate sent.
+        const forged = await rails()
+          .post(`/api/v1/callbacks/mpesa/b2c/${orderId}/status?token=${callbackToken(secret(), orderId)}`)
+          .send({
+            Result: {
+              ResultType: 0,
+              ResultCode: 0,
+              ResultDesc: 'The service request is processed successfully.',
+              OriginatorConversationID: 'forged-originator-1',
+              ConversationID: 'AG_20261123_forgedforgedforged',
+              ResultParameters: { ResultParameter: [{ Key: 'TransactionStatus', Value: 'Failed' }] },
+            },
+          });
+        expect(forged.body).to.deep.equal({ ResultCode: 1, ResultDesc: 'Ignored' });
+        const order = await settled(user, orderId);
+        expect([order.status, order.failure_code]).to.deep.equal(['completed', null]);
+      } finally {
+        fakes.daraja.silentPhones.delete('254712000772');
+      }
+    });
+
+    it('then a result for a payout whose order already closed is recorded as a late result that contradicts it', async () => {
+      const user = await newUser();
+      const orderId = randomUUID();
+      const conversation = `AG_20261123_late${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+      await database().query(
+        `INSERT INTO orders (id, user_id, idempotency_key, amount_minor, kes_equivalent_minor, currency, method, destination, status,
+                             failure_code, rail, rail_reference, workflow_id, workflow_started_at)
+         VALUES (:orderId, :userId, :key, 150000, 150000, 'KES', 'mobile_money', '{"provider":"mpesa","phone":"+254712345678"}',
+                 'failed', 'rail_timeout', 'daraja', :conversation, :workflowId, now())`,
+        { replacements: { orderId, userId: user.id, key: randomUUID(), conversation, workflowId: `payment-${orderId}` } },
+      );
+      await database().query(
+        `INSERT INTO rail_requests (id, rail, order_id, kind, provider_reference, merchant_reference)
+         VALUES (:id, 'daraja', :orderId, 'b2c', :conversation, :orderId)`,
+        { replacements: { id: randomUUID(), orderId, conversation } },
+      );
+      const res = await rails()
+        .post(`/api/v1/callbacks/mpesa/b2c/${orderId}/result?token=${callbackToken(secret(), orderId)}`)
+        .send({
+          Result: { ResultType: 0, ResultCode: 0, ResultDesc: 'paid', OriginatorConversationID: orderId, ConversationID: conversation },
+        });
+      expect(res.body).to.deep.equal({ ResultCode: 0, ResultDesc: 'Accepted' });
+      const late = await rows<{ rail: string; order_status: string; verdict: string }>(
+        'SELECT rail, order_status, verdict FROM late_rail_results WHERE order_id = :orderId',
+        { orderId },
+      );
+      expect(late).to.deep.equal([{ rail: 'daraja', order_status: 'failed', verdict: 'contradicts' }]);
     });
 
     it('then an amount with cents is refused: M-Pesa takes whole shillings', async () => {

@@ -17,12 +17,14 @@ export class CallbacksController extends Controller {
   /**
    * Provider-to-Paygate: outcome notifications from the sandbox rails. No bearer token; each one must carry
    * an HMAC-SHA256 of the raw body with the sandbox callback secret in `X-Sandbox-Signature` (401 otherwise).
+   * Only an order submitted on the sandbox rail can be named: any other is unknown here (404). When no
+   * payment method uses the sandbox rail, this endpoint is not served (404).
    */
   @Post('sandbox')
   @SuccessResponse(204, 'Accepted')
   @Response<Problem>(400, 'A body that is not a sandbox callback')
   @Response<Problem>(401, 'Bad signature')
-  @Response<Problem>(404, 'Unknown reference')
+  @Response<Problem>(404, 'Unknown reference, or an order not on the sandbox rail')
   public async sandbox(
     @Body() _body: SandboxCallbackBody,
     @Header('X-Sandbox-Signature') signature: string | undefined,

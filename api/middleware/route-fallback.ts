@@ -26,3 +26,12 @@ export function routeFallback(routers: { base: string; router: Router }[]): Requ
     }
   };
 }
+
+/**
+ * Take a registered route off a router, so it answers exactly as a path that never existed (404). For
+ * endpoints the configuration leaves unused, such as the sandbox rail's callback when no method uses it.
+ */
+export function unmountRoute(router: Router, path: string): void {
+  const stack = router.stack as unknown as Layer[];
+  for (let i = stack.length - 1; i >= 0; i--) if (stack[i].route?.path === path) stack.splice(i, 1);
+}

@@ -1,27 +1,30 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { config } from '../../platform/config';
 import { AppError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
-import { componentLogger } from '../../platform/logger';
-import { temporalClient } from '../../platform/temporal';
 import { Order } from '../../models';
 import { describeFailure, verifySandboxCallback, type SandboxCallbackBody } from '../../domain/connectors/sandbox';
-import { railOutcomeSignal, type RailOutcomeSignal } from '../../workflows/shared';
+import type { RailOutcomeSignal } from '../../workflows/shared';
+import { deliverRailOutcome } from './rail-outcome';
 
-const log = componentLogger('callbacks');
+/** Whether any method pays through the sandbox rail: without one, its callback endpoint is not mounted. */
+export const sandboxRailInUse = (): boolean => Object.values(config().rails).includes('sandbox');
 
-/** A signed outcome from the sandbox rail: tie it to its order and signal the order's workflow. */
+/**
+ * A signed outcome from the sandbox rail: tie it to its order and signal the order's workflow. Only an
+ * order submitted on the sandbox rail can be resolved by it; any other order is unknown here (404), as a
+ * sandbox outcome says nothing about money a real rail moved.
+ */
 export async function handleSandboxCallback(rawBody: string, signature: string | undefined): Promise<void> {
   if (!verifySandboxCallback(config().sandbox.callbackSecret, rawBody, signature)) {
     throw new AppError('unauthenticated', 'the callback signature is not valid');
   }
   const body = JSON.parse(rawBody) as SandboxCallbackBody;
   // Tie the callback to its order by the merchant reference the rail echoes: the callback may arrive
-  // before the submitting activity has recorded the rail's own reference on the order.
+  // before the submitting activity has recorded the rail's own reference on the order (never before the rail).
   const order = isUuid(body.merchant_reference)
-    ? await Order.findByPk(body.merchant_reference, { attributes: ['id', 'workflowId', 'railReference'] })
+    ? await Order.findByPk(body.merchant_reference, { attributes: ['id', 'workflowId', 'status', 'rail', 'railReference'] })
     : null;
-  if (!order || (order.railReference !== null && order.railReference !== body.reference)) {
+  if (!order || order.rail !== 'sandbox' || (order.railReference !== null && order.railReference !== body.reference)) {
     throw new AppError('not_found', `no order for rail reference ${body.reference}`);
   }
   const outcome: RailOutcomeSignal =
@@ -34,12 +37,5 @@ export async function handleSandboxCallback(rawBody: string, signature: string |
           reason: describeFailure(body.failure_code ?? 'rail_error', body.provider_code),
           providerCode: body.provider_code ?? undefined,
         };
-  try {
-    await temporalClient().workflow.getHandle(order.workflowId).signal(railOutcomeSignal, outcome);
-  } catch (err) {
-    // The workflow already finished (it resolved the outcome by polling): the callback is a duplicate.
-    if (err instanceof WorkflowNotFoundError) return;
-    log.warn({ orderId: order.id, err: (err as Error).message }, 'could not signal the payment workflow');
-    throw new AppError('dependency_unavailable', 'the workflow engine is unavailable; retry the callback');
-  }
+  await deliverRailOutcome(order, 'sandbox', outcome);
 }

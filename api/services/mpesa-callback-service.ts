@@ -1,10 +1,7 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { config } from '../../platform/config';
 import { database } from '../../platform/database';
-import { AppError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
-import { temporalClient } from '../../platform/temporal';
 import { Order } from '../../models';
 import {
   resolveB2cResult,
@@ -14,7 +11,7 @@ import {
   type StkCallback,
 } from '../../domain/connectors/daraja';
 import type { RailOutcome } from '../../domain/connectors';
-import { railOutcomeSignal } from '../../workflows/shared';
+import { deliverRailOutcome } from './rail-outcome';
 
 const log = componentLogger('mpesa-callbacks');
 
@@ -30,7 +27,7 @@ export interface DarajaAck {
  */
 export async function handleStkCallback(orderId: string, token: string | undefined, body: StkCallback): Promise<DarajaAck> {
   const secret = config().daraja.callbackSecret;
-  const resolved = secret && isUuid(orderId) ? await resolveStkCallback(database(), secret, orderId, token, body) : null;
+  const resolved = secret && (await onDaraja(orderId)) ? await resolveStkCallback(database(), secret, orderId, token, body) : null;
   if (!resolved) {
     log.warn({ orderId, checkout: body?.Body?.stkCallback?.CheckoutRequestID }, 'ignored an STK callback that matches no pending request');
     return IGNORED;
@@ -41,7 +38,8 @@ export async function handleStkCallback(orderId: string, token: string | undefin
 /**
  * A B2C payout's result, its Transaction Status query's result, or its queue timeout, posted by Daraja to
  * the URLs Paygate gave it. Taken under the same rule as STK callbacks: the order's token, and a pending
- * payout of that order (for a result, the ConversationID and OriginatorConversationID it recorded). A
+ * payout of that order (for a result, the ConversationID and OriginatorConversationID recorded for the
+ * payout; for a status result, those recorded for one of the status queries Paygate sent for it). A
  * timeout is acknowledged and decides nothing: the workflow's status query does.
  */
 export async function handleB2cResult(
@@ -51,7 +49,7 @@ export async function handleB2cResult(
   body: DarajaResult,
 ): Promise<DarajaAck> {
   const secret = config().daraja.callbackSecret;
-  const resolved = secret && isUuid(orderId) ? await resolveB2cResult(database(), secret, orderId, token, kind, body) : null;
+  const resolved = secret && (await onDaraja(orderId)) ? await resolveB2cResult(database(), secret, orderId, token, kind, body) : null;
   if (!resolved) {
     if (kind === 'timeout') log.info({ orderId }, 'a B2C request timed out in the M-Pesa queue; the status query will tell');
     else log.warn({ orderId, kind, conversation: body?.Result?.ConversationID }, 'ignored a B2C result that resolves no pending payout');
@@ -62,16 +60,21 @@ export async function handleB2cResult(
 
 const IGNORED: DarajaAck = { ResultCode: 1, ResultDesc: 'Ignored' };
 
+/**
+ * Only an order submitted on the Daraja rail can be resolved by a Daraja callback: the request it resolves
+ * is one Daraja accepted (`rail_requests`), and the order, when there is one, records Daraja as its rail.
+ */
+async function onDaraja(orderId: string): Promise<boolean> {
+  if (!isUuid(orderId)) return false;
+  const order = await Order.findByPk(orderId, { attributes: ['id', 'rail'] });
+  return !order || order.rail === 'daraja';
+}
+
 async function signalOutcome(orderId: string, outcome: RailOutcome): Promise<DarajaAck> {
-  const order = await Order.findByPk(orderId, { attributes: ['id', 'workflowId'] });
+  const order = await Order.findByPk(orderId, { attributes: ['id', 'workflowId', 'status'] });
   if (!order) return IGNORED;
-  try {
-    await temporalClient().workflow.getHandle(order.workflowId).signal(railOutcomeSignal, outcome);
-  } catch (err) {
-    // Finished already: the result is recorded on the request, and the workflow's poll read it.
-    if (err instanceof WorkflowNotFoundError) return { ResultCode: 0, ResultDesc: 'Accepted' };
-    log.warn({ orderId, err: (err as Error).message }, 'could not signal the payment workflow; its poll will read the recorded result');
-    throw new AppError('dependency_unavailable', 'the workflow engine is unavailable');
-  }
+  // The result is recorded on the request whatever happens next: a workflow still running takes it (or
+  // its poll reads it); for a closed order it is also recorded as a late result and raised to operators.
+  await deliverRailOutcome(order, 'daraja', outcome);
   return { ResultCode: 0, ResultDesc: 'Accepted' };
 }

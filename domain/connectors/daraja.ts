@@ -172,7 +172,7 @@ export function transactionStatusOutcome(reference: string, result: DarajaResult
 /**
  * Record a B2C result on the payout it belongs to. `result`: tied by ConversationID and our
  * OriginatorConversationID; `status` (the Transaction Status query's answer): tied by the order's token to
- * its pending payout; `timeout`: the request timed out in Daraja's queue, which decides nothing (the status
+ * its pending payout and by the ConversationID and OriginatorConversationID of a query sent for it; `timeout`: the request timed out in Daraja's queue, which decides nothing (the status
  * query will). Returns the order and its outcome, or null when nothing was resolved.
  */
 export async function resolveB2cResult(
@@ -197,6 +197,16 @@ export async function resolveB2cResult(
     if (result.ConversationID !== payout.provider_reference || result.OriginatorConversationID !== payout.merchant_reference) return null;
     outcome = darajaOutcome(payout.provider_reference, str(result.ResultCode) ?? '', result.ResultDesc);
   } else if (kind === 'status') {
+    // The Transaction Status result carries the ids of the query it answers: one Paygate sent for this payout.
+    const [query] = await sequelize.query<{ order_id: string }>(
+      `SELECT order_id FROM rail_status_queries
+        WHERE rail = 'daraja' AND order_id = :orderId AND conversation_id = :conversation AND originator_conversation_id = :originator`,
+      {
+        replacements: { orderId, conversation: str(result.ConversationID) ?? '', originator: str(result.OriginatorConversationID) ?? '' },
+        type: QueryTypes.SELECT,
+      },
+    );
+    if (!query) return null;
     outcome = transactionStatusOutcome(payout.provider_reference, result);
   } else {
     return null;
@@ -406,7 +416,19 @@ export class DarajaConnector implements RailConnector {
       Remarks: 'Paygate payout status',
       Occasion: row.order_id.replace(/-/g, '').slice(-12),
     });
-    if (res.status === 200 && str(res.body.ResponseCode) === '0') return { state: 'pending', reference: row.provider_reference };
+    if (res.status === 200 && str(res.body.ResponseCode) === '0') {
+      // Its result is taken only with the ids Daraja gave this query (see resolveB2cResult).
+      const conversation = str(res.body.ConversationID);
+      const originator = str(res.body.OriginatorConversationID);
+      if (conversation && originator) {
+        await this.options.sequelize.query(
+          `INSERT INTO rail_status_queries (rail, order_id, conversation_id, originator_conversation_id)
+           VALUES ('daraja', :orderId, :conversation, :originator) ON CONFLICT DO NOTHING`,
+          { replacements: { orderId: row.order_id, conversation, originator } },
+        );
+      }
+      return { state: 'pending', reference: row.provider_reference };
+    }
     const error = refusal(res, 'status query');
     // A refused query says nothing about the payout: a transient refusal is retried by the activity, any
     // other leaves it pending, to be asked again and, without an answer, to time out as `rail_timeout`.

@@ -150,13 +150,14 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
   });
 
   /** The Transaction Status query's `Result`: ResultCode 0 and TransactionStatus, or the payout's failure. */
-  const statusResult = (p: Payout) => ({
+  const statusResult = (p: Payout, query: { ConversationID: string; OriginatorConversationID: string }) => ({
     Result: {
       ResultType: 0,
       ResultCode: p.resultCode === '0' ? 0 : Number(p.resultCode),
       ResultDesc: p.resultCode === '0' ? 'The service request is processed successfully.' : resultDesc(p.resultCode),
-      OriginatorConversationID: `${randomBytes(4).toString('hex')}-${Date.now()}-1`,
-      ConversationID: `AG_${Date.now()}_${randomBytes(8).toString('hex')}`,
+      // The ids of the query it answers, as its synchronous answer gave them.
+      OriginatorConversationID: query.OriginatorConversationID,
+      ConversationID: query.ConversationID,
       TransactionID: p.receipt,
       ResultParameters: {
         ResultParameter: [
@@ -241,12 +242,15 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
       const payout = [...payouts.values()].find((p) => p.originator === wanted || p.conversation === wanted || p.receipt === wanted);
       if (!payout) return Promise.resolve(error(400, '400.002.02', 'Bad Request - Invalid OriginalConversationID'));
       const resultUrl = body.ResultURL;
-      setTimeout(() => void post(resultUrl, statusResult(payout)), Math.max(50, payout.settlesAt - Date.now())).unref();
+      const query = {
+        ConversationID: `AG_${Date.now()}_${randomBytes(8).toString('hex')}`,
+        OriginatorConversationID: `${randomBytes(4).toString('hex')}-${Date.now()}-1`,
+      };
+      setTimeout(() => void post(resultUrl, statusResult(payout, query)), Math.max(50, payout.settlesAt - Date.now())).unref();
       return Promise.resolve({
         status: 200,
         body: {
-          ConversationID: `AG_${Date.now()}_${randomBytes(8).toString('hex')}`,
-          OriginatorConversationID: `${randomBytes(4).toString('hex')}-${Date.now()}-1`,
+          ...query,
           ResponseCode: '0',
           ResponseDescription: 'Accept the service request successfully.',
         },

@@ -61,6 +61,7 @@ describe('unit: config', () => {
       const cfg = loadConfig({
         NODE_ENV: 'production',
         JWT_SECRET: STRONG_SECRET,
+        SANDBOX_CALLBACK_SECRET: STRONG_SECRET,
         PORT: '8080',
         HOST: '0.0.0.0',
         PUBLIC_BASE_URL: 'https://pay.example.com/',
@@ -88,6 +89,75 @@ describe('unit: config', () => {
     it('then development and test accept it', () => {
       expect(loadConfig({ NODE_ENV: 'development' }).env).to.equal('development');
       expect(loadConfig({ NODE_ENV: 'test' }).env).to.equal('test');
+    });
+  });
+
+  describe('when a built-in default secret is used', () => {
+    const secrets = ['JWT_SECRET', 'SANDBOX_CALLBACK_SECRET'];
+    const others = (name: string) => Object.fromEntries(secrets.filter((s) => s !== name).map((s) => [s, STRONG_SECRET]));
+
+    for (const name of secrets) {
+      it(`then ${name} is refused on HOST=0.0.0.0 even with NODE_ENV=development, naming ${name}`, () => {
+        const err = expectConfigError({ NODE_ENV: 'development', HOST: '0.0.0.0', ...others(name) }, name);
+        expect(err.problems).to.have.length(1);
+        expect(err.message).to.include('loopback');
+      });
+
+      it(`then ${name} is refused on HOST=0.0.0.0 when NODE_ENV is not set`, () => {
+        expectConfigError({ HOST: '0.0.0.0', ...others(name) }, name);
+      });
+
+      it(`then ${name} is refused in production even on loopback`, () => {
+        const err = expectConfigError({ NODE_ENV: 'production', HOST: '127.0.0.1', ...others(name) }, name);
+        expect(err.message).to.match(/refused in production/);
+      });
+
+      it(`then ${name} set to its public default value explicitly is refused just the same`, () => {
+        const builtIn = name === 'JWT_SECRET' ? loadConfig({}).jwt.secret : loadConfig({}).sandbox.callbackSecret;
+        expectConfigError({ HOST: '10.0.0.5', [name]: builtIn, ...others(name) }, name);
+      });
+    }
+
+    for (const host of ['127.0.0.1', '127.0.1.1', '::1', '[::1]', 'localhost']) {
+      it(`then test and development on loopback ${host} accept them`, () => {
+        expect(loadConfig({ NODE_ENV: 'test', HOST: host }).env).to.equal('test');
+        expect(loadConfig({ NODE_ENV: 'development', HOST: host }).env).to.equal('development');
+      });
+    }
+
+    it('then a public HOST with real secrets boots', () => {
+      const cfg = loadConfig({ HOST: '0.0.0.0', JWT_SECRET: STRONG_SECRET, SANDBOX_CALLBACK_SECRET: STRONG_SECRET });
+      expect(cfg.http.host).to.equal('0.0.0.0');
+    });
+  });
+
+  describe('when M-Pesa goes through Daraja', () => {
+    const daraja = {
+      RAIL_MOBILE_MONEY: 'daraja',
+      DARAJA_CONSUMER_KEY: 'k',
+      DARAJA_CONSUMER_SECRET: 's',
+      DARAJA_SHORTCODE: '174379',
+      DARAJA_PASSKEY: 'p',
+      DARAJA_CALLBACK_SECRET: 'a-daraja-callback-secret-0123456789',
+      DARAJA_B2C_INITIATOR_NAME: 'i',
+      DARAJA_B2C_SECURITY_CREDENTIAL: 'c',
+    };
+    const production = { NODE_ENV: 'production', JWT_SECRET: STRONG_SECRET, SANDBOX_CALLBACK_SECRET: STRONG_SECRET };
+
+    it('then a missing PUBLIC_BASE_URL is refused at boot, naming it', () => {
+      const err = expectConfigError({ ...daraja }, 'PUBLIC_BASE_URL');
+      expect(err.message).to.include('RAIL_MOBILE_MONEY=daraja');
+    });
+
+    it('then production needs an https PUBLIC_BASE_URL', () => {
+      expectConfigError({ ...daraja, ...production, PUBLIC_BASE_URL: 'http://pay.example.com' }, 'PUBLIC_BASE_URL');
+      expect(loadConfig({ ...daraja, ...production, PUBLIC_BASE_URL: 'https://pay.example.com' }).http.publicBaseUrl).to.equal(
+        'https://pay.example.com',
+      );
+    });
+
+    it('then a test run may call back on loopback http', () => {
+      expect(loadConfig({ ...daraja, NODE_ENV: 'test', PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }).rails.mobile_money).to.equal('daraja');
     });
   });
 

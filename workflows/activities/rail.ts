@@ -8,6 +8,8 @@ import { RailError, type RailAccepted, type RailConnector, type RailSubmission }
  */
 export async function submitAndRecord(connector: RailConnector, submission: RailSubmission): Promise<RailAccepted> {
   try {
+    // Recorded before the rail can answer: a callback is taken only for an order of the rail that sends it.
+    await Order.update({ rail: connector.name, updatedAt: new Date() }, { where: { id: submission.orderId } });
     const accepted = await connector.submit(submission);
     await Order.update({ railReference: accepted.reference, updatedAt: new Date() }, { where: { id: submission.orderId } });
     return accepted;
