@@ -95,9 +95,10 @@ interface DatabaseFigures {
   payments: { status: string; method: string; n: number }[];
   appeals: { status: string; n: number }[];
   refreshes: { catalogue: string; refreshed_at: Date }[];
+  overdue: { n: number }[];
 }
 
-/** Three small aggregates in one short transaction, under a statement timeout. */
+/** Small aggregates in one short transaction, under a statement timeout. */
 const readDatabase = cachedRead<DatabaseFigures>('postgres', () =>
   database().transaction(async (transaction) => {
     const sequelize = database();
@@ -109,6 +110,7 @@ const readDatabase = cachedRead<DatabaseFigures>('postgres', () =>
       ),
       appeals: await select<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM appeals GROUP BY status'),
       refreshes: await select<{ catalogue: string; refreshed_at: Date }>('SELECT catalogue, refreshed_at FROM catalogue_refreshes'),
+      overdue: await select<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE status = 'processing' AND overdue_at IS NOT NULL"),
     };
   }),
 );
@@ -153,6 +155,17 @@ new Gauge({
     // Every pair is present, at zero when no order is in it, so that rates and alerts see the series.
     for (const status of ORDER_STATUSES) for (const method of PAYMENT_METHODS) this.set({ status, method }, 0);
     for (const { status, method, n } of figures.payments) this.set({ status, method }, n);
+  },
+});
+
+new Gauge({
+  name: 'paygate_payments_overdue',
+  help: 'Payments still processing past the settle deadline: the rail gave no definite answer yet, their holds are kept',
+  registers: [registry],
+  async collect() {
+    const figures = await readDatabase();
+    this.reset();
+    if (figures) this.set(figures.overdue[0]?.n ?? 0);
   },
 });
 

@@ -17,9 +17,20 @@ export async function transitionOrder(
   order.updatedAt = new Date();
   await order.save({ transaction: tx });
   const eventDetail = detail.failureCode ? `${detail.failureCode}: ${detail.reason ?? ''}`.trim() : (detail.note ?? null);
+  await recordOrderEvent(order.id, status, eventDetail, tx);
+}
+
+/**
+ * What an order's event records: a status it moved to, or `overdue` — the rail gave no definite answer by
+ * the settle deadline, so the order stays `processing` with its hold while the workflow keeps asking.
+ */
+export type OrderEventKind = OrderStatus | 'overdue';
+
+/** Record an order event; each kind is recorded once per order. */
+export async function recordOrderEvent(orderId: string, kind: OrderEventKind, detail: string | null, tx: Transaction): Promise<void> {
   await OrderEvent.sequelize!.query(
     'INSERT INTO order_events (order_id, status, detail) VALUES (:orderId, :status, :detail) ON CONFLICT (order_id, status) DO NOTHING',
-    { replacements: { orderId: order.id, status, detail: eventDetail }, transaction: tx },
+    { replacements: { orderId, status: kind, detail }, transaction: tx },
   );
 }
 

@@ -31,6 +31,8 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
   declare workflowId: string;
   declare workflowStartedAt: CreationOptional<Date | null>;
   declare limitsCheckedAt: CreationOptional<Date | null>;
+  /** When the settle deadline passed with no definite answer from the rail (the order stays `processing`). */
+  declare overdueAt: CreationOptional<Date | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -55,6 +57,7 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
         workflowId: { type: DataTypes.TEXT, allowNull: false },
         workflowStartedAt: { type: DataTypes.DATE, allowNull: true },
         limitsCheckedAt: { type: DataTypes.DATE, allowNull: true },
+        overdueAt: { type: DataTypes.DATE, allowNull: true },
         createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
         updatedAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
       },

@@ -126,6 +126,7 @@ export async function startPaymentWorkflow(
     orderId,
     pollAfterMs: cfg.payments.pollAfterMs,
     settleTimeoutMs: cfg.payments.settleTimeoutMs,
+    maxPollIntervalMs: cfg.payments.maxPollIntervalMs,
     ...(options.p2p ? { p2p: true } : {}),
   };
   const start = (withAttributes: boolean) =>
