@@ -41,6 +41,7 @@ describe('unit: config', () => {
         registerSearchAttributes: true,
       });
       expect(cfg.metrics).to.deep.equal({ cacheMs: 5000 });
+      expect(cfg.payments).to.deep.equal({ pollAfterMs: 5000, settleTimeoutMs: 900_000, maxPollIntervalMs: 60_000 });
       expect(cfg.jwt.issuer).to.equal('paygate');
       expect(cfg.jwt.audience).to.equal('paygate-api');
       expect(cfg.jwt.ttlSeconds).to.equal(900);
@@ -105,6 +106,7 @@ describe('unit: config', () => {
       ['a JWT TTL under a minute', { JWT_TTL_SECONDS: '10' }, 'JWT_TTL_SECONDS'],
       ['a malformed FX table', { FX_RATES_TO_KES: 'USD:129' }, 'FX_RATES_TO_KES'],
       ['a negative limit', { LIMIT_VERIFIED_DAILY_KES: '-1' }, 'LIMIT_VERIFIED_DAILY_KES'],
+      ['a poll interval cap under 10 ms', { PAYMENT_POLL_MAX_INTERVAL_MS: '5' }, 'PAYMENT_POLL_MAX_INTERVAL_MS'],
       ['a bad ADMIN_EMAIL', { ADMIN_EMAIL: 'root', ADMIN_PASSWORD: 'a-very-long-admin-password' }, 'ADMIN_EMAIL'],
       ['a short ADMIN_PASSWORD', { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'short' }, 'ADMIN_PASSWORD'],
     ];
