@@ -1,6 +1,6 @@
 import type { Transaction } from 'sequelize';
 import { Order, OrderEvent } from '../models';
-import { TERMINAL_STATUSES, type OrderStatus } from '../models/order';
+import { TERMINAL_STATUSES, type OrderEventKind, type OrderStatus } from '../models/order';
 import type { PaymentAccounts } from './ledger';
 
 /** Move an order to `status` and record the event; a status is recorded once per order. */
@@ -19,12 +19,6 @@ export async function transitionOrder(
   const eventDetail = detail.failureCode ? `${detail.failureCode}: ${detail.reason ?? ''}`.trim() : (detail.note ?? null);
   await recordOrderEvent(order.id, status, eventDetail, tx);
 }
-
-/**
- * What an order's event records: a status it moved to, or `overdue` — the rail gave no definite answer by
- * the settle deadline, so the order stays `processing` with its hold while the workflow keeps asking.
- */
-export type OrderEventKind = OrderStatus | 'overdue';
 
 /** Record an order event; each kind is recorded once per order. */
 export async function recordOrderEvent(orderId: string, kind: OrderEventKind, detail: string | null, tx: Transaction): Promise<void> {

@@ -4,6 +4,11 @@ import type { BankRoute } from '../domain/discovery/routing';
 export const ORDER_STATUSES = ['pending', 'screening', 'processing', 'completed', 'rejected', 'failed', 'reversed'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly OrderStatus[] = ['completed', 'rejected', 'failed', 'reversed'];
+/**
+ * What an order event records: a status the order moved to, or `overdue` — the rail gave no definite answer
+ * by the settle deadline, so the order stays `processing` with its hold while the workflow keeps asking.
+ */
+export type OrderEventKind = OrderStatus | 'overdue';
 
 export const PAYMENT_METHODS = ['bank_transfer', 'mobile_money', 'crypto', 'p2p'] as const;
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
@@ -69,7 +74,7 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
 export class OrderEvent extends Model<InferAttributes<OrderEvent>, InferCreationAttributes<OrderEvent>> {
   declare id: CreationOptional<string>;
   declare orderId: string;
-  declare status: OrderStatus;
+  declare status: OrderEventKind;
   declare detail: string | null;
   declare at: CreationOptional<Date>;
 
