@@ -1,4 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { config, reloadConfig } from '../platform/config';
 import { database } from '../platform/database';
@@ -11,7 +15,7 @@ import { PAYGATE_ORDER_ID, PAYGATE_OVERDUE, PAYGATE_STATUS, orderSearchAttribute
 import { api, initiate, mpesaPayment, newUser, waitForOrder, type OrderBody, type TestUser } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';
 import { mobileMoneyTransfersOf, realRails } from './support/rails';
-import { stack } from './support/stack';
+import { ROOT, stack } from './support/stack';
 
 /** Poll `probe` until it yields a value; a generous bound, never an assertion on time. */
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
@@ -171,6 +175,17 @@ describe('payments past the settle deadline', () => {
       expect(last.runId).to.not.equal(first.firstExecutionRunId);
       expect(last.typedSearchAttributes.get(PAYGATE_ORDER_ID)).to.equal(orderId);
       expect(last.typedSearchAttributes.get(PAYGATE_STATUS)).to.equal('completed');
+    });
+  });
+
+  describe('when a payment begun before overdue payments existed replays on this code', () => {
+    it('then it replays without a nondeterminism error, failing with rail_timeout as it did', async function () {
+      this.timeout(60_000);
+      // Recorded (protobuf) from the workflow as it was before: the rail stayed pending past a 300 ms settle deadline.
+      const recorded = fs.readFileSync(path.join(ROOT, 'tests', 'fixtures', 'payment-rail-timeout-history.pb'));
+      const history = temporal.api.history.v1.History.decode(recorded);
+      expect(history.events.at(-1)?.eventType).to.equal(temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+      await Worker.runReplayHistory({ workflowsPath: require.resolve('../workflows') }, history, 'payment-before-overdue');
     });
   });
 });
