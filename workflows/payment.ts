@@ -77,19 +77,10 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
 
   // A run that continued as new while awaiting the rail's outcome goes straight back to waiting.
   if (input.resume) {
-    const resumed = input.resume;
     stage = 'awaiting_outcome';
-    if (input.p2p) {
-      const final = await awaitOutcome(orderId, input, () => outcome, p2pRail.pollFiatLeg);
-      stage = 'posting';
-      const result = await concludeTrade(orderId, final, report);
-      stage = 'done';
-      return result;
-    }
-    log.info('resuming the wait for the rail', { orderId, overdue: resumed.overdue });
-    const final = await awaitOutcome(orderId, input, () => outcome);
+    const final = await awaitOutcome(orderId, input, () => outcome, input.p2p ? p2pRail.pollFiatLeg : rail.pollRail);
     stage = 'posting';
-    const result = await concludePayment(orderId, final, report);
+    const result = input.p2p ? await concludeTrade(orderId, final, report) : await concludePayment(orderId, final, report);
     stage = 'done';
     return result;
   }
