@@ -96,9 +96,10 @@ interface DatabaseFigures {
   appeals: { status: string; n: number }[];
   refreshes: { catalogue: string; refreshed_at: Date }[];
   lateResults: { verdict: string; n: number }[];
+  overdue: { n: number }[];
 }
 
-/** Three small aggregates in one short transaction, under a statement timeout. */
+/** Small aggregates in one short transaction, under a statement timeout. */
 const readDatabase = cachedRead<DatabaseFigures>('postgres', () =>
   database().transaction(async (transaction) => {
     const sequelize = database();
@@ -113,6 +114,7 @@ const readDatabase = cachedRead<DatabaseFigures>('postgres', () =>
       lateResults: await select<{ verdict: string; n: number }>(
         'SELECT verdict, count(*)::int AS n FROM late_rail_results GROUP BY verdict',
       ),
+      overdue: await select<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE status = 'processing' AND overdue_at IS NOT NULL"),
     };
   }),
 );
@@ -157,6 +159,17 @@ new Gauge({
     // Every pair is present, at zero when no order is in it, so that rates and alerts see the series.
     for (const status of ORDER_STATUSES) for (const method of PAYMENT_METHODS) this.set({ status, method }, 0);
     for (const { status, method, n } of figures.payments) this.set({ status, method }, n);
+  },
+});
+
+new Gauge({
+  name: 'paygate_payments_overdue',
+  help: 'Payments still processing past the settle deadline: the rail gave no definite answer yet, their holds are kept',
+  registers: [registry],
+  async collect() {
+    const figures = await readDatabase();
+    this.reset();
+    if (figures) this.set(figures.overdue[0]?.n ?? 0);
   },
 });
 

@@ -1,6 +1,6 @@
 import type { Transaction } from 'sequelize';
 import { Order, OrderEvent } from '../models';
-import { TERMINAL_STATUSES, type OrderStatus } from '../models/order';
+import { TERMINAL_STATUSES, type OrderEventKind, type OrderStatus } from '../models/order';
 import type { PaymentAccounts } from './ledger';
 
 /** Move an order to `status` and record the event; a status is recorded once per order. */
@@ -17,9 +17,14 @@ export async function transitionOrder(
   order.updatedAt = new Date();
   await order.save({ transaction: tx });
   const eventDetail = detail.failureCode ? `${detail.failureCode}: ${detail.reason ?? ''}`.trim() : (detail.note ?? null);
+  await recordOrderEvent(order.id, status, eventDetail, tx);
+}
+
+/** Record an order event; each kind is recorded once per order. */
+export async function recordOrderEvent(orderId: string, kind: OrderEventKind, detail: string | null, tx: Transaction): Promise<void> {
   await OrderEvent.sequelize!.query(
     'INSERT INTO order_events (order_id, status, detail) VALUES (:orderId, :status, :detail) ON CONFLICT (order_id, status) DO NOTHING',
-    { replacements: { orderId: order.id, status, detail: eventDetail }, transaction: tx },
+    { replacements: { orderId, status: kind, detail }, transaction: tx },
   );
 }
 

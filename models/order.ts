@@ -4,6 +4,11 @@ import type { BankRoute } from '../domain/discovery/routing';
 export const ORDER_STATUSES = ['pending', 'screening', 'processing', 'completed', 'rejected', 'failed', 'reversed'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly OrderStatus[] = ['completed', 'rejected', 'failed', 'reversed'];
+/**
+ * What an order event records: a status the order moved to, or `overdue` — the rail gave no definite answer
+ * by the settle deadline, so the order stays `processing` with its hold while the workflow keeps asking.
+ */
+export type OrderEventKind = OrderStatus | 'overdue';
 
 export const PAYMENT_METHODS = ['bank_transfer', 'mobile_money', 'crypto', 'p2p'] as const;
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
@@ -33,6 +38,8 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
   declare workflowId: string;
   declare workflowStartedAt: CreationOptional<Date | null>;
   declare limitsCheckedAt: CreationOptional<Date | null>;
+  /** When the settle deadline passed with no definite answer from the rail (the order stays `processing`). */
+  declare overdueAt: CreationOptional<Date | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -58,6 +65,7 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
         workflowId: { type: DataTypes.TEXT, allowNull: false },
         workflowStartedAt: { type: DataTypes.DATE, allowNull: true },
         limitsCheckedAt: { type: DataTypes.DATE, allowNull: true },
+        overdueAt: { type: DataTypes.DATE, allowNull: true },
         createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
         updatedAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
       },
@@ -69,7 +77,7 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
 export class OrderEvent extends Model<InferAttributes<OrderEvent>, InferCreationAttributes<OrderEvent>> {
   declare id: CreationOptional<string>;
   declare orderId: string;
-  declare status: OrderStatus;
+  declare status: OrderEventKind;
   declare detail: string | null;
   declare at: CreationOptional<Date>;
 

@@ -149,6 +149,7 @@ const schema = z
 
     PAYMENT_POLL_AFTER_MS: intFrom(5000, 10),
     PAYMENT_SETTLE_TIMEOUT_MS: intFrom(15 * 60 * 1000, 100),
+    PAYMENT_POLL_MAX_INTERVAL_MS: intFrom(60_000, 10),
     SANDBOX_CALLBACK_DELAY_MS: intFrom(300),
     SANDBOX_CALLBACK_SECRET: z.string().min(16).default(DEV_SANDBOX_CALLBACK_SECRET),
 
@@ -325,7 +326,7 @@ export interface Config {
     verified: { perPaymentKes: string; dailyKes: string };
     fxToKes: Record<string, string>;
   };
-  payments: { pollAfterMs: number; settleTimeoutMs: number };
+  payments: { pollAfterMs: number; settleTimeoutMs: number; maxPollIntervalMs: number };
   sandbox: { callbackDelayMs: number; callbackSecret: string };
   reconciler: { intervalMs: number; graceMs: number };
   discovery: {
@@ -447,7 +448,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       verified: { perPaymentKes: e.LIMIT_VERIFIED_PER_PAYMENT_KES, dailyKes: e.LIMIT_VERIFIED_DAILY_KES },
       fxToKes: e.FX_RATES_TO_KES,
     },
-    payments: { pollAfterMs: e.PAYMENT_POLL_AFTER_MS, settleTimeoutMs: e.PAYMENT_SETTLE_TIMEOUT_MS },
+    payments: {
+      pollAfterMs: e.PAYMENT_POLL_AFTER_MS,
+      settleTimeoutMs: e.PAYMENT_SETTLE_TIMEOUT_MS,
+      maxPollIntervalMs: e.PAYMENT_POLL_MAX_INTERVAL_MS,
+    },
     sandbox: { callbackDelayMs: e.SANDBOX_CALLBACK_DELAY_MS, callbackSecret: e.SANDBOX_CALLBACK_SECRET },
     reconciler: { intervalMs: e.RECONCILE_INTERVAL_MS, graceMs: e.RECONCILE_GRACE_MS },
     discovery: {

@@ -30,7 +30,7 @@ const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const APP_STOP_TIMEOUT_MS = 15_000;
 const TEMPORAL_STOP_TIMEOUT_MS = 15_000;
 const TEMPORAL_START_TIMEOUT_MS = 60_000;
-const SEARCH_ATTRIBUTES = ['PaygateOrderId', 'PaygateUserId', 'PaygateStatus', 'PaygateMethod'];
+const SEARCH_ATTRIBUTES = ['PaygateOrderId', 'PaygateUserId', 'PaygateStatus', 'PaygateMethod', 'PaygateOverdue'];
 
 const ENTRY_POINTS = {
   api: 'dist/api/server.js',

@@ -153,4 +153,31 @@ describe('ccxt transfers', () => {
       expect(coarse.withdrawals.map((w) => Number(w.amount))).to.deep.equal([1.5]);
     });
   });
+
+  describe('when the exchange account has many other withdrawals', () => {
+    it('then the status looks the withdrawal up by its id and finds it beyond the history page', async function () {
+      this.timeout(30_000);
+      const binance = await startFakeBinance({ apiKey: 'k-lookup', secret: 'fake-binance-secret-lookup', settleAfterMs: 0 });
+      try {
+        const connector = new CcxtTransferConnector({
+          exchange: 'binance',
+          apiKey: 'k-lookup',
+          secret: 'fake-binance-secret-lookup',
+          sandbox: false,
+          apiUrl: binance.url,
+        });
+        const since = Date.now();
+        const { reference } = await connector.submit({ ...submission, destination: { ...submission.destination, network: 'TRX' } });
+        // A busy account: more later withdrawals than one page of the history holds (Binance answers 1000, newest first).
+        const ours = binance.withdrawals[0];
+        for (let i = 0; i < 1200; i += 1) {
+          binance.withdrawals.push({ ...ours, id: `other-${i}`, withdrawOrderId: undefined, applyTime: ours.applyTime + 1 + i });
+        }
+        expect(await connector.status(reference, { currency: 'USDT', since })).to.deep.equal({ state: 'succeeded', reference });
+        expect(await connector.status(reference)).to.deep.equal({ state: 'succeeded', reference });
+      } finally {
+        await binance.close();
+      }
+    });
+  });
 });

@@ -2,6 +2,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   condition,
+  continueAsNew,
   log,
   patched,
   proxyActivities,
@@ -17,12 +18,13 @@ import type { P2pActivities } from './activities/p2p';
 import {
   paymentStageQuery,
   railOutcomeSignal,
+  type AwaitingOutcome,
   type PaymentResult,
   type PaymentStage,
   type PaymentWorkflowInput,
   type RailOutcomeSignal,
 } from './shared';
-import { PAYGATE_ORDER_ID, PAYGATE_STATUS } from './search-attributes';
+import { PAYGATE_ORDER_ID, PAYGATE_OVERDUE, PAYGATE_STATUS } from './search-attributes';
 
 /**
  * Quick, idempotent database steps run as local activities: they touch only our own Postgres, take
@@ -41,6 +43,10 @@ const p2pDb = proxyLocalActivities<P2pActivities>(LOCAL_DB_STEP);
 const p2pRail = proxyActivities<P2pActivities>(withNonRetryable(RAIL_CALL, ['TradeNotFound', 'OrderNotFound']));
 
 const MAX_POLL_INTERVAL_MS = 60_000;
+/** Continue as new past this many history events, unless Temporal suggests it sooner (~1 poll a minute: days). */
+const HISTORY_LIMIT = 10_000;
+/** Past this patch, a missed settle deadline flags the order overdue and the run keeps asking the rail. */
+const OVERDUE_KEEPS_WAITING = 'overdue-keeps-waiting';
 
 /** The order status as this workflow moves it, shown as search attribute `PaygateStatus`. */
 type TrackedStatus = 'screening' | 'processing' | 'completed' | 'failed' | 'rejected';
@@ -68,6 +74,16 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
     outcome ??= signalled;
   });
   const report = statusReporter();
+
+  // A run that continued as new while awaiting the rail's outcome goes straight back to waiting.
+  if (input.resume) {
+    stage = 'awaiting_outcome';
+    const final = await awaitOutcome(orderId, input, () => outcome, input.p2p ? p2pRail.pollFiatLeg : rail.pollRail);
+    stage = 'posting';
+    const result = input.p2p ? await concludeTrade(orderId, final, report) : await concludePayment(orderId, final, report);
+    stage = 'done';
+    return result;
+  }
 
   // Payments started before screening existed replay without it.
   if (patched('compliance-screening')) {
@@ -118,15 +134,20 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   const final = await awaitOutcome(orderId, input, () => outcome);
 
   stage = 'posting';
+  const result = await concludePayment(orderId, final, report);
+  stage = 'done';
+  return result;
+}
+
+/** The rail's definite answer: settle the hold, or release it and fail the order. */
+async function concludePayment(orderId: string, final: RailOutcomeSignal, report: ReportStatus): Promise<PaymentResult> {
   if (final.state === 'succeeded') {
     await db.settlePayment({ orderId, reference: final.reference });
     report('completed');
-    stage = 'done';
     return { orderId, status: 'completed' };
   }
   await db.failPayment({ orderId, failureCode: final.failureCode, reason: final.reason });
   report('failed');
-  stage = 'done';
   return { orderId, status: 'failed', failureCode: final.failureCode };
 }
 
@@ -167,39 +188,87 @@ async function p2pTrade(
   const final = await awaitOutcome(orderId, input, signalled, p2pRail.pollFiatLeg);
 
   setStage('posting');
+  const result = await concludeTrade(orderId, final, report);
+  setStage('done');
+  return result;
+}
+
+/** The fiat leg's definite answer: settle it and release the escrow, or release the hold and return the escrow. */
+async function concludeTrade(orderId: string, final: RailOutcomeSignal, report: ReportStatus): Promise<PaymentResult> {
   if (final.state === 'succeeded') {
     await p2pDb.settleTrade({ orderId, reference: final.reference });
     report('completed');
-    setStage('done');
     return { orderId, status: 'completed' };
   }
   await p2pDb.failTrade({ orderId, failureCode: final.failureCode, reason: final.reason });
   report('failed');
-  setStage('done');
   return { orderId, status: 'failed', failureCode: final.failureCode };
 }
 
-/** The rail's callback (signal) or, when it is late, its status polled with a growing interval. */
+/**
+ * The rail's callback (signal) or, when it is late, its status polled with a growing interval (capped).
+ *
+ * Only the rail's definite answer ends the wait. When the settle deadline passes without one, the transfer
+ * may still complete (an RTGS can take hours), so the order is flagged overdue — an `overdue` event, the
+ * `PaygateOverdue` search attribute — and stays `processing` with its hold, while the run keeps asking for
+ * as long as it takes, continuing as new when its history grows. Runs begun before this behaviour (no
+ * patch marker) still fail with `rail_timeout` at the deadline.
+ */
 async function awaitOutcome(
   orderId: string,
   input: PaymentWorkflowInput,
   signalled: () => RailOutcomeSignal | undefined,
   poll: (ref: { orderId: string }) => Promise<RailOutcomeSignal | { state: 'pending'; reference: string }> = rail.pollRail,
 ): Promise<RailOutcomeSignal> {
-  const deadline = Date.now() + input.settleTimeoutMs;
-  let wait = input.pollAfterMs;
+  const keepsWaiting = input.resume !== undefined || patched(OVERDUE_KEEPS_WAITING);
+  const deadline = input.resume?.deadline ?? Date.now() + input.settleTimeoutMs;
+  const maxInterval = input.maxPollIntervalMs ?? MAX_POLL_INTERVAL_MS;
+  let wait = input.resume?.waitMs ?? input.pollAfterMs;
+  let overdue = input.resume?.overdue ?? false;
   for (;;) {
-    if (await condition(() => signalled() !== undefined, Math.max(1, Math.min(wait, deadline - Date.now())))) {
+    const timeout = overdue ? wait : Math.max(1, Math.min(wait, deadline - Date.now()));
+    if (await condition(() => signalled() !== undefined, timeout)) {
       const outcome = signalled();
       if (outcome) return outcome;
     }
     const polled = await poll({ orderId });
     if (polled.state !== 'pending') return signalled() ?? polled;
     if (Date.now() >= deadline) {
-      return { state: 'failed', reference: polled.reference, failureCode: 'rail_timeout', reason: 'no outcome from the rail in time' };
+      if (!keepsWaiting) {
+        return { state: 'failed', reference: polled.reference, failureCode: 'rail_timeout', reason: 'no outcome from the rail in time' };
+      }
+      if (!overdue) {
+        overdue = true;
+        await flagOverdue(orderId, input.settleTimeoutMs);
+      }
     }
-    wait = Math.min(wait * 2, MAX_POLL_INTERVAL_MS);
+    wait = Math.min(wait * 2, maxInterval);
+    if (keepsWaiting && historyIsLong(input)) {
+      const late = signalled();
+      if (late) return late;
+      const resume: AwaitingOutcome = { stage: 'awaiting_outcome', deadline, waitMs: wait, overdue };
+      // The workflow id stays the order's; the new run's handlers take the rail's callback from here on.
+      await continueAsNew<typeof payment>({ ...input, resume });
+    }
   }
+}
+
+/** The order is overdue: recorded on the order (event, `overdue_at`) and, when the run carries them, in its search attributes. */
+async function flagOverdue(orderId: string, settleTimeoutMs: number): Promise<void> {
+  log.warn('no definite answer from the rail by the settle deadline; the payment stays processing', { orderId });
+  await db.flagOverdue({
+    orderId,
+    reason: `no definite answer from the rail within ${Math.round(settleTimeoutMs / 1000)} s; the transfer may still complete, so the hold is kept and the rail is still asked`,
+  });
+  if (workflowInfo().typedSearchAttributes.get(PAYGATE_ORDER_ID) !== undefined) {
+    upsertSearchAttributes([{ key: PAYGATE_OVERDUE, value: 'true' }]);
+  }
+}
+
+/** Whether this run should hand over to a new one before its history grows further. */
+function historyIsLong(input: PaymentWorkflowInput): boolean {
+  const info = workflowInfo();
+  return info.continueAsNewSuggested || info.historyLength >= (input.historyLimit ?? HISTORY_LIMIT);
 }
 
 function railFailure(err: unknown): { failureCode: string; reason: string } {

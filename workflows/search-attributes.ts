@@ -12,8 +12,10 @@ export const PAYGATE_ORDER_ID = defineSearchAttributeKey('PaygateOrderId', 'KEYW
 export const PAYGATE_USER_ID = defineSearchAttributeKey('PaygateUserId', 'KEYWORD');
 export const PAYGATE_STATUS = defineSearchAttributeKey('PaygateStatus', 'KEYWORD');
 export const PAYGATE_METHOD = defineSearchAttributeKey('PaygateMethod', 'KEYWORD');
+/** `true` once the settle deadline passed with no definite answer from the rail: `PaygateOverdue = 'true'`. */
+export const PAYGATE_OVERDUE = defineSearchAttributeKey('PaygateOverdue', 'KEYWORD');
 
-export const PAYGATE_SEARCH_ATTRIBUTES = [PAYGATE_ORDER_ID, PAYGATE_USER_ID, PAYGATE_STATUS, PAYGATE_METHOD] as const;
+export const PAYGATE_SEARCH_ATTRIBUTES = [PAYGATE_ORDER_ID, PAYGATE_USER_ID, PAYGATE_STATUS, PAYGATE_METHOD, PAYGATE_OVERDUE] as const;
 
 export interface OrderSearchFacts {
   orderId: string;

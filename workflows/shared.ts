@@ -9,10 +9,31 @@ export interface PaymentWorkflowInput {
   orderId: string;
   /** How long to wait for the rail's callback before polling its status. */
   pollAfterMs: number;
-  /** After this long without an outcome the payment fails with `rail_timeout`. */
+  /**
+   * After this long without a definite answer from the rail the order is flagged overdue and stays
+   * `processing`, its hold kept, while the workflow keeps asking the rail. (Runs begun before this
+   * behaviour fail with `rail_timeout` instead.)
+   */
   settleTimeoutMs: number;
+  /** The cap of the growing interval between status polls; 60 s when absent. */
+  maxPollIntervalMs?: number;
   /** A P2P trade: escrow first, the fiat leg over the rail, then the escrow released (SPEC §7). */
   p2p?: boolean;
+  /** Continue as new once the run's history holds this many events (or when Temporal suggests it). */
+  historyLimit?: number;
+  /** Set by continue-as-new: the new run goes straight back to awaiting the rail's outcome. */
+  resume?: AwaitingOutcome;
+}
+
+/** Where a run that continued as new left its wait for the rail's outcome. */
+export interface AwaitingOutcome {
+  stage: 'awaiting_outcome';
+  /** Workflow time (epoch ms) of the settle deadline. */
+  deadline: number;
+  /** The next wait before polling the rail. */
+  waitMs: number;
+  /** The deadline passed: the order is already flagged overdue. */
+  overdue: boolean;
 }
 
 export type RailOutcomeSignal =

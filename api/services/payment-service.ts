@@ -16,7 +16,7 @@ import {
 } from '../../platform/temporal';
 import { Order } from '../../models';
 import type { KycStatus } from '../../models/user';
-import { ORDER_STATUSES, PAYMENT_METHODS, type OrderStatus, type PaymentMethod } from '../../models/order';
+import { ORDER_STATUSES, PAYMENT_METHODS, type OrderEventKind, type OrderStatus, type PaymentMethod } from '../../models/order';
 import { evaluateTierLimits } from '../../domain/limits';
 import { CURRENCIES, formatAmount, toKesMinor, type Currency } from '../../domain/money';
 import { validatePaymentRequest, type PaymentRequestInput } from '../../domain/payment-request';
@@ -37,7 +37,8 @@ export interface PaymentAccepted {
 }
 
 export interface OrderEventView {
-  status: OrderStatus;
+  /** The status the order moved to, or `overdue`: no definite answer from the rail by the settle deadline. */
+  status: OrderEventKind;
   at: string;
   detail: string | null;
 }
@@ -126,6 +127,7 @@ export async function startPaymentWorkflow(
     orderId,
     pollAfterMs: cfg.payments.pollAfterMs,
     settleTimeoutMs: cfg.payments.settleTimeoutMs,
+    maxPollIntervalMs: cfg.payments.maxPollIntervalMs,
     ...(options.p2p ? { p2p: true } : {}),
   };
   const start = (withAttributes: boolean) =>
@@ -264,7 +266,7 @@ function toSummary(row: OrderRow): OrderSummary {
 /** One order with its events, in one query. Another user's order is a 404, never a 403. */
 export async function getOrder(caller: Caller, orderId: string): Promise<OrderView> {
   if (!isUuid(orderId)) throw validationError('order_id', 'must be a UUID');
-  const [row] = await database().query<OrderRow & { events: { status: OrderStatus; at: string; detail: string | null }[] }>(
+  const [row] = await database().query<OrderRow & { events: OrderEventView[] }>(
     `SELECT ${ORDER_COLUMNS},
             coalesce((SELECT json_agg(json_build_object('status', e.status, 'at', e.at, 'detail', e.detail) ORDER BY e.id)
                         FROM order_events e WHERE e.order_id = o.id), '[]'::json) AS events

@@ -1,5 +1,5 @@
 import { loadCcxt } from '../discovery/exchanges';
-import { RailError, type RailAccepted, type RailConnector, type RailStatus, type RailSubmission } from './types';
+import { RailError, type RailAccepted, type RailConnector, type RailStatus, type RailStatusHint, type RailSubmission } from './types';
 
 /**
  * Crypto transfers through ccxt: a withdrawal from Paygate's account at one exchange (CCXT_EXCHANGE, keys
@@ -30,7 +30,14 @@ export interface CcxtTransferExchange {
     tag?: string,
     params?: Record<string, unknown>,
   ): Promise<{ id?: string; status?: string }>;
-  fetchWithdrawals(code?: string, since?: number, limit?: number): Promise<{ id?: string; status?: string }[]>;
+  fetchWithdrawals(
+    code?: string,
+    since?: number,
+    limit?: number,
+    params?: Record<string, unknown>,
+  ): Promise<{ id?: string; status?: string }[]>;
+  /** Present on exchanges that look one withdrawal up by id (`has.fetchWithdrawal`). */
+  fetchWithdrawal?(id: string, code?: string): Promise<{ id?: string; status?: string }>;
   fetchStatus(): Promise<{ status?: string }>;
 }
 
@@ -109,6 +116,12 @@ export async function exactWithdrawalAmount(
 /** The withdrawal parameter each exchange deduplicates on; others get ccxt's `clientOrderId`. */
 const WITHDRAW_ID_PARAM: Record<string, string> = { binance: 'withdrawOrderId' };
 
+/**
+ * The withdrawal-history parameters that select one withdrawal by id, for exchanges whose ccxt client has no
+ * `fetchWithdrawal`: Binance's history takes `idList` (it otherwise answers only its latest page).
+ */
+const WITHDRAWAL_BY_ID_PARAMS: Record<string, (id: string) => Record<string, unknown>> = { binance: (id) => ({ idList: id }) };
+
 /** Every URL under `urls` moved to `base`'s origin, keeping its path (`https://api.x.com/sapi/v1` → `<base>/sapi/v1`). */
 export function pointUrls(urls: unknown, base: string): unknown {
   if (typeof urls === 'string') {
@@ -172,10 +185,22 @@ export class CcxtTransferConnector implements RailConnector {
     }
   }
 
-  async status(reference: string): Promise<RailStatus> {
+  /**
+   * The withdrawal looked up by its id: with `fetchWithdrawal` where the exchange has it, else in the history
+   * filtered to the transfer (by id where the exchange allows it, and by currency and time), never by scanning
+   * an unfiltered first page, which an account with many withdrawals would push the transfer out of.
+   */
+  async status(reference: string, hint: RailStatusHint = {}): Promise<RailStatus> {
     let found: { id?: string; status?: string } | undefined;
     try {
-      found = (await this.exchange().fetchWithdrawals()).find((w) => w.id === reference);
+      const exchange = this.exchange();
+      if (exchange.has.fetchWithdrawal && exchange.fetchWithdrawal) {
+        found = await exchange.fetchWithdrawal(reference, hint.currency);
+      } else {
+        const byId = WITHDRAWAL_BY_ID_PARAMS[this.options.exchange]?.(reference) ?? {};
+        const since = hint.since === undefined ? undefined : hint.since - 60_000;
+        found = (await exchange.fetchWithdrawals(hint.currency, since, undefined, byId)).find((w) => w.id === reference);
+      }
     } catch (err) {
       throw ccxtRailError(err);
     }

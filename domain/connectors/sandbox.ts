@@ -16,6 +16,8 @@ import { RailError, type RailAccepted, type RailConnector, type RailStatus, type
  * - `mobile_money` without a Kenyan phone number → refused at submission: `invalid_destination`.
  * - any amount whose first two decimals are `13` (e.g. `"1500.13"`) → accepted, then `insufficient_funds`.
  * - `mobile_money` to `+254700000999` → succeeds but never calls back: polling must resolve it.
+ * - `mobile_money` to `+254700000998` → a slow transfer (like an RTGS that takes hours): accepted, pending
+ *   for a day (`SANDBOX_SLOW_SETTLE_MS`), never calls back; it then succeeds, or fails as the amount says.
  * - `mobile_money` to `+254700` + a six-digit M-Pesa ResultCode (e.g. `+254700001032`, `+254700002001`,
  *   `+254700001037`, `+254700000001`) → fails with that code's mapped `failure_code`; the busy codes
  *   (`+254700000017`, `+254700000026`) refuse the first submission and accept the retry.
@@ -24,6 +26,9 @@ import { RailError, type RailAccepted, type RailConnector, type RailStatus, type
  */
 
 export const SANDBOX_SILENT_PHONE = '+254700000999';
+export const SANDBOX_SLOW_PHONE = '+254700000998';
+/** How long the sandbox's slow transfer stays pending. */
+export const SANDBOX_SLOW_SETTLE_MS = 24 * 3600 * 1000;
 export const SANDBOX_MAINTENANCE_EXCHANGE = 'sandbox_maintenance';
 
 export interface SandboxOptions {
@@ -39,6 +44,8 @@ interface Verdict {
   providerCode: string | null;
   sendsCallback: boolean;
   busyOnFirstSubmission: boolean;
+  /** Pending this long at the provider; the configured callback delay when absent. */
+  settlesAfterMs?: number;
 }
 
 interface TransferRow {
@@ -95,6 +102,7 @@ export function sandboxVerdict(s: Pick<RailSubmission, 'method' | 'amount' | 'de
       return new RailError('invalid_destination', 'the mobile-money provider needs the Kenyan phone number to be paid', false);
     }
     if (d.phone === SANDBOX_SILENT_PHONE) return { ...base, sendsCallback: false };
+    if (d.phone === SANDBOX_SLOW_PHONE) return { ...amountVerdict(s, base), sendsCallback: false, settlesAfterMs: SANDBOX_SLOW_SETTLE_MS };
     const magic = /^\+254700(\d{6})$/.exec(d.phone);
     const code = magic ? String(Number(magic[1])) : undefined;
     const mapped = code ? MPESA_RESULT_CODES[code] : undefined;
@@ -104,6 +112,11 @@ export function sandboxVerdict(s: Pick<RailSubmission, 'method' | 'amount' | 'de
         : { ...base, outcome: 'failed', failureCode: mapped.failureCode, providerCode: code };
     }
   }
+  return amountVerdict(s, base);
+}
+
+/** The magic amount: first two decimals `13` → `insufficient_funds`. */
+function amountVerdict(s: Pick<RailSubmission, 'method' | 'amount'>, base: Verdict): Verdict {
   const cents = s.amount.split('.')[1] ?? '';
   if (cents.slice(0, 2) === '13' && /^0*$/.test(cents.slice(2))) {
     return { ...base, outcome: 'failed', failureCode: 'insufficient_funds', providerCode: s.method === 'mobile_money' ? '1' : null };
@@ -143,7 +156,7 @@ export class SandboxConnector implements RailConnector {
           failureCode: verdict.failureCode,
           providerCode: verdict.providerCode,
           sendsCallback: verdict.sendsCallback,
-          delaySeconds: this.options.callbackDelayMs / 1000,
+          delaySeconds: (verdict.settlesAfterMs ?? this.options.callbackDelayMs) / 1000,
         },
         type: QueryTypes.SELECT,
       },

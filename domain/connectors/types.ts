@@ -46,10 +46,18 @@ export class RailError extends Error {
   }
 }
 
+/** What Paygate knows of a submitted transfer, for providers that look transfers up by more than the reference. */
+export interface RailStatusHint {
+  currency?: string;
+  /** Epoch milliseconds no later than the submission (the order's creation). */
+  since?: number;
+}
+
 /** One interface for every rail: sandbox connectors and real ones (Jenga, Daraja, ccxt) alike. */
 export interface RailConnector {
   readonly name: string;
   submit(submission: RailSubmission): Promise<RailAccepted>;
-  status(reference: string): Promise<RailStatus>;
+  /** The transfer's state at the provider; `hint` narrows the provider-side lookup where a provider needs it. */
+  status(reference: string, hint?: RailStatusHint): Promise<RailStatus>;
   health(): Promise<'up' | 'down'>;
 }

@@ -10,7 +10,8 @@ import { startFakeServer, type FakeRequest, type FakeServer } from './http';
  * `recvWindow` of the server's clock. Errors come in Binance's shape (`{code, msg}`).
  *
  * A withdrawal is `processing` (status 4) until `settleAfterMs` has passed, then `completed` (6); one that
- * exceeds the account's free balance is refused with -4026; an address ending `FAIL` is `failure` (5).
+ * exceeds the account's free balance is refused with -4026; an address ending `FAIL` is `failure` (5). The
+ * history answers one page (at most 1000, newest first), filtered as Binance filters it.
  * Each withdrawal keeps its `amount` as the raw string received, so tests see exactly what was sent.
  */
 export interface FakeBinanceOptions {
@@ -171,11 +172,22 @@ export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinan
       return Promise.resolve({ status: 200, body: { id: w.id } });
     }
     if (route === 'GET /sapi/v1/capital/withdraw/history') {
+      // As Binance: filtered by coin, ids (`idList`), `withdrawOrderId` and time, newest first, one page of `limit` (1000).
       const coin = params.get('coin');
+      const ids = params.get('idList')?.split(',');
+      const withdrawOrderId = params.get('withdrawOrderId');
+      const startTime = Number(params.get('startTime') ?? 0);
+      const endTime = Number(params.get('endTime') ?? Number.MAX_SAFE_INTEGER);
+      const limit = Math.min(Number(params.get('limit') ?? 1000), 1000);
       return Promise.resolve({
         status: 200,
         body: withdrawals
           .filter((w) => !coin || w.coin === coin)
+          .filter((w) => !ids || ids.includes(w.id))
+          .filter((w) => !withdrawOrderId || w.withdrawOrderId === withdrawOrderId)
+          .filter((w) => w.applyTime >= startTime && w.applyTime <= endTime)
+          .sort((a, b) => b.applyTime - a.applyTime)
+          .slice(0, limit)
           .map((w) => ({
             id: w.id,
             amount: w.amount,

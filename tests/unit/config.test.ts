@@ -42,6 +42,7 @@ describe('unit: config', () => {
       });
       expect(cfg.metrics).to.deep.equal({ cacheMs: 5000 });
       expect(cfg.webhooks).to.include({ allowPrivateTargets: false, maxEndpointsPerUser: 10, maxInFlightPerEndpoint: 2 });
+      expect(cfg.payments).to.deep.equal({ pollAfterMs: 5000, settleTimeoutMs: 900_000, maxPollIntervalMs: 60_000 });
       expect(cfg.jwt.issuer).to.equal('paygate');
       expect(cfg.jwt.audience).to.equal('paygate-api');
       expect(cfg.jwt.ttlSeconds).to.equal(900);
@@ -181,6 +182,7 @@ describe('unit: config', () => {
       ['no webhook slot per endpoint', { WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: '0' }, 'WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT'],
       ['a malformed FX table', { FX_RATES_TO_KES: 'USD:129' }, 'FX_RATES_TO_KES'],
       ['a negative limit', { LIMIT_VERIFIED_DAILY_KES: '-1' }, 'LIMIT_VERIFIED_DAILY_KES'],
+      ['a poll interval cap under 10 ms', { PAYMENT_POLL_MAX_INTERVAL_MS: '5' }, 'PAYMENT_POLL_MAX_INTERVAL_MS'],
       ['a bad ADMIN_EMAIL', { ADMIN_EMAIL: 'root', ADMIN_PASSWORD: 'a-very-long-admin-password' }, 'ADMIN_EMAIL'],
       ['a short ADMIN_PASSWORD', { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'short' }, 'ADMIN_PASSWORD'],
     ];

@@ -1,5 +1,12 @@
 import { expect } from 'chai';
-import { SANDBOX_MAINTENANCE_EXCHANGE, SANDBOX_SILENT_PHONE, describeFailure, sandboxVerdict } from '../../domain/connectors/sandbox';
+import {
+  SANDBOX_MAINTENANCE_EXCHANGE,
+  SANDBOX_SILENT_PHONE,
+  SANDBOX_SLOW_PHONE,
+  SANDBOX_SLOW_SETTLE_MS,
+  describeFailure,
+  sandboxVerdict,
+} from '../../domain/connectors/sandbox';
 import { RailError, type RailSubmission } from '../../domain/connectors/types';
 
 type Submission = Pick<RailSubmission, 'method' | 'amount' | 'destination'>;
@@ -83,6 +90,22 @@ describe('unit: sandbox verdicts', () => {
     it('then the transfer succeeds without a callback', () => {
       expect(SANDBOX_SILENT_PHONE).to.equal('+254700000999');
       expect(sandboxVerdict(mobile(SANDBOX_SILENT_PHONE))).to.deep.equal({ ...SUCCESS, sendsCallback: false });
+    });
+  });
+
+  describe('when the phone is the slow one', () => {
+    it('then the transfer stays pending for a day without a callback, and then succeeds or fails as the amount says', () => {
+      expect(SANDBOX_SLOW_PHONE).to.equal('+254700000998');
+      expect(SANDBOX_SLOW_SETTLE_MS).to.equal(24 * 3600 * 1000);
+      const slow = { sendsCallback: false, settlesAfterMs: SANDBOX_SLOW_SETTLE_MS };
+      expect(sandboxVerdict(mobile(SANDBOX_SLOW_PHONE))).to.deep.equal({ ...SUCCESS, ...slow });
+      expect(sandboxVerdict(mobile(SANDBOX_SLOW_PHONE, '1500.13'))).to.deep.equal({
+        ...SUCCESS,
+        ...slow,
+        outcome: 'failed',
+        failureCode: 'insufficient_funds',
+        providerCode: '1',
+      });
     });
   });
 

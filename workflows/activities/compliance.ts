@@ -1,7 +1,8 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import type { Config } from '../../platform/config';
 import { uuidv7 } from '../../platform/ids';
+import { heartbeating } from './heartbeat';
 import { buildSection, type RunQuery } from '../../domain/compliance/report';
 import type { ComplianceReportInput, ReportSection } from '../../domain/compliance/report-contract';
 import { Screener, type ScreeningItem } from '../../domain/compliance/screening';
@@ -67,18 +68,6 @@ function paymentScreeningItems(order: OrderToScreen): ScreeningItem[] {
       break;
   }
   return items;
-}
-
-/** Keep an activity's heartbeat going while one long statement runs. */
-async function heartbeating<T>(detail: string, work: () => Promise<T>): Promise<T> {
-  const ctx = Context.current();
-  ctx.heartbeat(detail);
-  const timer = setInterval(() => ctx.heartbeat(detail), HEARTBEAT_EVERY_MS);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
 }
 
 /**
@@ -206,7 +195,7 @@ export function createComplianceActivities({ sequelize, config, screener }: Comp
       section: ReportSection;
       input: ComplianceReportInput;
     }): Promise<{ section: ReportSection }> {
-      const body = await heartbeating(section, () => buildSection(section, input, run));
+      const body = await heartbeating(section, () => buildSection(section, input, run), HEARTBEAT_EVERY_MS);
       await sequelize.query(
         `INSERT INTO compliance_report_sections (report_id, section, body) VALUES (:reportId, :section, :body)
          ON CONFLICT (report_id, section) DO UPDATE SET body = EXCLUDED.body`,

@@ -6,9 +6,10 @@ import { Order, User } from '../../models';
 import { type Connectors, type RailStatus } from '../../domain/connectors';
 import { postPayment, postedKinds } from '../../domain/ledger';
 import { evaluateTierLimits, type LimitBreach } from '../../domain/limits';
+import { heartbeating } from './heartbeat';
 import { submitAndRecord } from './rail';
 import { formatAmount, type Currency } from '../../domain/money';
-import { isTerminal, ledgerAccountsOf, transitionOrder } from '../../domain/orders';
+import { isTerminal, ledgerAccountsOf, recordOrderEvent, transitionOrder } from '../../domain/orders';
 
 export interface ActivityDeps {
   sequelize: Sequelize;
@@ -92,23 +93,43 @@ export function createActivities({ sequelize, connectors, config }: ActivityDeps
       const order = await lockOrder(orderId, {});
       if (order.railReference) return { reference: order.railReference };
       const connector = connectorFor(order);
-      return submitAndRecord(connector, {
-        idempotencyKey: order.id,
-        orderId: order.id,
-        method: order.method as Exclude<typeof order.method, 'p2p'>,
-        amount: formatAmount(order.amountMinor, order.currency as Currency),
-        currency: order.currency as Currency,
-        destination: order.destination,
-        description: order.description,
-        callbackUrl: `${config.http.publicBaseUrl}/api/v1/callbacks/sandbox`,
-      });
+      return heartbeating(`submitting ${orderId}`, () =>
+        submitAndRecord(connector, {
+          idempotencyKey: order.id,
+          orderId: order.id,
+          method: order.method as Exclude<typeof order.method, 'p2p'>,
+          amount: formatAmount(order.amountMinor, order.currency as Currency),
+          currency: order.currency as Currency,
+          destination: order.destination,
+          description: order.description,
+          callbackUrl: `${config.http.publicBaseUrl}/api/v1/callbacks/sandbox`,
+        }),
+      );
     },
 
     async pollRail({ orderId }: OrderRef): Promise<RailStatus> {
       const order = await lockOrder(orderId, {});
       if (!order.railReference)
         throw ApplicationFailure.nonRetryable('order was never submitted', 'RailRejected', { failureCode: 'rail_error' });
-      return connectorFor(order).status(order.railReference);
+      const reference = order.railReference;
+      const connector = connectorFor(order);
+      return heartbeating(`polling ${orderId}`, () =>
+        connector.status(reference, { currency: order.currency, since: order.createdAt.getTime() }),
+      );
+    },
+
+    /**
+     * The settle deadline passed without a definite answer from the rail: the money may still arrive, so
+     * the order stays `processing` (its hold kept) and is flagged overdue with an `overdue` event, once.
+     */
+    async flagOverdue({ orderId, reason }: OrderRef & { reason: string }): Promise<void> {
+      await sequelize.transaction(async (transaction) => {
+        const order = await lockOrder(orderId, { transaction, lock: transaction.LOCK.UPDATE });
+        if (order.status !== 'processing' || order.overdueAt) return;
+        order.overdueAt = new Date();
+        await order.save({ transaction });
+        await recordOrderEvent(order.id, 'overdue', reason, transaction);
+      });
     },
 
     /** Post the settlement and complete the order, once. */

@@ -5,6 +5,7 @@ import { uuidv7 } from '../../platform/ids';
 import { Order } from '../../models';
 import { type Connectors, type RailMethod, type RailStatus } from '../../domain/connectors';
 import { postLines, postPayment, postedKinds } from '../../domain/ledger';
+import { heartbeating } from './heartbeat';
 import { submitAndRecord } from './rail';
 import { formatAmount } from '../../domain/money';
 import { isTerminal, ledgerAccountsOf, transitionOrder } from '../../domain/orders';
@@ -138,16 +139,18 @@ export function createP2pActivities({ sequelize, connectors, config }: P2pActivi
         method === 'mobile_money'
           ? { provider: trade.payment_method === 'airtel_money' ? 'airtel_money' : 'mpesa', phone: trade.seller_phone ?? '' }
           : { account_name: trade.seller_name, p2p_counterparty: trade.seller_id };
-      return submitAndRecord(connectors[method], {
-        idempotencyKey: order.id,
-        orderId: order.id,
-        method,
-        amount: formatAmount(order.amountMinor, 'KES'),
-        currency: 'KES',
-        destination: { ...destination, p2p_ad_id: trade.ad_id },
-        description: order.description ?? `P2P trade ${order.id}`,
-        callbackUrl: `${config.http.publicBaseUrl}/api/v1/callbacks/sandbox`,
-      });
+      return heartbeating(`submitting the fiat leg of ${orderId}`, () =>
+        submitAndRecord(connectors[method], {
+          idempotencyKey: order.id,
+          orderId: order.id,
+          method,
+          amount: formatAmount(order.amountMinor, 'KES'),
+          currency: 'KES',
+          destination: { ...destination, p2p_ad_id: trade.ad_id },
+          description: order.description ?? `P2P trade ${order.id}`,
+          callbackUrl: `${config.http.publicBaseUrl}/api/v1/callbacks/sandbox`,
+        }),
+      );
     },
 
     async pollFiatLeg({ orderId }: OrderRef): Promise<RailStatus> {
@@ -158,7 +161,10 @@ export function createP2pActivities({ sequelize, connectors, config }: P2pActivi
         replacements: { orderId },
         type: QueryTypes.SELECT,
       });
-      return connectors[railMethodOf(trade?.payment_method ?? 'mpesa')].status(order.railReference);
+      const reference = order.railReference;
+      return heartbeating(`polling the fiat leg of ${orderId}`, () =>
+        connectors[railMethodOf(trade?.payment_method ?? 'mpesa')].status(reference, { currency: 'KES', since: order.createdAt.getTime() }),
+      );
     },
 
     /** The fiat leg settled: post it, release the escrow to the buyer, complete the order — once. */

@@ -12,7 +12,7 @@ import { until } from './wait';
  * server, each on a free port, so that stopping them never disturbs anyone else's Redis or Temporal.
  */
 
-const SEARCH_ATTRIBUTES = ['PaygateOrderId', 'PaygateUserId', 'PaygateStatus', 'PaygateMethod'];
+const SEARCH_ATTRIBUTES = ['PaygateOrderId', 'PaygateUserId', 'PaygateStatus', 'PaygateMethod', 'PaygateOverdue'];
 
 export function canConnect(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {

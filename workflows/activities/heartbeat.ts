@@ -1,0 +1,25 @@
+import { Context } from '@temporalio/activity';
+
+/** How often a rail call reports that its worker is alive; RAIL_CALL's heartbeat timeout is a few of these. */
+export const RAIL_HEARTBEAT_EVERY_MS = 1_000;
+
+/**
+ * Keep an activity's heartbeat going while `work` runs, so that Temporal notices a dead worker within the
+ * activity's heartbeat timeout instead of its whole start-to-close timeout. Outside an activity (a direct
+ * call from a test or a script) the work simply runs.
+ */
+export async function heartbeating<T>(detail: string, work: () => Promise<T>, everyMs = RAIL_HEARTBEAT_EVERY_MS): Promise<T> {
+  let ctx: Context;
+  try {
+    ctx = Context.current();
+  } catch {
+    return work();
+  }
+  ctx.heartbeat(detail);
+  const timer = setInterval(() => ctx.heartbeat(detail), everyMs);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
