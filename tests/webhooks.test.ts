@@ -1,11 +1,12 @@
 import { expect } from 'chai';
-import { loadConfig, reloadConfig } from '../platform/config';
+import { loadConfig } from '../platform/config';
 import { createRedis } from '../platform/redis';
 import { isPublicAddress } from '../domain/webhooks/targets';
 import { startWebhookDelivery } from '../workers/webhooks';
 import { api, initiate, mpesaPayment, newUser, waitForOrder, type TestUser } from './support/api';
 import { until } from './support/processes';
 import { startWebhookReceiver, type WebhookReceiver } from './fakes/webhook-receiver';
+import { withEnv } from './support/config-env';
 
 interface Endpoint {
   endpoint_id: string;
@@ -16,19 +17,6 @@ interface Endpoint {
 
 async function register(user: TestUser, url: string) {
   return api().post('/api/v1/webhooks/endpoints').set(user.auth).send({ url, description: 'test receiver' });
-}
-
-function withEnv(values: Record<string, string>): () => void {
-  const previous = Object.fromEntries(Object.keys(values).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, values);
-  reloadConfig();
-  return () => {
-    for (const [k, v] of Object.entries(previous)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    reloadConfig();
-  };
 }
 
 describe('webhooks', () => {

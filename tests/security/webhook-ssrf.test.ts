@@ -2,7 +2,7 @@ import http from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import { expect } from 'chai';
 import { QueryTypes } from 'sequelize';
-import { loadConfig, reloadConfig } from '../../platform/config';
+import { loadConfig } from '../../platform/config';
 import { database } from '../../platform/database';
 import { createRedis } from '../../platform/redis';
 import { deliverWebhook, dispatchWebhookEvents } from '../../domain/webhooks/delivery';
@@ -11,6 +11,7 @@ import { startWebhookDelivery } from '../../workers/webhooks';
 import { api, initiate, mpesaPayment, newUser, waitForOrder, type TestUser } from '../support/api';
 import { until } from '../support/processes';
 import { startWebhookReceiver } from '../fakes/webhook-receiver';
+import { withEnv } from '../support/config-env';
 
 /**
  * Server-side request forgery through webhooks: a DNS server that answers differently to the check and
@@ -18,19 +19,6 @@ import { startWebhookReceiver } from '../fakes/webhook-receiver';
  * here resolves a real name or leaves 127.0.0.0/8: resolvers are injected, and 127.0.0.2 stands in for
  * a public address.
  */
-
-function withEnv(values: Record<string, string>): () => void {
-  const previous = Object.fromEntries(Object.keys(values).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, values);
-  reloadConfig();
-  return () => {
-    for (const [k, v] of Object.entries(previous)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    reloadConfig();
-  };
-}
 
 const register = (user: TestUser, url: string) =>
   api().post('/api/v1/webhooks/endpoints').set(user.auth).send({ url, description: 'ssrf test' });
