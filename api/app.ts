@@ -7,7 +7,7 @@ import swaggerUi from 'swagger-ui-express';
 import { config } from '../platform/config';
 import { logSafeRequest, logSafeResponse } from '../platform/log-redaction';
 import { logger } from '../platform/logger';
-import { models } from '../models';
+import { openRepositories } from '../repositories/transaction';
 import { adminOnly, QUEUE_DASHBOARD_PATH, queueDashboard } from './admin/queue-dashboard';
 import { RegisterRoutes } from './generated/routes';
 import { healthRouter } from './health';
@@ -40,7 +40,7 @@ const noStore: RequestHandler = (_req, res, next) => {
 
 /** The HTTP application: platform middleware, the tsoa routes under /api/v1, docs, health, errors. */
 export function createApp(): Express {
-  models();
+  openRepositories();
   const cfg = config();
   const app = express();
   app.disable('x-powered-by');

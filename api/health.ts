@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { config } from '../platform/config';
-import { database } from '../platform/database';
+import { pingDatabase } from '../repositories/transaction';
 import { redis } from '../platform/redis';
 import { temporalHealthy } from '../platform/temporal';
 
@@ -24,7 +24,7 @@ export function healthRouter(): Router {
   });
   router.get('/readyz', async (_req, res) => {
     const [postgres, redisStatus, temporal] = await Promise.all([
-      check(() => database().query('SELECT 1')),
+      check(() => pingDatabase()),
       check(() => redis().ping()),
       check(async () => {
         if (!(await temporalHealthy())) throw new Error('down');

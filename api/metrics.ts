@@ -8,11 +8,9 @@ import { database } from '../platform/database';
 import { componentLogger } from '../platform/logger';
 import { redis } from '../platform/redis';
 import { deferredStarts } from '../platform/temporal';
-import { ORDER_STATUSES, PAYMENT_METHODS } from '../models/order';
+import { ORDER_STATUSES, PAYMENT_METHODS } from '../domain/orders';
 import { APPEAL_STATUSES } from '../domain/appeals/contract';
-import { MAINTENANCE_QUEUE } from '../workers/jobs';
-import { DISCOVERY_QUEUE } from '../workers/discovery';
-import { WEBHOOK_QUEUE } from '../workers/webhooks';
+import { QUEUES } from '../workers/queues';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: 'paygate_' });
@@ -55,7 +53,8 @@ export const rememberMountPath: RequestHandler = (req, res, next) => {
 
 const READ_TIMEOUT_MS = 2000;
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
-export const METRIC_QUEUES = [MAINTENANCE_QUEUE, DISCOVERY_QUEUE, WEBHOOK_QUEUE] as const;
+/** Every queue the jobs process works (the one list, in `workers/queues.ts`). */
+export const METRIC_QUEUES = QUEUES;
 type Source = 'postgres' | 'redis';
 
 /** Whether the last read of each source succeeded, shown by `paygate_metrics_source_up`. */

@@ -3,8 +3,8 @@ import type { APPEAL_ACTIONS } from '../domain/appeals/contract';
 import type { BLOCKLIST_SOURCES, BLOCKLIST_TYPES } from '../domain/compliance/normalise';
 import type { AD_ASSETS, AD_FIATS, AD_PAYMENT_METHODS, AD_SIDES } from '../domain/p2p/ads';
 import type { Currency } from '../domain/money';
-import type { ORDER_STATUSES, PAYMENT_METHODS } from '../models/order';
-import type { KYC_STATUSES } from '../models/user';
+import type { ORDER_STATUSES, PAYMENT_METHODS } from '../domain/orders';
+import type { KYC_STATUSES } from '../domain/users';
 
 /**
  * A resource id: a UUID (Paygate issues UUIDv7).

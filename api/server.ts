@@ -7,7 +7,7 @@ import { componentLogger } from '../platform/logger';
 import { closeRedis } from '../platform/redis';
 import { onShutdown } from '../platform/shutdown';
 import { closeTemporal } from '../platform/temporal';
-import { models } from '../models';
+import { openRepositories } from '../repositories/transaction';
 import { AppError } from '../platform/errors';
 import { createApp } from './app';
 import { ensureAdmin } from './services/auth-service';
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const log = componentLogger('api');
   await database().authenticate();
   // Bound before anything queries through a model (ensureAdmin); createApp would bind them too late.
-  models();
+  openRepositories();
   if (cfg.admin) await bootstrapAdmin(cfg.admin, log);
   const app = createApp();
   const server: Server = await new Promise((resolve, reject) => {

@@ -7,10 +7,9 @@ import { Redis } from 'ioredis';
 import { Client as PgClient } from 'pg';
 import { createSequelize } from '../platform/database';
 import { migrateUp } from '../models/migrate';
-import { discoverExchanges } from '../domain/discovery/exchanges';
-import { EXCHANGE_COLUMNS, exchangeRows, refreshExchanges } from '../domain/discovery/refresh';
-import { DISCOVERY_QUEUE } from '../workers/discovery';
-import { MAINTENANCE_QUEUE } from '../workers/jobs';
+import { discoverExchanges } from '../connectors/exchanges';
+import { EXCHANGE_COLUMNS, exchangeRows, refreshExchanges } from '../workers/catalogue-refresh';
+import { DISCOVERY_QUEUE, MAINTENANCE_QUEUE } from '../workers/queues';
 
 /**
  * Discovery benchmarks, for the runner (`bench/run.ts`) to call:

@@ -1,5 +1,5 @@
 import type { Config } from '../platform/config';
-import type { KycStatus } from '../models/user';
+import type { KycStatus } from './users';
 import { decimalToScaled } from './money';
 
 export interface LimitBreach {

@@ -1,39 +1,60 @@
-import type { Transaction } from 'sequelize';
-import { Order, OrderEvent } from '../models';
-import { TERMINAL_STATUSES, type OrderEventKind, type OrderStatus } from '../models/order';
+import { formatAmount, type Currency } from './money';
 import type { PaymentAccounts } from './ledger';
 
-/** Move an order to `status` and record the event; a status is recorded once per order. */
-export async function transitionOrder(
-  order: Order,
-  status: OrderStatus,
-  tx: Transaction,
-  detail: { failureCode?: string; reason?: string; railReference?: string; note?: string } = {},
-): Promise<void> {
-  order.status = status;
-  if (detail.failureCode !== undefined) order.failureCode = detail.failureCode;
-  if (detail.reason !== undefined) order.failureReason = detail.reason;
-  if (detail.railReference !== undefined) order.railReference = detail.railReference;
-  order.updatedAt = new Date();
-  await order.save({ transaction: tx });
-  const eventDetail = detail.failureCode ? `${detail.failureCode}: ${detail.reason ?? ''}`.trim() : (detail.note ?? null);
-  await recordOrderEvent(order.id, status, eventDetail, tx);
-}
+export const ORDER_STATUSES = ['pending', 'screening', 'processing', 'completed', 'rejected', 'failed', 'reversed'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly OrderStatus[] = ['completed', 'rejected', 'failed', 'reversed'];
+/**
+ * What an order event records: a status the order moved to, or `overdue` — the rail gave no definite answer
+ * by the settle deadline, so the order stays `processing` with its hold while the workflow keeps asking.
+ */
+export type OrderEventKind = OrderStatus | 'overdue';
 
-/** Record an order event; each kind is recorded once per order. */
-export async function recordOrderEvent(orderId: string, kind: OrderEventKind, detail: string | null, tx: Transaction): Promise<void> {
-  await OrderEvent.sequelize!.query(
-    'INSERT INTO order_events (order_id, status, detail) VALUES (:orderId, :status, :detail) ON CONFLICT (order_id, status) DO NOTHING',
-    { replacements: { orderId, status: kind, detail }, transaction: tx },
-  );
-}
+export const PAYMENT_METHODS = ['bank_transfer', 'mobile_money', 'crypto', 'p2p'] as const;
+export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
+
+export type Destination = Record<string, string>;
 
 export const isTerminal = (status: OrderStatus): boolean => TERMINAL_STATUSES.includes(status);
 
-export const ledgerAccountsOf = (order: Order): PaymentAccounts => ({
+export const ledgerAccountsOf = (order: {
+  id: string;
+  userId: string;
+  method: string;
+  currency: string;
+  amountMinor: string;
+}): PaymentAccounts => ({
   orderId: order.id,
   userId: order.userId,
   method: order.method,
   currency: order.currency,
   amountMinor: order.amountMinor,
 });
+
+/** What the start of a payment workflow shows operators: its search attributes and its one-line summary. */
+export interface OrderFacts {
+  id: string;
+  userId: string;
+  method: PaymentMethod;
+  status: OrderStatus;
+  amountMinor: string;
+  currency: string;
+  destination: Destination;
+}
+
+const maskIdentifier = (id: string): string => (id.length > 8 ? `${id.slice(0, 5)}…${id.slice(-4)}` : id);
+
+/** "KES 1500.00 mobile_money to +2547…5678": where the money goes, phones and accounts cut short. */
+export function paymentSummary(order: OrderFacts): string {
+  const d = order.destination;
+  const to = d.phone
+    ? maskIdentifier(d.phone)
+    : d.account_number
+      ? `bank ${d.bank_code ?? '?'} account ${maskIdentifier(d.account_number)}`
+      : d.exchange_id
+        ? `exchange ${d.exchange_id}`
+        : d.ad_id
+          ? `P2P ad ${d.ad_id}`
+          : undefined;
+  return `${order.currency} ${formatAmount(order.amountMinor, order.currency as Currency)} ${order.method}${to ? ` to ${to}` : ''}`;
+}

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, type FieldError } from '../platform/errors';
-import { PAYMENT_METHODS, type PaymentMethod } from '../models/order';
+import { PAYMENT_METHODS, type PaymentMethod } from './orders';
 import { isCurrency, parseAmount, type Currency } from './money';
 import { normaliseKenyanPhone } from './phone';
 

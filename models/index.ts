@@ -18,8 +18,13 @@ export { IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, Sand
 
 let initialised: Sequelize | undefined;
 
-/** Bind every model to the process's Sequelize instance (once) and return it. */
-export function models(sequelize: Sequelize = database()): Sequelize {
+/**
+ * Bind every model to a Sequelize instance (once) and return it. Without an argument: the instance the
+ * models are bound to, binding them to the process's database first if they are not bound yet.
+ */
+export function models(given?: Sequelize): Sequelize {
+  if (!given && initialised) return initialised;
+  const sequelize = given ?? database();
   if (initialised === sequelize) return sequelize;
   User.initModel(sequelize);
   Order.initModel(sequelize);

@@ -1,8 +1,5 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
-import type { KycStatus } from './user';
-
-export const KYC_ID_TYPES = ['national_id', 'passport', 'alien_id'] as const;
-export type KycIdType = (typeof KYC_ID_TYPES)[number];
+import type { KycIdType, KycStatus } from '../domain/users';
 
 /** A user's KYC submission and the compliance decision on it; one row per user. */
 export class KycRecord extends Model<InferAttributes<KycRecord>, InferCreationAttributes<KycRecord>> {

@@ -1,7 +1,6 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
 
-export const LEDGER_KINDS = ['hold', 'release', 'settle', 'reverse'] as const;
-export type LedgerKind = (typeof LEDGER_KINDS)[number];
+import type { LedgerKind } from '../domain/ledger';
 
 export class LedgerTransaction extends Model<InferAttributes<LedgerTransaction>, InferCreationAttributes<LedgerTransaction>> {
   declare id: string;

@@ -1,19 +1,6 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
 import type { BankRoute } from '../domain/discovery/routing';
-
-export const ORDER_STATUSES = ['pending', 'screening', 'processing', 'completed', 'rejected', 'failed', 'reversed'] as const;
-export type OrderStatus = (typeof ORDER_STATUSES)[number];
-export const TERMINAL_STATUSES: readonly OrderStatus[] = ['completed', 'rejected', 'failed', 'reversed'];
-/**
- * What an order event records: a status the order moved to, or `overdue` — the rail gave no definite answer
- * by the settle deadline, so the order stays `processing` with its hold while the workflow keeps asking.
- */
-export type OrderEventKind = OrderStatus | 'overdue';
-
-export const PAYMENT_METHODS = ['bank_transfer', 'mobile_money', 'crypto', 'p2p'] as const;
-export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
-
-export type Destination = Record<string, string>;
+import type { Destination, OrderEventKind, OrderStatus, PaymentMethod } from '../domain/orders';
 
 export class Order extends Model<InferAttributes<Order>, InferCreationAttributes<Order>> {
   declare id: string;
@@ -40,6 +27,12 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
   declare limitsCheckedAt: CreationOptional<Date | null>;
   /** When the settle deadline passed with no definite answer from the rail (the order stays `processing`). */
   declare overdueAt: CreationOptional<Date | null>;
+  /** Set when screening rejected the order: the blocklist entry it matched, and how closely (0–1). */
+  declare screeningEntryId: CreationOptional<string | null>;
+  declare screeningScore: CreationOptional<string | null>;
+  /** A resubmission approved on appeal: the order it resubmits, and the staff member who approved it. */
+  declare resubmittedFrom: CreationOptional<string | null>;
+  declare approvedBy: CreationOptional<string | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -66,6 +59,10 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
         workflowStartedAt: { type: DataTypes.DATE, allowNull: true },
         limitsCheckedAt: { type: DataTypes.DATE, allowNull: true },
         overdueAt: { type: DataTypes.DATE, allowNull: true },
+        screeningEntryId: { type: DataTypes.UUID, allowNull: true },
+        screeningScore: { type: DataTypes.DECIMAL(5, 4), allowNull: true },
+        resubmittedFrom: { type: DataTypes.UUID, allowNull: true },
+        approvedBy: { type: DataTypes.UUID, allowNull: true },
         createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
         updatedAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
       },

@@ -1,9 +1,6 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
 
-export const ROLES = ['user', 'compliance', 'admin'] as const;
-export type Role = (typeof ROLES)[number];
-export const KYC_STATUSES = ['unverified', 'pending', 'verified', 'rejected'] as const;
-export type KycStatus = (typeof KYC_STATUSES)[number];
+import type { KycStatus, Role } from '../domain/users';
 
 export class User extends Model<InferAttributes<User>, InferCreationAttributes<User>> {
   declare id: string;

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { reloadConfig } from '../platform/config';
-import { ledgerImbalanceByCurrency } from '../domain/ledger';
-import { database } from '../platform/database';
+import { ledgerImbalanceByCurrency } from '../repositories/ledger';
 import {
   api,
   blocklist,
@@ -161,7 +160,7 @@ describe('appeals', () => {
         { account: 'rail:mobile_money', direction: 'debit', amount: '150000' },
         { account: `user:${owner.id}`, direction: 'credit', amount: '150000' },
       ]);
-      const imbalance = await ledgerImbalanceByCurrency(database());
+      const imbalance = await ledgerImbalanceByCurrency();
       for (const value of Object.values(imbalance)) expect(value).to.equal('0');
     });
 

@@ -7,7 +7,8 @@ import { Queue, Worker } from 'bullmq';
 import { expect } from 'chai';
 import { loadConfig, type Config } from '../platform/config';
 import { createRedis } from '../platform/redis';
-import { runSanctionsImport, SANCTIONS_IMPORT_JOB, scheduleSanctionsImport, type SanctionsImportResult } from '../workers/sanctions-import';
+import { IMPORT_SANCTIONS } from '../workers/queues';
+import { runSanctionsImport, scheduleSanctionsImport, type SanctionsImportResult } from '../workers/sanctions-import';
 import { api, blocklist, newUser, type TestUser } from './support/api';
 import { rows } from './support/db';
 import { RUN_ID } from './support/env';
@@ -65,7 +66,7 @@ async function importThroughQueue(cfg: Config): Promise<SanctionsImportResult> {
       worker = new Worker(
         name,
         async (job) => {
-          if (job.name !== SANCTIONS_IMPORT_JOB) throw new Error(`unexpected job ${job.name}`);
+          if (job.name !== IMPORT_SANCTIONS) throw new Error(`unexpected job ${job.name}`);
           return runSanctionsImport(cfg);
         },
         { connection, prefix: cfg.queuePrefix },
@@ -76,7 +77,7 @@ async function importThroughQueue(cfg: Config): Promise<SanctionsImportResult> {
     expect(await scheduleSanctionsImport(queue, cfg)).to.equal(true);
     return await done;
   } finally {
-    await queue.removeJobScheduler(SANCTIONS_IMPORT_JOB);
+    await queue.removeJobScheduler(IMPORT_SANCTIONS);
     await worker?.close();
     await queue.obliterate({ force: true });
     await queue.close();
@@ -210,7 +211,7 @@ describe('compliance sanctions import', () => {
       const queue = new Queue(`sanctions-none-${RUN_ID}`, { connection, prefix: cfg.queuePrefix });
       try {
         expect(await scheduleSanctionsImport(queue, cfg)).to.equal(false);
-        expect(await queue.getJobScheduler(SANCTIONS_IMPORT_JOB)).to.equal(undefined);
+        expect(await queue.getJobScheduler(IMPORT_SANCTIONS)).to.equal(undefined);
       } finally {
         await queue.obliterate({ force: true });
         await queue.close();

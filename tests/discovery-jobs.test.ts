@@ -4,12 +4,10 @@ import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { config, loadConfig, type Config } from '../platform/config';
-import { ccxtExchanges, discoverExchanges } from '../domain/discovery/exchanges';
-import { startJobs, MAINTENANCE_QUEUE } from '../workers/jobs';
+import { ccxtExchanges, discoverExchanges } from '../connectors/exchanges';
+import { startJobs } from '../workers/jobs';
+import { DISCOVERY_QUEUE, MAINTENANCE_QUEUE, REFRESH_BANKS, REFRESH_EXCHANGES } from '../workers/queues';
 import {
-  DISCOVERY_QUEUE,
-  REFRESH_BANKS,
-  REFRESH_EXCHANGES,
   enqueueRefresh,
   registerDiscoverySchedulers,
   startDiscovery,

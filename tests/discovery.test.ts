@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { database } from '../platform/database';
 import { kenyanBankRegistry } from '../domain/discovery/bank-registry';
-import { discoverExchanges } from '../domain/discovery/exchanges';
-import { refreshBanks, refreshExchanges } from '../domain/discovery/refresh';
+import { discoverExchanges } from '../connectors/exchanges';
+import { refreshBanks, refreshExchanges } from '../workers/catalogue-refresh';
 import { api } from './support/api';
 import { rows } from './support/db';
 

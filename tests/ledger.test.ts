@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { database } from '../platform/database';
-import { ledgerImbalanceByCurrency } from '../domain/ledger';
+import { ledgerImbalanceByCurrency } from '../repositories/ledger';
 import { initiate, mpesaPayment, newUser, waitForOrder } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';
 
@@ -87,7 +87,7 @@ describe('the double-entry ledger', () => {
 
   describe('at any moment', () => {
     it('then debits equal credits in every currency', async () => {
-      const imbalance = await ledgerImbalanceByCurrency(database());
+      const imbalance = await ledgerImbalanceByCurrency();
       for (const value of Object.values(imbalance)) expect(value).to.equal('0');
     });
   });

@@ -9,7 +9,7 @@ import { database } from '../platform/database';
 import { uuidv7 } from '../platform/ids';
 import { temporalClient } from '../platform/temporal';
 import { Order } from '../models';
-import { SANDBOX_SLOW_PHONE } from '../domain/connectors/sandbox';
+import { SANDBOX_SLOW_PHONE } from '../connectors/sandbox';
 import { PAYMENT_WORKFLOW, paymentStageQuery, paymentWorkflowId, railOutcomeSignal, type PaymentWorkflowInput } from '../workflows/shared';
 import { PAYGATE_ORDER_ID, PAYGATE_OVERDUE, PAYGATE_STATUS, orderSearchAttributes } from '../workflows/search-attributes';
 import { api, initiate, mpesaPayment, newUser, p2pTrade, postAd, sellAd, waitForOrder, type OrderBody, type TestUser } from './support/api';

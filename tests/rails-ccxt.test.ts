@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { CcxtTransferConnector, ccxtRailError, pointUrls, type CcxtTransferExchange } from '../domain/connectors/ccxt-transfer';
-import { RailError } from '../domain/connectors/types';
+import { CcxtTransferConnector, ccxtRailError, pointUrls, type CcxtTransferExchange } from '../connectors/ccxt-transfer';
+import { RailError } from '../connectors/types';
 import { startFakeBinance, type FakeBinance } from './fakes/binance';
 
 class InsufficientFunds extends Error {}

@@ -6,7 +6,7 @@ import { config, reloadConfig } from '../platform/config';
 import { uuidv7 } from '../platform/ids';
 import { closeTemporal, temporalClient } from '../platform/temporal';
 import { Order } from '../models';
-import { reconcileUnstartedOrders, startPaymentWorkflow } from '../api/services/payment-service';
+import { reconcileUnstartedOrders, startPaymentWorkflow } from '../workflows/client';
 import { paymentWorkflowId } from '../workflows/shared';
 import { initiate, mpesaPayment, newUser, waitForOrder, type TestUser } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { loadConfig } from '../platform/config';
 import { createRedis } from '../platform/redis';
-import { isPublicAddress } from '../domain/webhooks/targets';
+import { isPublicAddress } from '../connectors/webhook-targets';
 import { startWebhookDelivery } from '../workers/webhooks';
 import { api, initiate, mpesaPayment, newUser, waitForOrder, type TestUser } from './support/api';
 import { until } from './support/processes';

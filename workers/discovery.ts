@@ -5,10 +5,11 @@ import type { Config } from '../platform/config';
 import { database } from '../platform/database';
 import { componentLogger } from '../platform/logger';
 import { Bank, Exchange } from '../models';
-import { createConnectors } from '../domain/connectors';
-import { ccxtStatusCheck, type StatusCheck } from '../domain/discovery/exchange-probe';
-import type { ExchangeCatalogue } from '../domain/discovery/exchanges';
-import { refreshBanks, refreshExchanges, type RefreshSummary } from '../domain/discovery/refresh';
+import { createConnectors } from '../connectors';
+import { ccxtStatusCheck, type StatusCheck } from '../connectors/exchange-probe';
+import type { ExchangeCatalogue } from '../connectors/exchanges';
+import { DISCOVERY_QUEUE, everyMs, REFRESH_BANKS, REFRESH_EXCHANGES } from './queues';
+import { refreshBanks, refreshExchanges, type RefreshSummary } from './catalogue-refresh';
 
 /**
  * Platform discovery in the jobs process: queue `discovery`, job schedulers `refresh-exchanges` (every
@@ -17,9 +18,6 @@ import { refreshBanks, refreshExchanges, type RefreshSummary } from '../domain/d
  * table is empty is also refreshed right away. Jobs carry no payload: the name says what to refresh.
  */
 
-export const DISCOVERY_QUEUE = 'discovery';
-export const REFRESH_EXCHANGES = 'refresh-exchanges';
-export const REFRESH_BANKS = 'refresh-banks';
 export const DISCOVERY_JOBS = [REFRESH_EXCHANGES, REFRESH_BANKS] as const;
 export type DiscoveryJob = (typeof DISCOVERY_JOBS)[number];
 
@@ -33,8 +31,7 @@ export function discoveryJobOptions(cfg: Config): JobSchedulerTemplateOptions {
   };
 }
 
-const intervalOf = (cfg: Config, job: DiscoveryJob): number =>
-  job === REFRESH_EXCHANGES ? cfg.discovery.refreshExchangesEveryMs : cfg.discovery.refreshBanksEveryMs;
+const intervalOf = (cfg: Config, job: DiscoveryJob): number => everyMs(cfg, job);
 
 export interface DiscoveryDependencies {
   sequelize?: Sequelize;

@@ -6,42 +6,41 @@ import { componentLogger } from '../platform/logger';
 import { createRedis } from '../platform/redis';
 import { onShutdown } from '../platform/shutdown';
 import { closeTemporal } from '../platform/temporal';
-import { models } from '../models';
-import { reconcileUnstartedOrders } from '../api/services/payment-service';
-import { DISCOVERY_QUEUE, startDiscovery } from './discovery';
-import { runSanctionsImport, SANCTIONS_IMPORT_JOB, scheduleSanctionsImport } from './sanctions-import';
-import { startWebhookDelivery, WEBHOOK_QUEUE } from './webhooks';
-
-export const MAINTENANCE_QUEUE = 'maintenance';
+import { openRepositories } from '../repositories/transaction';
+import { reconcileUnstartedOrders } from '../workflows/client';
+import { startDiscovery } from './discovery';
+import { EXPIRE_IDEMPOTENCY_KEYS, everyMs, IMPORT_SANCTIONS, MAINTENANCE_QUEUE, QUEUES, RECONCILE_ORDERS } from './queues';
+import { runSanctionsImport, scheduleSanctionsImport } from './sanctions-import';
+import { startWebhookDelivery } from './webhooks';
 
 /** What each scheduled job does. Job data carries no payload: the job name says it all. */
 const processors: Record<string, () => Promise<unknown>> = {
-  'reconcile-orders': () => reconcileUnstartedOrders(),
-  'expire-idempotency-keys': async () => {
+  [RECONCILE_ORDERS]: () => reconcileUnstartedOrders(),
+  [EXPIRE_IDEMPOTENCY_KEYS]: async () => {
     const deleted = await database().query('DELETE FROM idempotency_keys WHERE expires_at < now() RETURNING 1', {
       type: QueryTypes.SELECT,
     });
     return deleted.length;
   },
-  [SANCTIONS_IMPORT_JOB]: () => runSanctionsImport(),
+  [IMPORT_SANCTIONS]: () => runSanctionsImport(),
 };
 
 export async function startJobs(cfg: Config): Promise<{ close: () => Promise<void> }> {
   const log = componentLogger('jobs');
-  models();
+  openRepositories();
   const connection = createRedis({ forWorker: true });
   const queue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: cfg.queuePrefix });
   queue.on('error', (err) => log.warn({ err: err.message }, 'queue error'));
   const registerMaintenance = async () => {
     await queue.upsertJobScheduler(
-      'reconcile-orders',
-      { every: cfg.reconciler.intervalMs },
-      { name: 'reconcile-orders', opts: { removeOnComplete: 100, removeOnFail: 500 } },
+      RECONCILE_ORDERS,
+      { every: everyMs(cfg, RECONCILE_ORDERS) },
+      { name: RECONCILE_ORDERS, opts: { removeOnComplete: 100, removeOnFail: 500 } },
     );
     await queue.upsertJobScheduler(
-      'expire-idempotency-keys',
-      { every: 60 * 60 * 1000 },
-      { name: 'expire-idempotency-keys', opts: { removeOnComplete: 24, removeOnFail: 100 } },
+      EXPIRE_IDEMPOTENCY_KEYS,
+      { every: everyMs(cfg, EXPIRE_IDEMPOTENCY_KEYS) },
+      { name: EXPIRE_IDEMPOTENCY_KEYS, opts: { removeOnComplete: 24, removeOnFail: 100 } },
     );
     await scheduleSanctionsImport(queue, cfg);
   };
@@ -68,7 +67,7 @@ export async function startJobs(cfg: Config): Promise<{ close: () => Promise<voi
   worker.on('error', (err) => log.error({ err: err.message }, 'worker error'));
   worker.on('failed', (job, err) => log.warn({ job: job?.name, attempts: job?.attemptsMade, err: err.message }, 'job failed'));
   worker.on('completed', (job, result) => log.debug({ job: job.name, result }, 'job completed'));
-  log.info({ queues: [MAINTENANCE_QUEUE, DISCOVERY_QUEUE, WEBHOOK_QUEUE], prefix: cfg.queuePrefix }, 'jobs running');
+  log.info({ queues: QUEUES, prefix: cfg.queuePrefix }, 'jobs running');
   return {
     close: async () => {
       await worker.close();

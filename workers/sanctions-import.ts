@@ -6,6 +6,7 @@ import { config as processConfig, type Config } from '../platform/config';
 import { database } from '../platform/database';
 import { uuidv7 } from '../platform/ids';
 import { componentLogger } from '../platform/logger';
+import { IMPORT_SANCTIONS } from './queues';
 import { parseOfacCsv } from '../domain/compliance/ofac';
 import { normaliseBlocklistValue } from '../domain/compliance/normalise';
 
@@ -15,8 +16,6 @@ import { normaliseBlocklistValue } from '../domain/compliance/normalise';
  * OFAC entries that left the list are expired, not deleted (hits keep pointing at them); manual entries
  * with the same value are left alone.
  */
-
-export const SANCTIONS_IMPORT_JOB = 'import-sanctions';
 
 const FETCH_TIMEOUT_MS = 60_000;
 const BATCH = 1000;
@@ -127,14 +126,14 @@ export async function runSanctionsImport(
 /** Upsert the import's job scheduler (runs at once, then every SANCTIONS_IMPORT_EVERY_MS), or remove it when no source is configured. */
 export async function scheduleSanctionsImport(queue: Queue, cfg: Config): Promise<boolean> {
   if (cfg.compliance.sanctionsListSources.length === 0) {
-    await queue.removeJobScheduler(SANCTIONS_IMPORT_JOB);
+    await queue.removeJobScheduler(IMPORT_SANCTIONS);
     return false;
   }
   await queue.upsertJobScheduler(
-    SANCTIONS_IMPORT_JOB,
+    IMPORT_SANCTIONS,
     { every: cfg.compliance.sanctionsImportEveryMs },
     {
-      name: SANCTIONS_IMPORT_JOB,
+      name: IMPORT_SANCTIONS,
       opts: { attempts: 5, backoff: { type: 'exponential', delay: 30_000 }, removeOnComplete: 30, removeOnFail: 100 },
     },
   );

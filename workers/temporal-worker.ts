@@ -6,8 +6,8 @@ import { closeDatabase, database } from '../platform/database';
 import { componentLogger } from '../platform/logger';
 import { onShutdown } from '../platform/shutdown';
 import { temporalConnectionOptions } from '../platform/temporal';
-import { models } from '../models';
-import { createConnectors } from '../domain/connectors';
+import { openRepositories } from '../repositories/transaction';
+import { createConnectors } from '../connectors';
 import { createActivities } from '../workflows/activities';
 import { createComplianceActivities } from '../workflows/activities/compliance';
 import { createP2pActivities } from '../workflows/activities/p2p';
@@ -31,7 +31,7 @@ export async function createPaygateWorker({
   taskQueue,
   usePrebuiltBundle = false,
 }: PaygateWorkerOptions): Promise<Worker> {
-  models(sequelize);
+  openRepositories(sequelize);
   const workflows =
     usePrebuiltBundle && fs.existsSync(WORKFLOW_BUNDLE_PATH)
       ? { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }
@@ -42,7 +42,7 @@ export async function createPaygateWorker({
     taskQueue: taskQueue ?? config.temporal.taskQueue,
     ...workflows,
     activities: {
-      ...createActivities({ sequelize, connectors: createConnectors(sequelize, config), config }),
+      ...createActivities({ connectors: createConnectors(sequelize, config), config }),
       ...createComplianceActivities({ sequelize, config }),
       ...createP2pActivities({ sequelize, connectors: createConnectors(sequelize, config), config }),
       ...createAppealActivities({ sequelize }),

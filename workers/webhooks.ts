@@ -4,8 +4,9 @@ import type { Sequelize } from 'sequelize';
 import type { Config } from '../platform/config';
 import { database } from '../platform/database';
 import { componentLogger } from '../platform/logger';
-import { claimDueDeliveries, deliverWebhook, dispatchWebhookEvents } from '../domain/webhooks/delivery';
-import type { TargetPolicy } from '../domain/webhooks/targets';
+import { DELIVER_WEBHOOK, DISPATCH_WEBHOOKS, WEBHOOK_QUEUE } from './queues';
+import { claimDueDeliveries, deliverWebhook, dispatchWebhookEvents } from './webhook-delivery';
+import type { TargetPolicy } from '../connectors/webhook-targets';
 
 /**
  * Webhook delivery in the jobs process: queue `webhooks`. The job scheduler `dispatch-webhooks` (every
@@ -18,9 +19,6 @@ import type { TargetPolicy } from '../domain/webhooks/targets';
  * delivery per sweep, and one that never answers keeps only its own slots busy.
  */
 
-export const WEBHOOK_QUEUE = 'webhooks';
-export const DISPATCH_WEBHOOKS = 'dispatch-webhooks';
-export const DELIVER_WEBHOOK = 'deliver-webhook';
 
 /** Jobs a jobs process runs at once on the webhooks queue. */
 const WEBHOOK_CONCURRENCY = 8;

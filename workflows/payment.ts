@@ -47,6 +47,8 @@ const MAX_POLL_INTERVAL_MS = 60_000;
 const HISTORY_LIMIT = 10_000;
 /** Past this patch, a missed settle deadline flags the order overdue and the run keeps asking the rail. */
 const OVERDUE_KEEPS_WAITING = 'overdue-keeps-waiting';
+/** Runs that decide a failed payment's compensation in the workflow (release the hold, then fail the order). */
+const COMPENSATION_IN_WORKFLOW = 'compensation-in-workflow';
 
 /** The order status as this workflow moves it, shown as search attribute `PaygateStatus`. */
 type TrackedStatus = 'screening' | 'processing' | 'completed' | 'failed' | 'rejected';
@@ -125,7 +127,7 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   } catch (err) {
     const failure = railFailure(err);
     log.warn('rail refused the payment', { orderId, ...failure });
-    await db.failPayment({ orderId, ...failure });
+    await compensateAndFail(orderId, failure);
     report('failed');
     return { orderId, status: 'failed', failureCode: failure.failureCode };
   }
@@ -146,9 +148,22 @@ async function concludePayment(orderId: string, final: RailOutcomeSignal, report
     report('completed');
     return { orderId, status: 'completed' };
   }
-  await db.failPayment({ orderId, failureCode: final.failureCode, reason: final.reason });
+  await compensateAndFail(orderId, { failureCode: final.failureCode, reason: final.reason });
   report('failed');
   return { orderId, status: 'failed', failureCode: final.failureCode };
+}
+
+/**
+ * A held payment that will not settle: the compensation is decided here — give the hold back to the payer,
+ * then fail the order. Runs recorded before this patch made both moves in one `failPayment` activity.
+ */
+async function compensateAndFail(orderId: string, failure: { failureCode: string; reason: string }): Promise<void> {
+  if (!patched(COMPENSATION_IN_WORKFLOW)) {
+    await db.failPayment({ orderId, ...failure });
+    return;
+  }
+  await db.releaseHold({ orderId });
+  await db.failOrder({ orderId, ...failure });
 }
 
 /**

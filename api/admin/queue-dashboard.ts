@@ -8,8 +8,7 @@ import type { Config } from '../../platform/config';
 import { AppError } from '../../platform/errors';
 import { redis } from '../../platform/redis';
 import { authenticateRequest } from '../auth/authentication';
-import { MAINTENANCE_QUEUE } from '../../workers/jobs';
-import { DISCOVERY_QUEUE } from '../../workers/discovery';
+import { QUEUES } from '../../workers/queues';
 
 /**
  * The queue dashboard (Bull Board) for admins, at /admin/queues: every BullMQ queue of the jobs process,
@@ -27,7 +26,7 @@ type BoardServerAdapter = Parameters<typeof createBullBoard>[0]['serverAdapter']
 
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
 export const DASHBOARD_COOKIE = 'paygate_admin_token';
-export const DASHBOARD_QUEUES = [MAINTENANCE_QUEUE, DISCOVERY_QUEUE];
+export const DASHBOARD_QUEUES = QUEUES;
 
 function cookieValue(req: Request, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {

@@ -6,7 +6,7 @@ import { config } from '../../platform/config';
 import { AppError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
 import { User } from '../../models';
-import { ROLES, type Role } from '../../models/user';
+import { ROLES, type Role } from '../../domain/users';
 
 /** The authenticated caller, as every service sees it. */
 export interface Caller {

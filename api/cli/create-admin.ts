@@ -1,7 +1,7 @@
 import { configOrExit } from '../../platform/config';
 import { closeDatabase } from '../../platform/database';
 import { AppError } from '../../platform/errors';
-import { models } from '../../models';
+import { openRepositories } from '../../repositories/transaction';
 import { ensureAdmin } from '../services/auth-service';
 
 const USAGE =
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     process.stderr.write(USAGE);
     process.exit(64);
   }
-  models();
+  openRepositories();
   try {
     const { user, outcome } = await ensureAdmin(email, password, { promote });
     const who = `${user.email} (${user.user_id})`;

@@ -5,7 +5,7 @@ import { AppError, validationError } from '../../platform/errors';
 import { uuidv7 } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
 import { User } from '../../models';
-import type { Role } from '../../models/user';
+import type { Role } from '../../domain/users';
 import { normaliseKenyanPhone } from '../../domain/phone';
 import { issueAccessToken, type IssuedToken } from '../auth/tokens';
 import { refuseOnScreeningHit } from './compliance-service';

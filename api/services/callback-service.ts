@@ -2,7 +2,7 @@ import { config } from '../../platform/config';
 import { AppError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
 import { Order } from '../../models';
-import { describeFailure, verifySandboxCallback, type SandboxCallbackBody } from '../../domain/connectors/sandbox';
+import { describeFailure, verifySandboxCallback, type SandboxCallbackBody } from '../../connectors/sandbox';
 import type { RailOutcomeSignal } from '../../workflows/shared';
 import { deliverRailOutcome } from './rail-outcome';
 

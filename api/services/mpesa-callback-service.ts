@@ -3,14 +3,8 @@ import { database } from '../../platform/database';
 import { isUuid } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
 import { Order } from '../../models';
-import {
-  resolveB2cResult,
-  resolveStkCallback,
-  type DarajaResult,
-  type DarajaResultKind,
-  type StkCallback,
-} from '../../domain/connectors/daraja';
-import type { RailOutcome } from '../../domain/connectors';
+import { resolveB2cResult, resolveStkCallback, type DarajaResult, type DarajaResultKind, type StkCallback } from '../../connectors/daraja';
+import type { RailOutcome } from '../../connectors';
 import { deliverRailOutcome } from './rail-outcome';
 
 const log = componentLogger('mpesa-callbacks');

@@ -1,5 +1,4 @@
 import { validationError } from '../../platform/errors';
-import { isUuid } from '../../platform/ids';
 
 export interface Page<T> {
   data: T[];
@@ -13,11 +12,27 @@ export function pageLimit(limit: number | undefined): number {
   return limit;
 }
 
-export const encodeCursor = (id: string): string => Buffer.from(`v1:${id}`).toString('base64url');
+/**
+ * The one cursor codec for every keyset-paged list. A cursor is the sort key of the last row of a page
+ * (one or more parts, e.g. `[id]` or `[rank, price, id]`), opaque to clients: `v1:` and the parts joined by
+ * `:`, base64url-encoded. Parts must not contain `:`.
+ */
+export const encodeCursor = (...key: string[]): string => Buffer.from(`v1:${key.join(':')}`).toString('base64url');
 
-export function decodeCursor(cursor: string): string {
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Decode a cursor whose key has one part per pattern, each matching it; anything else (a forged, truncated
+ * or foreign cursor) is a 400 on `cursor`.
+ */
+export function decodeCursorKey(cursor: string, parts: readonly RegExp[]): string[] {
   const decoded = Buffer.from(cursor, 'base64url').toString();
-  const id = decoded.startsWith('v1:') ? decoded.slice(3) : '';
-  if (!isUuid(id)) throw validationError('cursor', 'is not a cursor returned by this endpoint');
-  return id;
+  const key = decoded.startsWith('v1:') ? decoded.slice(3).split(':') : [];
+  if (key.length !== parts.length || !key.every((part, i) => parts[i].test(part))) {
+    throw validationError('cursor', 'is not a cursor returned by this endpoint');
+  }
+  return key;
 }
+
+/** Decode the cursor of a list keyed by a UUID id (most lists). */
+export const decodeCursor = (cursor: string): string => decodeCursorKey(cursor, [UUID])[0];

@@ -3,7 +3,7 @@ import { config } from '../../platform/config';
 import { database } from '../../platform/database';
 import { AppError, type FieldError } from '../../platform/errors';
 import { Bank, CatalogueRefresh, Exchange } from '../../models';
-import { createConnectors, type RailConnector } from '../../domain/connectors';
+import { createConnectors, type RailConnector } from '../../connectors';
 import { ADDITIONAL_BANK_CAPABILITIES, PRIMARY_BANK_CAPABILITIES } from '../../domain/discovery/bank-registry';
 import {
   normaliseCountry,
@@ -11,7 +11,7 @@ import {
   type ExchangeSource,
   type ExchangeStatus,
   type ExchangeUrls,
-} from '../../domain/discovery/exchanges';
+} from '../../connectors/exchanges';
 import { routesInto, type BankRoute } from '../../domain/discovery/routing';
 import { pageLimit, type Page } from './paging';
 

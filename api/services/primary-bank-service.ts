@@ -1,9 +1,9 @@
 import { config } from '../../platform/config';
 import { database } from '../../platform/database';
 import { AppError } from '../../platform/errors';
-import { createConnectors } from '../../domain/connectors';
-import { JengaConnector, type JengaBalance, type JengaStatementLine } from '../../domain/connectors/jenga';
-import { RailError } from '../../domain/connectors/types';
+import { createConnectors } from '../../connectors';
+import { JengaConnector, type JengaBalance, type JengaStatementLine } from '../../connectors/jenga';
+import { RailError } from '../../connectors/types';
 
 export interface PrimaryBankBalance extends JengaBalance {
   bank_code: string;

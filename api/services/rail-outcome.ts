@@ -1,14 +1,10 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
-import { QueryTypes } from 'sequelize';
 import { database } from '../../platform/database';
 import { AppError } from '../../platform/errors';
 import { componentLogger } from '../../platform/logger';
-import { temporalClient } from '../../platform/temporal';
-import type { Order } from '../../models';
-import type { OrderStatus } from '../../models/order';
-import type { RailOutcome } from '../../domain/connectors';
-import { isTerminal } from '../../domain/orders';
-import { railOutcomeSignal } from '../../workflows/shared';
+import type { RailOutcome } from '../../connectors';
+import { isTerminal, type OrderStatus } from '../../domain/orders';
+import { statusOf, type OrderRecord } from '../../repositories/orders';
+import { signalRailOutcome } from '../../workflows/client';
 
 const log = componentLogger('rail-outcomes');
 
@@ -28,7 +24,7 @@ export function lateVerdict(status: OrderStatus, outcome: RailOutcome): LateVerd
  * (counted by `paygate_late_rail_results`), never dropped. Returns whether the workflow took it.
  */
 export async function deliverRailOutcome(
-  order: Pick<Order, 'id' | 'workflowId' | 'status'>,
+  order: Pick<OrderRecord, 'id' | 'workflowId' | 'status'>,
   rail: string,
   outcome: RailOutcome,
 ): Promise<boolean> {
@@ -36,21 +32,15 @@ export async function deliverRailOutcome(
     await recordLateResult(order.id, rail, order.status, outcome);
     return false;
   }
+  let taken: boolean;
   try {
-    await temporalClient().workflow.getHandle(order.workflowId).signal(railOutcomeSignal, outcome);
-    return true;
+    taken = await signalRailOutcome(order.workflowId, outcome);
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) {
-      const [current] = await database().query<{ status: OrderStatus }>('SELECT status FROM orders WHERE id = :id', {
-        replacements: { id: order.id },
-        type: QueryTypes.SELECT,
-      });
-      await recordLateResult(order.id, rail, current?.status ?? order.status, outcome);
-      return false;
-    }
     log.warn({ orderId: order.id, err: (err as Error).message }, 'could not signal the payment workflow');
     throw new AppError('dependency_unavailable', 'the workflow engine is unavailable; retry the callback');
   }
+  if (!taken) await recordLateResult(order.id, rail, (await statusOf(order.id)) ?? order.status, outcome);
+  return taken;
 }
 
 async function recordLateResult(orderId: string, rail: string, status: OrderStatus, outcome: RailOutcome): Promise<void> {

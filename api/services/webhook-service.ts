@@ -3,7 +3,7 @@ import { config } from '../../platform/config';
 import { database } from '../../platform/database';
 import { AppError, notFound, validationError } from '../../platform/errors';
 import { isUuid, uuidv7 } from '../../platform/ids';
-import { checkWebhookTarget, WebhookTargetError } from '../../domain/webhooks/targets';
+import { checkWebhookTarget, WebhookTargetError } from '../../connectors/webhook-targets';
 import { newWebhookSecret } from '../../domain/webhooks/signing';
 import type { Caller } from '../auth/authentication';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';

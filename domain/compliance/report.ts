@@ -1,5 +1,5 @@
-import { ORDER_STATUSES, PAYMENT_METHODS } from '../../models/order';
-import { KYC_STATUSES } from '../../models/user';
+import { ORDER_STATUSES, PAYMENT_METHODS } from '../orders';
+import { KYC_STATUSES } from '../users';
 import { CURRENCIES, decimalToScaled, formatAmount, isCurrency } from '../money';
 import type { ComplianceReportInput, ReportSection } from './report-contract';
 

@@ -1,5 +1,5 @@
 import { createVerify, randomBytes, type KeyObject } from 'node:crypto';
-import { JENGA_PATHS, jengaSignedText, type JengaTransferBody, type JengaTransferKind } from '../../domain/connectors/jenga';
+import { JENGA_PATHS, jengaSignedText, type JengaTransferBody, type JengaTransferKind } from '../../connectors/jenga';
 import { startFakeServer, type FakeServer } from './http';
 
 /**

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { MAINTENANCE_QUEUE } from '../../workers/jobs';
-import { DISCOVERY_QUEUE } from '../../workers/discovery';
+import { MAINTENANCE_QUEUE } from '../../workers/queues';
+import { DISCOVERY_QUEUE } from '../../workers/queues';
 import { auditPayments, awaitTerminal, duplicateCount } from './support/audit';
 import { initiatePayment, newCustomer, paymentBody, readiness, type Attempted, type Customer } from './support/client';
 import { query } from './support/db';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { DISCOVERY_QUEUE, REFRESH_BANKS, REFRESH_EXCHANGES } from '../../workers/discovery';
+import { DISCOVERY_QUEUE, REFRESH_BANKS, REFRESH_EXCHANGES } from '../../workers/queues';
 import { auditPayments, awaitTerminal, duplicateCount } from './support/audit';
 import { initiatePayment, newCustomer, paymentBody, type Attempted, type Customer, type PaymentKind } from './support/client';
 import { Deployment, type PaygateProcess } from './support/paygate';

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 
 import { createSequelize } from '../../platform/database';
 import { migrateUp } from '../../models/migrate';
-import { refreshBanks, refreshExchanges } from '../../domain/discovery/refresh';
+import { refreshBanks, refreshExchanges } from '../../workers/catalogue-refresh';
 import { ROOT, dropDatabase } from '../support/local-tools';
 import { closeDatabasePool, query, useDatabase } from './support/db';
 import type { Infrastructure } from './support/paygate';

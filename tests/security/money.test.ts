@@ -3,7 +3,8 @@ import { Client } from 'pg';
 import { QueryTypes } from 'sequelize';
 import { config } from '../../platform/config';
 import { database } from '../../platform/database';
-import { ledgerOverdrafts, overpaidOrders, paymentLines, postLines } from '../../domain/ledger';
+import { paymentLines } from '../../domain/ledger';
+import { ledgerOverdrafts, overpaidOrders, postLines } from '../../repositories/ledger';
 import { initiate, mpesaPayment, newUser, waitForOrder, type OrderBody } from '../support/api';
 import { rows } from '../support/db';
 
@@ -97,7 +98,7 @@ describe('money invariants kept by the database', () => {
       let error: unknown;
       await database()
         .transaction(async (tx) => {
-          await postLines(database(), tx, {
+          await postLines(tx, {
             orderId: failed.order_id,
             kind: 'settle',
             currency: 'KES',
@@ -121,8 +122,8 @@ describe('money invariants kept by the database', () => {
       const rollback = new Error('roll back');
       await database()
         .transaction(async (tx) => {
-          expect(await ledgerOverdrafts(database(), tx)).to.deep.equal([]);
-          expect(await overpaidOrders(database(), tx)).to.deep.equal([]);
+          expect(await ledgerOverdrafts(tx)).to.deep.equal([]);
+          expect(await overpaidOrders(tx)).to.deep.equal([]);
           // A second release of a completed payment's hold, and a refund of a payment that already failed.
           const accounts = (o: OrderBody, userId: string) => ({
             orderId: o.order_id,
@@ -141,21 +142,21 @@ describe('money invariants kept by the database', () => {
             type: QueryTypes.SELECT,
             transaction: tx,
           });
-          await postLines(database(), tx, {
+          await postLines(tx, {
             orderId: order.order_id,
             kind: 'release',
             currency: 'KES',
             lines: paymentLines('release', { ...accounts(order, completedOwner.user_id), amountMinor: '150000' }),
           });
-          await postLines(database(), tx, {
+          await postLines(tx, {
             orderId: failed.order_id,
             kind: 'reverse',
             currency: 'KES',
             lines: paymentLines('reverse', { ...accounts(failed, failedOwner.user_id), amountMinor: '70013' }),
           });
-          const overdrafts = await ledgerOverdrafts(database(), tx);
+          const overdrafts = await ledgerOverdrafts(tx);
           expect(overdrafts).to.deep.include({ account: `hold:${order.order_id}`, currency: 'KES', lowest: '-150000' });
-          const overpaid = await overpaidOrders(database(), tx);
+          const overpaid = await overpaidOrders(tx);
           expect(overpaid).to.deep.include({
             order_id: failed.order_id,
             payer: `user:${failedOwner.user_id}`,

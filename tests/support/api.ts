@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { expect } from 'chai';
 import { User } from '../../models';
-import type { KycStatus, Role } from '../../models/user';
+import type { KycStatus, Role } from '../../domain/users';
 import { stack } from './stack';
 
 export const api = () => request(stack.baseUrl);

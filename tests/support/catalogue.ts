@@ -1,5 +1,5 @@
 import { database } from '../../platform/database';
-import { refreshBanks, refreshExchanges } from '../../domain/discovery/refresh';
+import { refreshBanks, refreshExchanges } from '../../workers/catalogue-refresh';
 
 let refreshed: Promise<void> | undefined;
 

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../platform/config';
 import { kenyanBankRegistry } from '../../domain/discovery/bank-registry';
-import { probeExchanges, UNREACHABLE_STREAK, type StatusCheck } from '../../domain/discovery/exchange-probe';
-import { entryFromDescription, normaliseCountry, sandboxExchanges, type ExchangeEntry } from '../../domain/discovery/exchanges';
+import { probeExchanges, UNREACHABLE_STREAK, type StatusCheck } from '../../connectors/exchange-probe';
+import { entryFromDescription, normaliseCountry, sandboxExchanges, type ExchangeEntry } from '../../connectors/exchanges';
 import { bankRoute, PESALINK_MAX_KES_MINOR, routesInto } from '../../domain/discovery/routing';
 
 const entry = (id: string, probeWith: ExchangeEntry['probeWith'] = 'fetchStatus'): ExchangeEntry => ({

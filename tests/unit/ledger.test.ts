@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import { paymentLines, type LedgerLine, type PaymentAccounts } from '../../domain/ledger';
-import { LEDGER_KINDS, type LedgerKind } from '../../models/ledger';
+import { LEDGER_KINDS, paymentLines, type LedgerKind, type LedgerLine, type PaymentAccounts } from '../../domain/ledger';
 
 const payment: PaymentAccounts = {
   orderId: '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b',

@@ -6,8 +6,8 @@ import {
   SANDBOX_SLOW_SETTLE_MS,
   describeFailure,
   sandboxVerdict,
-} from '../../domain/connectors/sandbox';
-import { RailError, type RailSubmission } from '../../domain/connectors/types';
+} from '../../connectors/sandbox';
+import { RailError, type RailSubmission } from '../../connectors/types';
 
 type Submission = Pick<RailSubmission, 'method' | 'amount' | 'destination'>;
 

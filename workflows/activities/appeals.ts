@@ -2,9 +2,10 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { uuidv7 } from '../../platform/ids';
 import { Order } from '../../models';
-import { postPayment, postedKinds } from '../../domain/ledger';
-import { ledgerAccountsOf, transitionOrder } from '../../domain/orders';
-import { lockTrade } from '../../domain/p2p/trades';
+import { postPayment, postedKinds } from '../../repositories/ledger';
+import { ledgerAccountsOf } from '../../domain/orders';
+import { transitionOrder } from '../../repositories/orders';
+import { lockTrade } from '../../repositories/p2p';
 import { paymentWorkflowId } from '../shared';
 import type { AppealAction, AppealDecided, AppealResolution, AppealStatus } from '../../domain/appeals/contract';
 import { postEscrow, releaseEscrow } from './p2p';
@@ -52,9 +53,9 @@ export function createAppealActivities({ sequelize }: AppealActivityDeps) {
     switch (action) {
       case 'refund': {
         if (order.status !== 'completed') throw notApplicable(`only a completed payment can be refunded; this one is ${order.status}`);
-        await postPayment(sequelize, tx, 'reverse', ledgerAccountsOf(order));
+        await postPayment(tx, 'reverse', ledgerAccountsOf(order));
         if (trade?.escrow_state === 'released') await postEscrow(sequelize, tx, 'escrow_reverse', trade);
-        await transitionOrder(order, 'reversed', tx, { note: 'refunded by an approved appeal' });
+        await transitionOrder(order.id, { from: [order.status], to: 'reversed', note: 'refunded by an approved appeal' }, tx);
         return {
           action,
           summary: trade
@@ -65,10 +66,14 @@ export function createAppealActivities({ sequelize }: AppealActivityDeps) {
       }
       case 'release': {
         if (!trade || trade.escrow_state !== 'locked') throw notApplicable('only a P2P trade whose asset is in escrow can be released');
-        const posted = await postedKinds(sequelize, orderId, tx);
-        if (posted.includes('hold') && !posted.includes('settle')) await postPayment(sequelize, tx, 'settle', ledgerAccountsOf(order));
+        const posted = await postedKinds(orderId, tx);
+        if (posted.includes('hold') && !posted.includes('settle')) await postPayment(tx, 'settle', ledgerAccountsOf(order));
         await releaseEscrow(sequelize, tx, trade);
-        await transitionOrder(order, 'completed', tx, { note: 'escrow released to the buyer by an approved appeal' });
+        await transitionOrder(
+          order.id,
+          { from: [order.status], to: 'completed', note: 'escrow released to the buyer by an approved appeal' },
+          tx,
+        );
         return { action, summary: 'the escrowed asset was released to the buyer', order_status: 'completed' };
       }
       case 'resubmit': {

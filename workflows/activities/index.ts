@@ -1,18 +1,26 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { Op, type Attributes, type FindOptions, type Sequelize } from 'sequelize';
 import type { Config } from '../../platform/config';
 import { notFound } from '../../platform/errors';
-import { Order, User } from '../../models';
-import { type Connectors, type RailStatus } from '../../domain/connectors';
-import { postPayment, postedKinds } from '../../domain/ledger';
+import { type Connectors, type RailStatus } from '../../connectors';
 import { evaluateTierLimits, type LimitBreach } from '../../domain/limits';
+import { formatAmount, type Currency } from '../../domain/money';
+import { isTerminal, ledgerAccountsOf } from '../../domain/orders';
+import { postPayment, postedKinds } from '../../repositories/ledger';
+import {
+  findOrder,
+  limitUsage,
+  lockOrder,
+  markLimitsChecked,
+  markOverdue,
+  transitionOrder,
+  type OrderRecord,
+} from '../../repositories/orders';
+import { inTransaction, type Tx } from '../../repositories/transaction';
+import { lockKycStatus } from '../../repositories/users';
 import { heartbeating } from './heartbeat';
 import { submitAndRecord } from './rail';
-import { formatAmount, type Currency } from '../../domain/money';
-import { isTerminal, ledgerAccountsOf, recordOrderEvent, transitionOrder } from '../../domain/orders';
 
 export interface ActivityDeps {
-  sequelize: Sequelize;
   connectors: Connectors;
   config: Config;
 }
@@ -21,76 +29,83 @@ interface OrderRef {
   orderId: string;
 }
 
+interface Failure {
+  failureCode: string;
+  reason: string;
+}
+
+const orderNotFound = (orderId: string) => ApplicationFailure.nonRetryable(notFound(`order ${orderId}`).message, 'OrderNotFound');
+
+/** The order, locked for the rest of `tx`; an order that does not exist is a final failure. */
+async function lockedOrder(orderId: string, tx: Tx): Promise<OrderRecord> {
+  const order = await lockOrder(orderId, tx);
+  if (!order) throw orderNotFound(orderId);
+  return order;
+}
+
+/**
+ * Give a payment's hold back to the payer (the workflow's compensation when the payment will not settle):
+ * posted once, and only when a hold was posted and not settled. Runs in the caller's transaction.
+ */
+async function releaseHeldFunds(order: OrderRecord, tx: Tx): Promise<void> {
+  const posted = await postedKinds(order.id, tx);
+  if (posted.includes('hold') && !posted.includes('settle')) await postPayment(tx, 'release', ledgerAccountsOf(order));
+}
+
 /**
  * The payment workflow's side effects. Every activity is idempotent on the order id: running one twice
- * (a retry, a replay after a worker crash) has the effect of running it once.
+ * (a retry, a replay after a worker crash) has the effect of running it once. What to do when a payment
+ * fails (release the hold, then fail the order) is the workflow's decision, not an activity's.
  */
-export function createActivities({ sequelize, connectors, config }: ActivityDeps) {
-  const lockOrder = async (orderId: string, options: Omit<FindOptions<Attributes<Order>>, 'where'>) => {
-    const order = await Order.findByPk(orderId, options);
-    if (!order) throw ApplicationFailure.nonRetryable(notFound(`order ${orderId}`).message, 'OrderNotFound');
-    return order;
-  };
-
-  const connectorFor = (order: Order) => {
+export function createActivities({ connectors, config }: ActivityDeps) {
+  const connectorFor = (order: OrderRecord) => {
     if (order.method === 'p2p')
       throw ApplicationFailure.nonRetryable('p2p trades have no rail yet', 'RailRejected', { failureCode: 'method_unavailable' });
     return connectors[order.method];
   };
 
+  const submittedOrder = async (orderId: string): Promise<OrderRecord> => {
+    const order = await findOrder(orderId);
+    if (!order) throw orderNotFound(orderId);
+    return order;
+  };
+
   return {
     /** KYC tier limits, checked under a per-user lock so concurrent payments cannot overrun the daily limit. */
     async checkLimits({ orderId }: OrderRef): Promise<LimitBreach | null> {
-      return sequelize.transaction(async (transaction) => {
-        const order = await lockOrder(orderId, { transaction, lock: transaction.LOCK.UPDATE });
-        if (!order.workflowStartedAt) {
-          order.workflowStartedAt = new Date();
-          await order.save({ transaction });
-        }
-        if (order.limitsCheckedAt) return null;
-        if (isTerminal(order.status)) return null;
-        const user = await User.findByPk(order.userId, { transaction, lock: transaction.LOCK.UPDATE });
-        if (!user) throw ApplicationFailure.nonRetryable(`user ${order.userId} not found`, 'UserNotFound');
-        const used = await Order.sum('kesEquivalentMinor', {
-          where: {
-            userId: order.userId,
-            id: { [Op.ne]: order.id },
-            limitsCheckedAt: { [Op.ne]: null },
-            status: { [Op.notIn]: ['rejected', 'failed'] },
-            createdAt: { [Op.gt]: new Date(Date.now() - 24 * 3600 * 1000) },
-          },
-          transaction,
-        });
-        const breach = evaluateTierLimits(user.kycStatus, BigInt(order.kesEquivalentMinor), BigInt(used ?? 0), config.limits);
-        if (!breach) {
-          order.limitsCheckedAt = new Date();
-          await order.save({ transaction });
-        }
+      return inTransaction(async (tx) => {
+        const order = await lockedOrder(orderId, tx);
+        if (order.limitsCheckedAt || isTerminal(order.status)) return null;
+        const kycStatus = await lockKycStatus(order.userId, tx);
+        if (!kycStatus) throw ApplicationFailure.nonRetryable(`user ${order.userId} not found`, 'UserNotFound');
+        const used = await limitUsage(order.userId, { excludeOrderId: order.id, tx });
+        const breach = evaluateTierLimits(kycStatus, BigInt(order.kesEquivalentMinor), used, config.limits);
+        if (!breach) await markLimitsChecked(order.id, tx);
         return breach;
       });
     },
 
-    async rejectOrder({ orderId, failureCode, reason }: OrderRef & { failureCode: string; reason: string }): Promise<void> {
-      await sequelize.transaction(async (transaction) => {
-        const order = await lockOrder(orderId, { transaction, lock: transaction.LOCK.UPDATE });
+    async rejectOrder({ orderId, failureCode, reason }: OrderRef & Failure): Promise<void> {
+      await inTransaction(async (tx) => {
+        const order = await lockedOrder(orderId, tx);
         if (isTerminal(order.status)) return;
-        await transitionOrder(order, 'rejected', transaction, { failureCode, reason });
+        await transitionOrder(order.id, { from: [order.status], to: 'rejected', failureCode, reason }, tx);
       });
     },
 
     /** Reserve the amount in the ledger and mark the order `processing`. */
     async holdFunds({ orderId }: OrderRef): Promise<void> {
-      await sequelize.transaction(async (transaction) => {
-        const order = await lockOrder(orderId, { transaction, lock: transaction.LOCK.UPDATE });
+      await inTransaction(async (tx) => {
+        const order = await lockedOrder(orderId, tx);
         if (order.status !== 'pending' && order.status !== 'screening') return;
-        await postPayment(sequelize, transaction, 'hold', ledgerAccountsOf(order));
-        await transitionOrder(order, 'processing', transaction, { note: 'funds held' });
+        await postPayment(tx, 'hold', ledgerAccountsOf(order));
+        await transitionOrder(order.id, { from: [order.status], to: 'processing', note: 'funds held' }, tx);
       });
     },
 
     /** Hand the transfer to the rail; the order id is the provider-side idempotency key. */
     async submitToRail({ orderId }: OrderRef): Promise<{ reference: string }> {
-      const order = await lockOrder(orderId, {});
+      const order = await submittedOrder(orderId);
       if (order.railReference) return { reference: order.railReference };
       const connector = connectorFor(order);
       return heartbeating(`submitting ${orderId}`, () =>
@@ -108,7 +123,7 @@ export function createActivities({ sequelize, connectors, config }: ActivityDeps
     },
 
     async pollRail({ orderId }: OrderRef): Promise<RailStatus> {
-      const order = await lockOrder(orderId, {});
+      const order = await submittedOrder(orderId);
       if (!order.railReference)
         throw ApplicationFailure.nonRetryable('order was never submitted', 'RailRejected', { failureCode: 'rail_error' });
       const reference = order.railReference;
@@ -123,35 +138,51 @@ export function createActivities({ sequelize, connectors, config }: ActivityDeps
      * the order stays `processing` (its hold kept) and is flagged overdue with an `overdue` event, once.
      */
     async flagOverdue({ orderId, reason }: OrderRef & { reason: string }): Promise<void> {
-      await sequelize.transaction(async (transaction) => {
-        const order = await lockOrder(orderId, { transaction, lock: transaction.LOCK.UPDATE });
-        if (order.status !== 'processing' || order.overdueAt) return;
-        order.overdueAt = new Date();
-        await order.save({ transaction });
-        await recordOrderEvent(order.id, 'overdue', reason, transaction);
-      });
+      await inTransaction((tx) => markOverdue(orderId, reason, tx));
     },
 
     /** Post the settlement and complete the order, once. */
     async settlePayment({ orderId, reference }: OrderRef & { reference: string }): Promise<void> {
-      await sequelize.transaction(async (transaction) => {
-        const order = await lockOrder(orderId, { transaction, lock: transaction.LOCK.UPDATE });
+      await inTransaction(async (tx) => {
+        const order = await lockedOrder(orderId, tx);
         if (isTerminal(order.status)) return;
-        await postPayment(sequelize, transaction, 'settle', ledgerAccountsOf(order));
-        await transitionOrder(order, 'completed', transaction, { railReference: reference, note: 'settled by the rail' });
+        await postPayment(tx, 'settle', ledgerAccountsOf(order));
+        await transitionOrder(
+          order.id,
+          { from: [order.status], to: 'completed', railReference: reference, note: 'settled by the rail' },
+          tx,
+        );
       });
     },
 
-    /** Compensate (release the hold if one was posted and not settled) and fail the order, once. */
-    async failPayment({ orderId, failureCode, reason }: OrderRef & { failureCode: string; reason: string }): Promise<void> {
-      await sequelize.transaction(async (transaction) => {
-        const order = await lockOrder(orderId, { transaction, lock: transaction.LOCK.UPDATE });
+    /** Compensation: give the hold back to the payer, once (nothing when none was posted or it settled). */
+    async releaseHold({ orderId }: OrderRef): Promise<void> {
+      await inTransaction(async (tx) => {
+        const order = await lockedOrder(orderId, tx);
         if (isTerminal(order.status)) return;
-        const posted = await postedKinds(sequelize, orderId, transaction);
-        if (posted.includes('hold') && !posted.includes('settle')) {
-          await postPayment(sequelize, transaction, 'release', ledgerAccountsOf(order));
-        }
-        await transitionOrder(order, 'failed', transaction, { failureCode, reason });
+        await releaseHeldFunds(order, tx);
+      });
+    },
+
+    /** Fail the order, once; whatever it held has been given back by the workflow's compensation. */
+    async failOrder({ orderId, failureCode, reason }: OrderRef & Failure): Promise<void> {
+      await inTransaction(async (tx) => {
+        const order = await lockedOrder(orderId, tx);
+        if (isTerminal(order.status)) return;
+        await transitionOrder(order.id, { from: [order.status], to: 'failed', failureCode, reason }, tx);
+      });
+    },
+
+    /**
+     * Release and fail in one step: kept only for payment runs recorded before the workflow decided its
+     * compensation itself (their histories call it); new runs call `releaseHold` and `failOrder`.
+     */
+    async failPayment({ orderId, failureCode, reason }: OrderRef & Failure): Promise<void> {
+      await inTransaction(async (tx) => {
+        const order = await lockedOrder(orderId, tx);
+        if (isTerminal(order.status)) return;
+        await releaseHeldFunds(order, tx);
+        await transitionOrder(order.id, { from: [order.status], to: 'failed', failureCode, reason }, tx);
       });
     },
 

@@ -3,14 +3,15 @@ import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { Config } from '../../platform/config';
 import { uuidv7 } from '../../platform/ids';
 import { Order } from '../../models';
-import { type Connectors, type RailMethod, type RailStatus } from '../../domain/connectors';
-import { postLines, postPayment, postedKinds } from '../../domain/ledger';
+import { type Connectors, type RailMethod, type RailStatus } from '../../connectors';
+import { postLines, postPayment, postedKinds } from '../../repositories/ledger';
 import { heartbeating } from './heartbeat';
 import { submitAndRecord } from './rail';
 import { formatAmount } from '../../domain/money';
-import { isTerminal, ledgerAccountsOf, transitionOrder } from '../../domain/orders';
+import { isTerminal, ledgerAccountsOf } from '../../domain/orders';
+import { transitionOrder } from '../../repositories/orders';
 import { escrowLines, type EscrowKind } from '../../domain/p2p/escrow';
-import { lockTrade, type TradeRow } from '../../domain/p2p/trades';
+import { lockTrade, type TradeRow } from '../../repositories/p2p';
 
 export interface P2pActivityDeps {
   sequelize: Sequelize;
@@ -25,8 +26,8 @@ interface OrderRef {
 /** The rail that carries a trade's fiat leg, by the payment method the taker chose. */
 const railMethodOf = (paymentMethod: string): RailMethod => (paymentMethod === 'bank_transfer' ? 'bank_transfer' : 'mobile_money');
 
-export async function postEscrow(sequelize: Sequelize, tx: Transaction, kind: EscrowKind, trade: TradeRow): Promise<boolean> {
-  return postLines(sequelize, tx, {
+export async function postEscrow(_sequelize: Sequelize, tx: Transaction, kind: EscrowKind, trade: TradeRow): Promise<boolean> {
+  return postLines(tx, {
     orderId: trade.order_id,
     kind,
     currency: trade.asset,
@@ -100,10 +101,16 @@ export function createP2pActivities({ sequelize, connectors, config }: P2pActivi
             replacements: { orderId },
             transaction: tx,
           });
-          await transitionOrder(order, 'rejected', tx, {
-            failureCode: 'ad_unavailable',
-            reason: 'the ad is no longer active or has not enough left for this trade',
-          });
+          await transitionOrder(
+            order.id,
+            {
+              from: [order.status],
+              to: 'rejected',
+              failureCode: 'ad_unavailable',
+              reason: 'the ad is no longer active or has not enough left for this trade',
+            },
+            tx,
+          );
           return { locked: false };
         }
         await postEscrow(sequelize, tx, 'escrow_lock', trade);
@@ -174,9 +181,13 @@ export function createP2pActivities({ sequelize, connectors, config }: P2pActivi
         if (isTerminal(order.status)) return;
         const trade = await lockTrade(sequelize, orderId, tx);
         if (!trade) throw ApplicationFailure.nonRetryable(`no P2P trade for order ${orderId}`, 'TradeNotFound');
-        await postPayment(sequelize, tx, 'settle', ledgerAccountsOf(order));
+        await postPayment(tx, 'settle', ledgerAccountsOf(order));
         await releaseEscrow(sequelize, tx, trade);
-        await transitionOrder(order, 'completed', tx, { railReference: reference, note: 'fiat settled, escrow released to the buyer' });
+        await transitionOrder(
+          order.id,
+          { from: [order.status], to: 'completed', railReference: reference, note: 'fiat settled, escrow released to the buyer' },
+          tx,
+        );
       });
     },
 
@@ -185,13 +196,13 @@ export function createP2pActivities({ sequelize, connectors, config }: P2pActivi
       await sequelize.transaction(async (tx) => {
         const order = await loadOrder(orderId, tx);
         if (isTerminal(order.status)) return;
-        const posted = await postedKinds(sequelize, orderId, tx);
+        const posted = await postedKinds(orderId, tx);
         if (posted.includes('hold') && !posted.includes('settle')) {
-          await postPayment(sequelize, tx, 'release', ledgerAccountsOf(order));
+          await postPayment(tx, 'release', ledgerAccountsOf(order));
         }
         const trade = await lockTrade(sequelize, orderId, tx);
         if (trade) await returnEscrow(sequelize, tx, trade);
-        await transitionOrder(order, 'failed', tx, { failureCode, reason });
+        await transitionOrder(order.id, { from: [order.status], to: 'failed', failureCode, reason }, tx);
       });
     },
   };

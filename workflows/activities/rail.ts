@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { Order } from '../../models';
-import { RailError, type RailAccepted, type RailConnector, type RailSubmission } from '../../domain/connectors';
+import { RailError, type RailAccepted, type RailConnector, type RailSubmission } from '../../connectors';
+import { recordRail, recordRailReference } from '../../repositories/orders';
 
 /**
  * Submit a transfer to its rail and record the rail's reference on the order. A RailError becomes the
@@ -9,9 +9,9 @@ import { RailError, type RailAccepted, type RailConnector, type RailSubmission }
 export async function submitAndRecord(connector: RailConnector, submission: RailSubmission): Promise<RailAccepted> {
   try {
     // Recorded before the rail can answer: a callback is taken only for an order of the rail that sends it.
-    await Order.update({ rail: connector.name, updatedAt: new Date() }, { where: { id: submission.orderId } });
+    await recordRail(submission.orderId, connector.name);
     const accepted = await connector.submit(submission);
-    await Order.update({ railReference: accepted.reference, updatedAt: new Date() }, { where: { id: submission.orderId } });
+    await recordRailReference(submission.orderId, accepted.reference);
     return accepted;
   } catch (err) {
     if (err instanceof RailError) {

@@ -1,7 +1,7 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { kenyanBankRegistry, type BankRegistryEntry } from './bank-registry';
-import { probeExchanges, type ProbeLimits, type ProbeResult, type StatusCheck } from './exchange-probe';
-import { discoverExchanges, type ExchangeCatalogue, type ExchangeEntry } from './exchanges';
+import { kenyanBankRegistry, type BankRegistryEntry } from '../domain/discovery/bank-registry';
+import { probeExchanges, type ProbeLimits, type ProbeResult, type StatusCheck } from '../connectors/exchange-probe';
+import { discoverExchanges, type ExchangeCatalogue, type ExchangeEntry } from '../connectors/exchanges';
 
 /**
  * Refreshing the platform catalogue. Whatever talks to the network (the exchange probe) runs first,

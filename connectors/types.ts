@@ -1,4 +1,4 @@
-import type { Currency } from '../money';
+import type { Currency } from '../domain/money';
 
 export type RailMethod = 'bank_transfer' | 'mobile_money' | 'crypto';
 

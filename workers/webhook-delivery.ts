@@ -1,9 +1,9 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
-import type { Config } from '../../platform/config';
-import { formatAmount, isCurrency } from '../money';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from './signing';
-import { vetWebhookTarget, WebhookTargetError, type TargetPolicy, type VettedTarget } from './targets';
-import { postToVettedTarget } from './transport';
+import type { Config } from '../platform/config';
+import { formatAmount, isCurrency } from '../domain/money';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from '../domain/webhooks/signing';
+import { vetWebhookTarget, WebhookTargetError, type TargetPolicy, type VettedTarget } from '../connectors/webhook-targets';
+import { postToVettedTarget } from '../connectors/webhook-transport';
 
 /**
  * The outbox's far side. `dispatchWebhookEvents` turns new `webhook_events` (written by a trigger in the

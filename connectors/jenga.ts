@@ -1,6 +1,6 @@
 import { createPrivateKey, createSign, type KeyObject } from 'node:crypto';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import type { BankRoute } from '../discovery/routing';
+import type { BankRoute } from '../domain/discovery/routing';
 import { providerRequest, str } from './provider-http';
 import { RailError, type RailAccepted, type RailConnector, type RailStatus, type RailSubmission } from './types';
 

@@ -1,4 +1,4 @@
-import { loadCcxt } from '../discovery/exchanges';
+import { loadCcxt } from './exchanges';
 import { RailError, type RailAccepted, type RailConnector, type RailStatus, type RailStatusHint, type RailSubmission } from './types';
 
 /**

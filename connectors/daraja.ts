@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { uuidv7 } from '../../platform/ids';
-import { normaliseKenyanPhone } from '../phone';
+import { uuidv7 } from '../platform/ids';
+import { normaliseKenyanPhone } from '../domain/phone';
 import { MPESA_RESULT_CODES } from './mpesa-codes';
 import { providerRequest, str } from './provider-http';
 import { RailError, type RailAccepted, type RailConnector, type RailOutcome, type RailStatus, type RailSubmission } from './types';

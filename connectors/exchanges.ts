@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SANDBOX_MAINTENANCE_EXCHANGE } from '../connectors/sandbox';
+import { SANDBOX_MAINTENANCE_EXCHANGE } from './sandbox';
 
 /**
  * The crypto exchanges Paygate knows, from the metadata `ccxt` ships (no network needed): id, name,

@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
-import type { Config } from '../../platform/config';
+import type { Config } from '../platform/config';
 import { CcxtTransferConnector } from './ccxt-transfer';
 import { DarajaConnector } from './daraja';
 import { JengaConnector } from './jenga';

@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { uuidv7 } from '../../platform/ids';
-import { componentLogger } from '../../platform/logger';
-import { normaliseKenyanPhone } from '../phone';
+import { uuidv7 } from '../platform/ids';
+import { componentLogger } from '../platform/logger';
+import { normaliseKenyanPhone } from '../domain/phone';
 import { MPESA_RESULT_CODES } from './mpesa-codes';
 import { RailError, type RailAccepted, type RailConnector, type RailStatus, type RailSubmission } from './types';
 

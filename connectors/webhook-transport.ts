@@ -1,7 +1,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import net, { type LookupFunction } from 'node:net';
-import type { VettedTarget } from './targets';
+import type { VettedTarget } from './webhook-targets';
 
 /**
  * POST to a vetted target over node's http/https, connecting only to the addresses that were checked:

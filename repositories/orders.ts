@@ -1,0 +1,268 @@
+import { Op, QueryTypes, type InferAttributes, type Transaction } from 'sequelize';
+import { Order, models } from '../models';
+import type { BankRoute } from '../domain/discovery/routing';
+import type { OrderEventKind, OrderStatus, PaymentMethod } from '../domain/orders';
+
+/**
+ * Orders and their events: every read and write of `orders` and `order_events` is here. An order's status
+ * changes only through `transitionOrder`, a conditional update that also records the event.
+ */
+
+/** An order as the rest of the code sees it: a plain object, never a model instance. */
+export type OrderRecord = InferAttributes<Order>;
+
+const plain = (order: Order | null): OrderRecord | null => (order ? order.get({ plain: true }) : null);
+
+export async function findOrder(orderId: string, tx?: Transaction): Promise<OrderRecord | null> {
+  return plain(await Order.findByPk(orderId, { transaction: tx }));
+}
+
+/** The order, locked (`FOR UPDATE`) for the rest of `tx`. */
+export async function lockOrder(orderId: string, tx: Transaction): Promise<OrderRecord | null> {
+  return plain(await Order.findByPk(orderId, { transaction: tx, lock: tx.LOCK.UPDATE }));
+}
+
+export interface Transition {
+  /** The statuses the order may move from; when it is in none of them, nothing changes. */
+  from: readonly OrderStatus[];
+  to: OrderStatus;
+  failureCode?: string;
+  reason?: string;
+  railReference?: string;
+  /** The event's detail; by default `<failureCode>: <reason>` for a failure, else none. */
+  note?: string;
+  /** Screening rejected the order on this blocklist entry, with this score. */
+  screening?: { entryId: string; score: string };
+}
+
+/**
+ * The one way an order's status changes: a conditional update (`WHERE status IN from`), its event recorded
+ * once per status, and `workflow_started_at` stamped on the first change. Returns whether the order moved.
+ */
+export async function transitionOrder(orderId: string, t: Transition, tx: Transaction): Promise<boolean> {
+  const detail = t.note ?? (t.failureCode ? `${t.failureCode}: ${t.reason ?? ''}`.trim() : null);
+  const [row] = await models().query<{ moved: number }>(
+    `WITH moved AS (
+       UPDATE orders
+          SET status = :to,
+              failure_code = coalesce(:failureCode, failure_code),
+              failure_reason = coalesce(:reason, failure_reason),
+              rail_reference = coalesce(:railReference, rail_reference),
+              screening_entry_id = coalesce(:entryId, screening_entry_id),
+              screening_score = coalesce(:score, screening_score),
+              workflow_started_at = coalesce(workflow_started_at, now()),
+              updated_at = now()
+        WHERE id = :orderId AND status IN (:from)
+       RETURNING id
+     ), events AS (
+       INSERT INTO order_events (order_id, status, detail)
+       SELECT id, :to, :detail FROM moved
+       ON CONFLICT (order_id, status) DO NOTHING
+     )
+     SELECT count(*)::int AS moved FROM moved`,
+    {
+      replacements: {
+        orderId,
+        from: t.from,
+        to: t.to,
+        failureCode: t.failureCode ?? null,
+        reason: t.reason ?? null,
+        railReference: t.railReference ?? null,
+        entryId: t.screening?.entryId ?? null,
+        score: t.screening?.score ?? null,
+        detail,
+      },
+      type: QueryTypes.SELECT,
+      transaction: tx,
+    },
+  );
+  return row.moved > 0;
+}
+
+/** Record an order event that is not a status change (`overdue`); each kind is recorded once per order. */
+export async function recordOrderEvent(orderId: string, kind: OrderEventKind, detail: string | null, tx: Transaction): Promise<void> {
+  await models().query(
+    'INSERT INTO order_events (order_id, status, detail) VALUES (:orderId, :status, :detail) ON CONFLICT (order_id, status) DO NOTHING',
+    { replacements: { orderId, status: kind, detail }, transaction: tx },
+  );
+}
+
+/**
+ * What a user has committed in the last 24 hours, in KES minor units, against the KYC tier limits: every
+ * order whose limits were checked (so two racing payments never count each other twice) and that was not
+ * rejected or failed. The one definition, for the api's early answer and the workflow's check under lock.
+ */
+export async function limitUsage(userId: string, options: { excludeOrderId?: string; tx?: Transaction } = {}): Promise<bigint> {
+  const [row] = await models().query<{ used: string }>(
+    `SELECT coalesce(sum(kes_equivalent_minor), 0)::text AS used FROM orders
+      WHERE user_id = :userId AND id <> :exclude AND limits_checked_at IS NOT NULL
+        AND status NOT IN ('rejected', 'failed') AND created_at > now() - interval '24 hours'`,
+    {
+      replacements: { userId, exclude: options.excludeOrderId ?? '00000000-0000-0000-0000-000000000000' },
+      type: QueryTypes.SELECT,
+      transaction: options.tx,
+    },
+  );
+  return BigInt(row.used);
+}
+
+/** The limits check passed: the order now counts towards the user's 24-hour usage. */
+export async function markLimitsChecked(orderId: string, tx: Transaction): Promise<void> {
+  await Order.update(
+    { limitsCheckedAt: new Date(), updatedAt: new Date() },
+    { where: { id: orderId, limitsCheckedAt: null }, transaction: tx },
+  );
+}
+
+/**
+ * No definite answer from the rail by the settle deadline: a `processing` order is flagged overdue and an
+ * `overdue` event recorded, once. Any other order is left as it is.
+ */
+export async function markOverdue(orderId: string, reason: string, tx: Transaction): Promise<void> {
+  const [flagged] = await Order.update(
+    { overdueAt: new Date(), updatedAt: new Date() },
+    { where: { id: orderId, status: 'processing', overdueAt: null }, transaction: tx },
+  );
+  if (flagged > 0) await recordOrderEvent(orderId, 'overdue', reason, tx);
+}
+
+/** The connector an order is submitted on, recorded before the rail can answer (a callback is taken only from it). */
+export async function recordRail(orderId: string, rail: string): Promise<void> {
+  await Order.update({ rail, updatedAt: new Date() }, { where: { id: orderId } });
+}
+
+/** The rail's reference for an accepted submission. */
+export async function recordRailReference(orderId: string, railReference: string): Promise<void> {
+  await Order.update({ railReference, updatedAt: new Date() }, { where: { id: orderId } });
+}
+
+/** Recorded by the reconciler once it started an order's workflow (the workflow may not have run yet). */
+export async function markWorkflowStarted(orderId: string): Promise<void> {
+  await Order.update({ workflowStartedAt: new Date() }, { where: { id: orderId, workflowStartedAt: null } });
+}
+
+/** Orders accepted more than `graceMs` ago whose workflow never started, oldest first. */
+export async function unstartedOrders(graceMs: number, limit: number): Promise<OrderRecord[]> {
+  const orders = await Order.findAll({
+    where: { workflowStartedAt: null, createdAt: { [Op.lt]: new Date(Date.now() - graceMs) } },
+    order: [['createdAt', 'ASC']],
+    limit,
+  });
+  return orders.map((o) => o.get({ plain: true }));
+}
+
+export type NewOrder = Pick<
+  OrderRecord,
+  | 'id'
+  | 'userId'
+  | 'idempotencyKey'
+  | 'amountMinor'
+  | 'kesEquivalentMinor'
+  | 'currency'
+  | 'method'
+  | 'destination'
+  | 'description'
+  | 'reference'
+  | 'route'
+  | 'workflowId'
+>;
+
+/** Record an accepted order; a second order with the same (user, idempotency key) is a UniqueConstraintError. */
+export async function createOrder(order: NewOrder, tx?: Transaction): Promise<OrderRecord> {
+  return (await Order.create(order, { transaction: tx })).get({ plain: true });
+}
+
+export async function findOrderByIdempotencyKey(userId: string, idempotencyKey: string): Promise<OrderRecord | null> {
+  return plain(await Order.findOne({ where: { userId, idempotencyKey } }));
+}
+
+export async function statusOf(orderId: string): Promise<OrderStatus | null> {
+  const order = await Order.findByPk(orderId, { attributes: ['status'] });
+  return order?.status ?? null;
+}
+
+/** An order as the API shows it: snake_case columns, read in one query. */
+export interface OrderRow {
+  id: string;
+  user_id: string;
+  status: OrderStatus;
+  amount_minor: string;
+  currency: string;
+  method: PaymentMethod;
+  destination: Record<string, string>;
+  description: string | null;
+  reference: string | null;
+  failure_code: string | null;
+  failure_reason: string | null;
+  rail_reference: string | null;
+  route: BankRoute | null;
+  workflow_id: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface OrderEventRow {
+  status: OrderEventKind;
+  at: string;
+  detail: string | null;
+}
+
+const ORDER_COLUMNS = `o.id, o.user_id, o.status, o.amount_minor, o.currency, o.method, o.destination, o.description,
+  o.reference, o.failure_code, o.failure_reason, o.rail_reference, o.route, o.workflow_id, o.created_at, o.updated_at`;
+
+/** One order with its events (oldest first), in one query. */
+export async function orderWithEvents(orderId: string): Promise<(OrderRow & { events: OrderEventRow[] }) | null> {
+  const [row] = await models().query<OrderRow & { events: OrderEventRow[] }>(
+    `SELECT ${ORDER_COLUMNS},
+            coalesce((SELECT json_agg(json_build_object('status', e.status, 'at', e.at, 'detail', e.detail) ORDER BY e.id)
+                        FROM order_events e WHERE e.order_id = o.id), '[]'::json) AS events
+       FROM orders o WHERE o.id = :orderId`,
+    { replacements: { orderId }, type: QueryTypes.SELECT },
+  );
+  return row ?? null;
+}
+
+export interface OrderFilter {
+  userId?: string;
+  status?: OrderStatus;
+  method?: PaymentMethod;
+  currency?: string;
+  from?: Date;
+  to?: Date;
+  /** Keyset: only orders with an id below this one (ids are time-ordered UUIDv7). */
+  before?: string;
+}
+
+/** Orders newest first, keyset-paged on id. */
+export async function listOrders(filter: OrderFilter, limit: number): Promise<OrderRow[]> {
+  const where: string[] = [];
+  if (filter.userId !== undefined) where.push('o.user_id = :userId');
+  if (filter.status !== undefined) where.push('o.status = :status');
+  if (filter.method !== undefined) where.push('o.method = :method');
+  if (filter.currency !== undefined) where.push('o.currency = :currency');
+  if (filter.from !== undefined) where.push('o.created_at >= :from');
+  if (filter.to !== undefined) where.push('o.created_at < :to');
+  if (filter.before !== undefined) where.push('o.id < :before');
+  return models().query<OrderRow>(
+    `SELECT ${ORDER_COLUMNS} FROM orders o ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY o.id DESC LIMIT :limit`,
+    { replacements: { ...filter, limit }, type: QueryTypes.SELECT },
+  );
+}
+
+/** How many orders there are per (status, method): the operators' payment gauges. */
+export async function countByStatusAndMethod(tx?: Transaction): Promise<{ status: string; method: string; n: number }[]> {
+  return models().query<{ status: string; method: string; n: number }>(
+    'SELECT status, method, count(*)::int AS n FROM orders GROUP BY status, method',
+    { type: QueryTypes.SELECT, transaction: tx },
+  );
+}
+
+/** How many `processing` orders are overdue (no definite answer from the rail by the settle deadline). */
+export async function countOverdue(tx?: Transaction): Promise<number> {
+  const [row] = await models().query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM orders WHERE status = 'processing' AND overdue_at IS NOT NULL",
+    { type: QueryTypes.SELECT, transaction: tx },
+  );
+  return row.n;
+}

@@ -1,0 +1,24 @@
+import { QueryTypes, type Transaction } from 'sequelize';
+import { models } from '../models';
+import type { KycStatus } from '../domain/users';
+
+// --- added for payments
+
+/** The user's KYC status, the user row locked for the rest of `tx` (one payment at a time checks its limits). */
+export async function lockKycStatus(userId: string, tx: Transaction): Promise<KycStatus | null> {
+  const [row] = await models().query<{ kyc_status: KycStatus }>('SELECT kyc_status FROM users WHERE id = :userId FOR UPDATE', {
+    replacements: { userId },
+    type: QueryTypes.SELECT,
+    transaction: tx,
+  });
+  return row?.kyc_status ?? null;
+}
+
+/** The user's KYC status, or null when there is no such user. */
+export async function kycStatusOf(userId: string): Promise<KycStatus | null> {
+  const [row] = await models().query<{ kyc_status: KycStatus }>('SELECT kyc_status FROM users WHERE id = :userId', {
+    replacements: { userId },
+    type: QueryTypes.SELECT,
+  });
+  return row?.kyc_status ?? null;
+}

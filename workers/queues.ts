@@ -1,0 +1,56 @@
+import type { Config } from '../platform/config';
+
+/**
+ * Every BullMQ queue, job name and job schedule Paygate has, in one place: the jobs process runs them,
+ * and the api's metrics and queue dashboard show every queue listed here. Job data carries no payload
+ * beyond ids; the job name says what to do.
+ */
+
+/** Order reconciliation, idempotency-key expiry and the sanctions-list import. */
+export const MAINTENANCE_QUEUE = 'maintenance';
+/** The exchange and bank catalogue refreshes. */
+export const DISCOVERY_QUEUE = 'discovery';
+/** Webhook dispatch and delivery. */
+export const WEBHOOK_QUEUE = 'webhooks';
+
+/** Every queue the jobs process works. */
+export const QUEUES = [MAINTENANCE_QUEUE, DISCOVERY_QUEUE, WEBHOOK_QUEUE] as const;
+export type QueueName = (typeof QUEUES)[number];
+
+export const RECONCILE_ORDERS = 'reconcile-orders';
+export const EXPIRE_IDEMPOTENCY_KEYS = 'expire-idempotency-keys';
+export const IMPORT_SANCTIONS = 'import-sanctions';
+export const REFRESH_EXCHANGES = 'refresh-exchanges';
+export const REFRESH_BANKS = 'refresh-banks';
+export const DISPATCH_WEBHOOKS = 'dispatch-webhooks';
+/** Not scheduled: one job per due delivery, queued by the dispatcher. */
+export const DELIVER_WEBHOOK = 'deliver-webhook';
+
+export interface Schedule {
+  queue: QueueName;
+  /** The job scheduler's id, which is also the name of the jobs it makes. */
+  job: string;
+  everyMs: number;
+}
+
+/**
+ * Every job scheduler, with its interval from the configuration. (The sanctions import is scheduled only
+ * when a list source is configured; its scheduler is removed otherwise.)
+ */
+export function schedules(cfg: Config): Schedule[] {
+  return [
+    { queue: MAINTENANCE_QUEUE, job: RECONCILE_ORDERS, everyMs: cfg.reconciler.intervalMs },
+    { queue: MAINTENANCE_QUEUE, job: EXPIRE_IDEMPOTENCY_KEYS, everyMs: 60 * 60 * 1000 },
+    { queue: MAINTENANCE_QUEUE, job: IMPORT_SANCTIONS, everyMs: cfg.compliance.sanctionsImportEveryMs },
+    { queue: DISCOVERY_QUEUE, job: REFRESH_EXCHANGES, everyMs: cfg.discovery.refreshExchangesEveryMs },
+    { queue: DISCOVERY_QUEUE, job: REFRESH_BANKS, everyMs: cfg.discovery.refreshBanksEveryMs },
+    { queue: WEBHOOK_QUEUE, job: DISPATCH_WEBHOOKS, everyMs: cfg.webhooks.dispatchEveryMs },
+  ];
+}
+
+/** The interval of one scheduled job. */
+export function everyMs(cfg: Config, job: string): number {
+  const schedule = schedules(cfg).find((s) => s.job === job);
+  if (!schedule) throw new Error(`no schedule for job ${job}`);
+  return schedule.everyMs;
+}

@@ -1,0 +1,94 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
+import { config } from '../platform/config';
+import { componentLogger } from '../platform/logger';
+import { ensureTemporalConnected, startWithSearchAttributes, temporalClient } from '../platform/temporal';
+import { paymentSummary, type OrderFacts } from '../domain/orders';
+import { findOrder, markWorkflowStarted, unstartedOrders } from '../repositories/orders';
+import { orderSearchAttributes } from './search-attributes';
+import { PAYMENT_WORKFLOW, paymentWorkflowId, railOutcomeSignal, type PaymentWorkflowInput, type RailOutcomeSignal } from './shared';
+
+/**
+ * Every call the api and the jobs make to Temporal as a client — start, signal, update, query — is in
+ * this module, so how Paygate drives its workflows (ids, reuse policies, deadlines, search attributes)
+ * is read in one place. The connection itself is `platform/temporal.ts`.
+ */
+
+const log = componentLogger('temporal');
+
+/** How long one client call may take before the caller gives up (Temporal down or overloaded). */
+const CALL_DEADLINE_MS = 5000;
+
+/**
+ * Start the payment workflow for an order; starting it twice is harmless (same workflow id, and even after
+ * the first run has closed the same order never gets a second run). The workflow's first status change
+ * records `workflow_started_at`, so the api spends no extra round trip on it. The start carries the
+ * order's search attributes (when the namespace knows them), a memo and a one-line summary.
+ */
+export async function startPaymentWorkflow(
+  orderId: string,
+  taskQueue = config().temporal.taskQueue,
+  options: { p2p?: boolean; order?: OrderFacts } = {},
+): Promise<void> {
+  const cfg = config();
+  const client = temporalClient();
+  const order = options.order ?? (await findOrder(orderId));
+  const input: PaymentWorkflowInput = {
+    orderId,
+    pollAfterMs: cfg.payments.pollAfterMs,
+    settleTimeoutMs: cfg.payments.settleTimeoutMs,
+    maxPollIntervalMs: cfg.payments.maxPollIntervalMs,
+    ...(options.p2p ? { p2p: true } : {}),
+  };
+  const start = (withAttributes: boolean) =>
+    client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
+      client.workflow.start(PAYMENT_WORKFLOW, {
+        workflowId: paymentWorkflowId(orderId),
+        taskQueue,
+        args: [input],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        ...(order ? { staticSummary: paymentSummary(order), memo: { orderId, userId: order.userId, method: order.method } } : {}),
+        ...(order && withAttributes
+          ? { typedSearchAttributes: orderSearchAttributes({ orderId, userId: order.userId, method: order.method, status: order.status }) }
+          : {}),
+      }),
+    );
+  try {
+    await ensureTemporalConnected(client);
+    await startWithSearchAttributes(start);
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+/** Start the workflow of every accepted order whose start failed (Temporal was down, the api crashed). */
+export async function reconcileUnstartedOrders(graceMs = config().reconciler.graceMs, batch = 200): Promise<number> {
+  const orders = await unstartedOrders(graceMs, batch);
+  let started = 0;
+  for (const order of orders) {
+    try {
+      await startPaymentWorkflow(order.id, undefined, { p2p: order.method === 'p2p', order });
+      // Also covers a workflow that was started but has not run yet: it is marked now, not restarted.
+      await markWorkflowStarted(order.id);
+      started += 1;
+    } catch (err) {
+      log.warn({ orderId: order.id, err: (err as Error).message }, 'reconciler could not start the workflow yet');
+      break;
+    }
+  }
+  if (started > 0) log.info({ started }, 'reconciler started workflows');
+  return started;
+}
+
+/**
+ * The one way a payment workflow is signalled: hand it the rail's outcome. Returns false when the workflow
+ * is gone (closed, or never existed), so the caller records the outcome as late; other errors are thrown.
+ */
+export async function signalRailOutcome(workflowId: string, outcome: RailOutcomeSignal): Promise<boolean> {
+  try {
+    await temporalClient().workflow.getHandle(workflowId).signal(railOutcomeSignal, outcome);
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
