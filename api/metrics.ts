@@ -2,14 +2,17 @@ import { Queue } from 'bullmq';
 import type { RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { QueryTypes } from 'sequelize';
 import { config } from '../platform/config';
-import { database } from '../platform/database';
 import { componentLogger } from '../platform/logger';
 import { redis } from '../platform/redis';
 import { deferredStarts } from '../platform/temporal';
 import { ORDER_STATUSES, PAYMENT_METHODS } from '../domain/orders';
 import { APPEAL_STATUSES } from '../domain/appeals/contract';
+import { countAppealsByStatus } from '../repositories/appeals';
+import { catalogueRefreshTimes } from '../repositories/catalogue';
+import { countByStatusAndMethod, countOverdue } from '../repositories/orders';
+import { countLateResultsByVerdict } from '../repositories/rails';
+import { inReadTransaction } from '../repositories/transaction';
 import { QUEUES } from '../workers/queues';
 
 export const registry = new Registry();
@@ -95,27 +98,18 @@ interface DatabaseFigures {
   appeals: { status: string; n: number }[];
   refreshes: { catalogue: string; refreshed_at: Date }[];
   lateResults: { verdict: string; n: number }[];
-  overdue: { n: number }[];
+  overdue: number;
 }
 
 /** Small aggregates in one short transaction, under a statement timeout. */
 const readDatabase = cachedRead<DatabaseFigures>('postgres', () =>
-  database().transaction(async (transaction) => {
-    const sequelize = database();
-    const select = <R extends object>(sql: string) => sequelize.query<R>(sql, { type: QueryTypes.SELECT, transaction });
-    await sequelize.query(`SET LOCAL statement_timeout = ${READ_TIMEOUT_MS}`, { transaction });
-    return {
-      payments: await select<{ status: string; method: string; n: number }>(
-        'SELECT status, method, count(*)::int AS n FROM orders GROUP BY status, method',
-      ),
-      appeals: await select<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM appeals GROUP BY status'),
-      refreshes: await select<{ catalogue: string; refreshed_at: Date }>('SELECT catalogue, refreshed_at FROM catalogue_refreshes'),
-      lateResults: await select<{ verdict: string; n: number }>(
-        'SELECT verdict, count(*)::int AS n FROM late_rail_results GROUP BY verdict',
-      ),
-      overdue: await select<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE status = 'processing' AND overdue_at IS NOT NULL"),
-    };
-  }),
+  inReadTransaction(READ_TIMEOUT_MS, async (tx) => ({
+    payments: await countByStatusAndMethod(tx),
+    appeals: await countAppealsByStatus(tx),
+    refreshes: await catalogueRefreshTimes(tx),
+    lateResults: await countLateResultsByVerdict(tx),
+    overdue: await countOverdue(tx),
+  })),
 );
 
 let queues: { client: Redis; queues: Queue[] } | undefined;
@@ -168,7 +162,7 @@ new Gauge({
   async collect() {
     const figures = await readDatabase();
     this.reset();
-    if (figures) this.set(figures.overdue[0]?.n ?? 0);
+    if (figures) this.set(figures.overdue);
   },
 });
 

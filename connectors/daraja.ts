@@ -1,7 +1,15 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { QueryTypes, type Sequelize } from 'sequelize';
-import { uuidv7 } from '../platform/ids';
 import { normaliseKenyanPhone } from '../domain/phone';
+import {
+  findRailRequest,
+  pendingRailRequest,
+  railRequestByReference,
+  recordRailRequest,
+  recordStatusQuery,
+  resolveRailRequest,
+  sentStatusQuery,
+  type RailRequestRow,
+} from '../repositories/rails';
 import { MPESA_RESULT_CODES } from './mpesa-codes';
 import { providerRequest, str } from './provider-http';
 import { RailError, type RailAccepted, type RailConnector, type RailOutcome, type RailStatus, type RailSubmission } from './types';
@@ -21,7 +29,6 @@ import { RailError, type RailAccepted, type RailConnector, type RailOutcome, typ
  */
 
 export interface DarajaOptions {
-  sequelize: Sequelize;
   baseUrl: string;
   consumerKey: string;
   consumerSecret: string;
@@ -66,15 +73,6 @@ export function darajaOutcome(reference: string, resultCode: string, resultDesc:
   };
 }
 
-interface RailRequestRow {
-  order_id: string;
-  provider_reference: string;
-  merchant_reference: string | null;
-  status: 'pending' | 'succeeded' | 'failed';
-  result_code: string | null;
-  result_desc: string | null;
-}
-
 /** The STK callback body Daraja POSTs to the CallBackURL. */
 export interface StkCallback {
   Body: {
@@ -93,7 +91,6 @@ export interface StkCallback {
  * the callback names no pending request of that order (forged, replayed, or already resolved by the query).
  */
 export async function resolveStkCallback(
-  sequelize: Sequelize,
   callbackSecret: string,
   orderId: string,
   token: string | undefined,
@@ -105,26 +102,16 @@ export async function resolveStkCallback(
   if (!stk || resultCode === undefined || typeof stk.CheckoutRequestID !== 'string') return null;
   const receipt = stk.CallbackMetadata?.Item?.find((i) => i.Name === 'MpesaReceiptNumber')?.Value;
   const outcome = darajaOutcome(stk.CheckoutRequestID, resultCode, stk.ResultDesc);
-  const updated = await sequelize.query<{ order_id: string }>(
-    `UPDATE rail_requests SET status = :status, result_code = :resultCode, result_desc = :resultDesc, receipt = :receipt,
-            resolved_at = now()
-      WHERE rail = 'daraja' AND provider_reference = :checkout AND merchant_reference = :merchant AND order_id = :orderId
-        AND status = 'pending'
-      RETURNING order_id`,
+  const resolved = await resolveRailRequest(
+    { rail: 'daraja', providerReference: stk.CheckoutRequestID, merchantReference: stk.MerchantRequestID ?? '', orderId },
     {
-      replacements: {
-        status: outcome.state,
-        resultCode,
-        resultDesc: stk.ResultDesc ?? null,
-        receipt: receipt === undefined ? null : String(receipt),
-        checkout: stk.CheckoutRequestID,
-        merchant: stk.MerchantRequestID ?? '',
-        orderId,
-      },
-      type: QueryTypes.SELECT,
+      status: outcome.state,
+      resultCode,
+      resultDesc: stk.ResultDesc ?? null,
+      receipt: receipt === undefined ? null : String(receipt),
     },
   );
-  return updated.length > 0 ? { orderId, outcome } : null;
+  return resolved ? { orderId, outcome } : null;
 }
 
 /** The body Daraja POSTs to a ResultURL or QueueTimeOutURL (B2C result, Transaction Status result, timeout). */
@@ -176,7 +163,6 @@ export function transactionStatusOutcome(reference: string, result: DarajaResult
  * query will). Returns the order and its outcome, or null when nothing was resolved.
  */
 export async function resolveB2cResult(
-  sequelize: Sequelize,
   callbackSecret: string,
   orderId: string,
   token: string | undefined,
@@ -186,11 +172,7 @@ export async function resolveB2cResult(
   if (!verifyCallbackToken(callbackSecret, orderId, token)) return null;
   const result = body?.Result;
   if (!result || str(result.ResultCode) === undefined) return null;
-  const [payout] = await sequelize.query<RailRequestRow>(
-    `SELECT order_id, provider_reference, merchant_reference, status, result_code, result_desc FROM rail_requests
-      WHERE rail = 'daraja' AND order_id = :orderId AND kind = 'b2c' AND status = 'pending'`,
-    { replacements: { orderId }, type: QueryTypes.SELECT },
-  );
+  const payout = await pendingRailRequest('daraja', orderId, 'b2c');
   if (!payout) return null;
   let outcome: RailOutcome | null;
   if (kind === 'result') {
@@ -198,38 +180,28 @@ export async function resolveB2cResult(
     outcome = darajaOutcome(payout.provider_reference, str(result.ResultCode) ?? '', result.ResultDesc);
   } else if (kind === 'status') {
     // The Transaction Status result carries the ids of the query it answers: one Paygate sent for this payout.
-    const [query] = await sequelize.query<{ order_id: string }>(
-      `SELECT order_id FROM rail_status_queries
-        WHERE rail = 'daraja' AND order_id = :orderId AND conversation_id = :conversation AND originator_conversation_id = :originator`,
-      {
-        replacements: { orderId, conversation: str(result.ConversationID) ?? '', originator: str(result.OriginatorConversationID) ?? '' },
-        type: QueryTypes.SELECT,
-      },
-    );
-    if (!query) return null;
+    const sent = await sentStatusQuery({
+      rail: 'daraja',
+      orderId,
+      conversationId: str(result.ConversationID) ?? '',
+      originatorConversationId: str(result.OriginatorConversationID) ?? '',
+    });
+    if (!sent) return null;
     outcome = transactionStatusOutcome(payout.provider_reference, result);
   } else {
     return null;
   }
   if (!outcome) return null;
-  const updated = await sequelize.query<{ order_id: string }>(
-    `UPDATE rail_requests SET status = :status, result_code = :resultCode, result_desc = :resultDesc, receipt = :receipt,
-            resolved_at = now()
-      WHERE rail = 'daraja' AND provider_reference = :reference AND order_id = :orderId AND kind = 'b2c' AND status = 'pending'
-      RETURNING order_id`,
+  const resolved = await resolveRailRequest(
+    { rail: 'daraja', providerReference: payout.provider_reference, orderId, kind: 'b2c' },
     {
-      replacements: {
-        status: outcome.state,
-        resultCode: outcome.state === 'succeeded' ? '0' : (outcome.providerCode ?? 'failed'),
-        resultDesc: outcome.state === 'failed' ? outcome.reason : (result.ResultDesc ?? null),
-        receipt: result.TransactionID ?? resultParameter(result, 'ReceiptNo') ?? null,
-        reference: payout.provider_reference,
-        orderId,
-      },
-      type: QueryTypes.SELECT,
+      status: outcome.state,
+      resultCode: outcome.state === 'succeeded' ? '0' : (outcome.providerCode ?? 'failed'),
+      resultDesc: outcome.state === 'failed' ? outcome.reason : (result.ResultDesc ?? null),
+      receipt: result.TransactionID ?? resultParameter(result, 'ReceiptNo') ?? null,
     },
   );
-  return updated.length > 0 ? { orderId, outcome } : null;
+  return resolved ? { orderId, outcome } : null;
 }
 
 /** Daraja's "still being processed" answer to an STK query. */
@@ -300,11 +272,7 @@ export class DarajaConnector implements RailConnector {
   }
 
   private async existing(orderId: string, kind: 'stk' | 'b2c'): Promise<string | undefined> {
-    const [row] = await this.options.sequelize.query<RailRequestRow>(
-      `SELECT provider_reference FROM rail_requests WHERE rail = 'daraja' AND order_id = :orderId AND kind = :kind`,
-      { replacements: { orderId, kind }, type: QueryTypes.SELECT },
-    );
-    return row?.provider_reference;
+    return (await findRailRequest('daraja', orderId, kind))?.provider_reference;
   }
 
   /** A payout (B2C) by default; a collection from the payer's phone by STK Push. */
@@ -338,11 +306,13 @@ export class DarajaConnector implements RailConnector {
     const checkout = str(res.body.CheckoutRequestID);
     const merchant = str(res.body.MerchantRequestID);
     if (res.status === 200 && str(res.body.ResponseCode) === '0' && checkout) {
-      await this.options.sequelize.query(
-        `INSERT INTO rail_requests (id, rail, order_id, kind, provider_reference, merchant_reference)
-         VALUES (:id, 'daraja', :orderId, 'stk', :checkout, :merchant) ON CONFLICT DO NOTHING`,
-        { replacements: { id: uuidv7(), orderId: s.orderId, checkout, merchant: merchant ?? null } },
-      );
+      await recordRailRequest({
+        rail: 'daraja',
+        orderId: s.orderId,
+        kind: 'stk',
+        providerReference: checkout,
+        merchantReference: merchant ?? null,
+      });
       return { reference: checkout };
     }
     throw refusal(res, 'payment request');
@@ -370,18 +340,13 @@ export class DarajaConnector implements RailConnector {
     });
     const conversation = str(res.body.ConversationID);
     if (res.status === 200 && str(res.body.ResponseCode) === '0' && conversation) {
-      await this.options.sequelize.query(
-        `INSERT INTO rail_requests (id, rail, order_id, kind, provider_reference, merchant_reference)
-         VALUES (:id, 'daraja', :orderId, 'b2c', :conversation, :originator) ON CONFLICT DO NOTHING`,
-        {
-          replacements: {
-            id: uuidv7(),
-            orderId: s.orderId,
-            conversation,
-            originator: str(res.body.OriginatorConversationID) ?? s.orderId,
-          },
-        },
-      );
+      await recordRailRequest({
+        rail: 'daraja',
+        orderId: s.orderId,
+        kind: 'b2c',
+        providerReference: conversation,
+        merchantReference: str(res.body.OriginatorConversationID) ?? s.orderId,
+      });
       return { reference: conversation };
     }
     throw refusal(res, 'payout');
@@ -393,11 +358,7 @@ export class DarajaConnector implements RailConnector {
    * the payout stays pending.
    */
   async status(reference: string): Promise<RailStatus> {
-    const [row] = await this.options.sequelize.query<RailRequestRow & { kind: 'stk' | 'b2c' }>(
-      `SELECT order_id, kind, provider_reference, merchant_reference, status, result_code, result_desc FROM rail_requests
-        WHERE rail = 'daraja' AND provider_reference = :reference`,
-      { replacements: { reference }, type: QueryTypes.SELECT },
-    );
+    const row = await railRequestByReference('daraja', reference);
     if (!row) throw new RailError('unknown_reference', `no M-Pesa request ${reference}`, false);
     if (row.status !== 'pending') return darajaOutcome(reference, row.result_code ?? '', row.result_desc ?? undefined);
     return row.kind === 'b2c' ? this.queryPayout(row) : this.queryStk(reference);
@@ -421,11 +382,12 @@ export class DarajaConnector implements RailConnector {
       const conversation = str(res.body.ConversationID);
       const originator = str(res.body.OriginatorConversationID);
       if (conversation && originator) {
-        await this.options.sequelize.query(
-          `INSERT INTO rail_status_queries (rail, order_id, conversation_id, originator_conversation_id)
-           VALUES ('daraja', :orderId, :conversation, :originator) ON CONFLICT DO NOTHING`,
-          { replacements: { orderId: row.order_id, conversation, originator } },
-        );
+        await recordStatusQuery({
+          rail: 'daraja',
+          orderId: row.order_id,
+          conversationId: conversation,
+          originatorConversationId: originator,
+        });
       }
       return { state: 'pending', reference: row.provider_reference };
     }
@@ -441,10 +403,9 @@ export class DarajaConnector implements RailConnector {
     const resultCode = str(res.body.ResultCode);
     if (res.status === 200 && resultCode !== undefined) {
       const outcome = darajaOutcome(reference, resultCode, str(res.body.ResultDesc));
-      await this.options.sequelize.query(
-        `UPDATE rail_requests SET status = :status, result_code = :resultCode, result_desc = :resultDesc, resolved_at = now()
-          WHERE rail = 'daraja' AND provider_reference = :reference AND status = 'pending'`,
-        { replacements: { status: outcome.state, resultCode, resultDesc: str(res.body.ResultDesc) ?? null, reference } },
+      await resolveRailRequest(
+        { rail: 'daraja', providerReference: reference },
+        { status: outcome.state, resultCode, resultDesc: str(res.body.ResultDesc) ?? null },
       );
       return outcome;
     }

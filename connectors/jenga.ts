@@ -1,6 +1,5 @@
 import { createPrivateKey, createSign, type KeyObject } from 'node:crypto';
-import { QueryTypes, type Sequelize } from 'sequelize';
-import type { BankRoute } from '../domain/discovery/routing';
+import { findOrder } from '../repositories/orders';
 import { providerRequest, str } from './provider-http';
 import { RailError, type RailAccepted, type RailConnector, type RailStatus, type RailSubmission } from './types';
 
@@ -13,7 +12,6 @@ import { RailError, type RailAccepted, type RailConnector, type RailStatus, type
  */
 
 export interface JengaOptions {
-  sequelize: Sequelize;
   baseUrl: string;
   apiKey: string;
   merchantCode: string;
@@ -144,10 +142,7 @@ export class JengaConnector implements RailConnector {
 
   private async routeOf(s: RailSubmission): Promise<JengaTransferKind> {
     if (s.method === 'mobile_money') return 'mobile';
-    const [order] = await this.options.sequelize.query<{ route: BankRoute | null }>('SELECT route FROM orders WHERE id = :orderId', {
-      replacements: { orderId: s.orderId },
-      type: QueryTypes.SELECT,
-    });
+    const order = await findOrder(s.orderId);
     if (order?.route) return order.route;
     return s.destination.bank_code === this.options.primaryBankCode ? 'internal' : 'rtgs';
   }

@@ -1,8 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { QueryTypes, type Sequelize } from 'sequelize';
-import { uuidv7 } from '../platform/ids';
 import { componentLogger } from '../platform/logger';
 import { normaliseKenyanPhone } from '../domain/phone';
+import { findTransfer, markCallbackSent, submitTransfer, type TransferRow } from '../repositories/sandbox-transfers';
 import { MPESA_RESULT_CODES } from './mpesa-codes';
 import { RailError, type RailAccepted, type RailConnector, type RailStatus, type RailSubmission } from './types';
 
@@ -32,7 +31,8 @@ export const SANDBOX_SLOW_SETTLE_MS = 24 * 3600 * 1000;
 export const SANDBOX_MAINTENANCE_EXCHANGE = 'sandbox_maintenance';
 
 export interface SandboxOptions {
-  sequelize: Sequelize;
+  /** Where the api answers: the sandbox posts its signed callbacks to `<publicBaseUrl>/api/v1/callbacks/sandbox`. */
+  publicBaseUrl: string;
   callbackSecret: string;
   callbackDelayMs: number;
   fetchImpl?: typeof fetch;
@@ -46,18 +46,6 @@ interface Verdict {
   busyOnFirstSubmission: boolean;
   /** Pending this long at the provider; the configured callback delay when absent. */
   settlesAfterMs?: number;
-}
-
-interface TransferRow {
-  idempotency_key: string;
-  reference: string;
-  outcome: 'succeeded' | 'failed';
-  failure_code: string | null;
-  provider_code: string | null;
-  sends_callback: boolean;
-  settles_at: Date;
-  submissions: number;
-  callback_sent_at: Date | null;
 }
 
 export interface SandboxCallbackBody {
@@ -136,44 +124,27 @@ export class SandboxConnector implements RailConnector {
   async submit(submission: RailSubmission): Promise<RailAccepted> {
     const verdict = sandboxVerdict(submission);
     if (verdict instanceof RailError) throw verdict;
-    const { sequelize } = this.options;
-    const [row] = await sequelize.query<TransferRow>(
-      `INSERT INTO sandbox_transfers (id, idempotency_key, method, reference, request, outcome, failure_code,
-                                      provider_code, sends_callback, settles_at)
-       VALUES (:id, :key, :method, :reference, :request, :outcome, :failureCode, :providerCode, :sendsCallback,
-               now() + make_interval(secs => :delaySeconds))
-       ON CONFLICT (idempotency_key) DO UPDATE SET submissions = sandbox_transfers.submissions + 1
-       RETURNING idempotency_key, reference, outcome, failure_code, provider_code, sends_callback, settles_at, submissions,
-                 callback_sent_at`,
-      {
-        replacements: {
-          id: uuidv7(),
-          key: submission.idempotencyKey,
-          method: submission.method,
-          reference: `SBX-${submission.method.toUpperCase().replace('_', '')}-${submission.orderId.slice(-12)}-${Date.now().toString(36)}`,
-          request: JSON.stringify(submission),
-          outcome: verdict.outcome,
-          failureCode: verdict.failureCode,
-          providerCode: verdict.providerCode,
-          sendsCallback: verdict.sendsCallback,
-          delaySeconds: (verdict.settlesAfterMs ?? this.options.callbackDelayMs) / 1000,
-        },
-        type: QueryTypes.SELECT,
-      },
-    );
-    if (!row) throw new Error('sandbox transfer insert returned no row');
+    const row = await submitTransfer({
+      idempotencyKey: submission.idempotencyKey,
+      method: submission.method,
+      reference: `SBX-${submission.method.toUpperCase().replace('_', '')}-${submission.orderId.slice(-12)}-${Date.now().toString(36)}`,
+      request: submission,
+      outcome: verdict.outcome,
+      failureCode: verdict.failureCode,
+      providerCode: verdict.providerCode,
+      sendsCallback: verdict.sendsCallback,
+      settlesAfterMs: verdict.settlesAfterMs ?? this.options.callbackDelayMs,
+    });
     if (verdict.busyOnFirstSubmission && row.submissions === 1) {
       throw new RailError('provider_busy', 'the provider is busy, try again', true, '17');
     }
-    if (row.sends_callback && row.callback_sent_at === null) this.scheduleCallback(submission.callbackUrl, row);
+    if (row.sends_callback && row.callback_sent_at === null)
+      this.scheduleCallback(`${this.options.publicBaseUrl}/api/v1/callbacks/sandbox`, row);
     return { reference: row.reference };
   }
 
   async status(reference: string): Promise<RailStatus> {
-    const [row] = await this.options.sequelize.query<TransferRow>(
-      'SELECT reference, outcome, failure_code, provider_code, settles_at FROM sandbox_transfers WHERE reference = :reference',
-      { replacements: { reference }, type: QueryTypes.SELECT },
-    );
+    const row = await findTransfer(reference);
     if (!row) throw new RailError('unknown_reference', `no transfer with reference ${reference}`, false);
     if (new Date(row.settles_at).getTime() > Date.now()) return { state: 'pending', reference };
     return toOutcome(row);
@@ -209,9 +180,7 @@ export class SandboxConnector implements RailConnector {
         signal: AbortSignal.timeout(5000),
       });
       if (res.ok) {
-        await this.options.sequelize.query('UPDATE sandbox_transfers SET callback_sent_at = now() WHERE reference = :reference', {
-          replacements: { reference },
-        });
+        await markCallbackSent(reference);
       } else {
         this.log.warn({ reference, status: res.status }, 'callback refused; the payment will be resolved by polling');
       }

@@ -12,7 +12,6 @@ export interface RailSubmission {
   currency: Currency;
   destination: Record<string, string>;
   description: string | null;
-  callbackUrl: string;
   /**
    * `payout` (the default): Paygate sends the money to the destination. `collection`: Paygate takes it from
    * the destination (a payer's phone); only M-Pesa collects, by STK Push.

@@ -1,5 +1,5 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
-import type { ExchangeFees, ExchangeSource, ExchangeStatus, ExchangeUrls } from '../connectors/exchanges';
+import type { ExchangeFees, ExchangeSource, ExchangeStatus, ExchangeUrls } from '../domain/discovery/exchanges';
 
 /** A crypto exchange in the platform catalogue (refreshed from ccxt by the jobs process). */
 export class Exchange extends Model<InferAttributes<Exchange>, InferCreationAttributes<Exchange>> {

@@ -1,6 +1,6 @@
 import { QueryTypes, type Transaction } from 'sequelize';
-import { models } from '../models';
-import type { KycStatus } from '../domain/users';
+import { User, models } from '../models';
+import type { KycStatus, Role } from '../domain/users';
 
 // --- added for payments
 
@@ -21,4 +21,10 @@ export async function kycStatusOf(userId: string): Promise<KycStatus | null> {
     type: QueryTypes.SELECT,
   });
   return row?.kyc_status ?? null;
+}
+
+/** The user's roles as stored now, or null when there is no such user (read on every authenticated request). */
+export async function rolesOf(userId: string): Promise<Role[] | null> {
+  const user = await User.findByPk(userId, { attributes: ['roles'], raw: true });
+  return user?.roles ?? null;
 }

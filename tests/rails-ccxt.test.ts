@@ -38,7 +38,6 @@ const submission = {
   currency: 'USDT' as const,
   destination: { address: 'TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE', network: 'TRC20' },
   description: null,
-  callbackUrl: 'http://127.0.0.1/unused',
 };
 
 describe('ccxt transfers', () => {

@@ -45,7 +45,7 @@ export interface DiscoveryDependencies {
 export function discoveryProcessors(cfg: Config, deps: DiscoveryDependencies = {}): Record<DiscoveryJob, () => Promise<RefreshSummary>> {
   const sequelize = deps.sequelize ?? database();
   // The sandbox rail's simulated exchanges are listed while the crypto rail is the sandbox.
-  const includeSandbox = createConnectors(sequelize, cfg).crypto.name === 'sandbox';
+  const includeSandbox = createConnectors(cfg).crypto.name === 'sandbox';
   const { probe } = cfg.discovery;
   return {
     [REFRESH_EXCHANGES]: () =>

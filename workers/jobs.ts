@@ -1,11 +1,11 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import { QueryTypes } from 'sequelize';
 import { configOrExit, type Config } from '../platform/config';
-import { closeDatabase, database } from '../platform/database';
+import { closeDatabase } from '../platform/database';
 import { componentLogger } from '../platform/logger';
 import { createRedis } from '../platform/redis';
 import { onShutdown } from '../platform/shutdown';
 import { closeTemporal } from '../platform/temporal';
+import { pruneExpiredKeys } from '../repositories/idempotency';
 import { openRepositories } from '../repositories/transaction';
 import { reconcileUnstartedOrders } from '../workflows/client';
 import { startDiscovery } from './discovery';
@@ -16,12 +16,7 @@ import { startWebhookDelivery } from './webhooks';
 /** What each scheduled job does. Job data carries no payload: the job name says it all. */
 const processors: Record<string, () => Promise<unknown>> = {
   [RECONCILE_ORDERS]: () => reconcileUnstartedOrders(),
-  [EXPIRE_IDEMPOTENCY_KEYS]: async () => {
-    const deleted = await database().query('DELETE FROM idempotency_keys WHERE expires_at < now() RETURNING 1', {
-      type: QueryTypes.SELECT,
-    });
-    return deleted.length;
-  },
+  [EXPIRE_IDEMPOTENCY_KEYS]: () => pruneExpiredKeys(),
   [IMPORT_SANCTIONS]: () => runSanctionsImport(),
 };
 

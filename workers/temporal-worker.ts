@@ -42,9 +42,9 @@ export async function createPaygateWorker({
     taskQueue: taskQueue ?? config.temporal.taskQueue,
     ...workflows,
     activities: {
-      ...createActivities({ connectors: createConnectors(sequelize, config), config }),
+      ...createActivities({ connectors: createConnectors(config), config }),
       ...createComplianceActivities({ sequelize, config }),
-      ...createP2pActivities({ sequelize, connectors: createConnectors(sequelize, config), config }),
+      ...createP2pActivities({ sequelize, connectors: createConnectors(config), config }),
       ...createAppealActivities({ sequelize }),
     },
     // Parked workflows (awaiting callbacks) are evicted and replayed on demand rather than held in memory.

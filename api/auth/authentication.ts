@@ -5,8 +5,8 @@ import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
 import { config } from '../../platform/config';
 import { AppError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
-import { User } from '../../models';
 import { ROLES, type Role } from '../../domain/users';
+import { rolesOf } from '../../repositories/users';
 
 /** The authenticated caller, as every service sees it. */
 export interface Caller {
@@ -66,9 +66,9 @@ export function authenticateRequest(request: Request): Promise<Caller> {
  */
 async function verifyBearer(request: Request): Promise<Caller> {
   const claimed = await verifySignature(request);
-  const account = await User.findByPk(claimed.id, { attributes: ['id', 'roles'] });
-  if (!account) throw new AppError('unauthenticated', 'a valid bearer token is required');
-  return { id: account.id, roles: account.roles.filter((r): r is Role => ROLES.includes(r)) };
+  const roles = await rolesOf(claimed.id);
+  if (!roles) throw new AppError('unauthenticated', 'a valid bearer token is required');
+  return { id: claimed.id, roles: roles.filter((r): r is Role => ROLES.includes(r)) };
 }
 
 function verifySignature(request: Request): Promise<Caller> {

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
-import { QueryTypes } from 'sequelize';
-import { database } from '../../platform/database';
 import { AppError } from '../../platform/errors';
+import { claimKey, completeKey, findKey, releaseKey, type StoredKey } from '../../repositories/idempotency';
 import { authenticateRequest } from '../auth/authentication';
 
 /**
@@ -28,15 +27,6 @@ const REPLAYED_HEADERS = ['content-type', 'location'];
 const ISSUES_CREDENTIALS = new Set(['/auth/login', '/auth/refresh', '/auth/token']);
 /** A second line of defence: a response carrying a token is never stored, whatever its route. */
 const CARRIES_CREDENTIALS = /"(access_token|refresh_token|id_token)"\s*:/;
-
-interface StoredKey {
-  request_hash: string;
-  state: 'in_progress' | 'completed';
-  response_status: number | null;
-  response_headers: Record<string, string> | null;
-  response_body: string | null;
-  stale: boolean;
-}
 
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
@@ -80,29 +70,11 @@ export function idempotency(options: { requiredOn: string[] }): RequestHandler {
         }),
       );
     }
-    const sequelize = database();
     const id = { scope, method: req.method, path: req.path, key };
     const requestHash = hashBody(req.body);
     try {
-      const claimed = await sequelize.query(
-        `INSERT INTO idempotency_keys (scope, method, path, key, request_hash, expires_at)
-         VALUES (:scope, :method, :path, :key, :requestHash, now() + interval '${TTL_HOURS} hours')
-         ON CONFLICT (scope, method, path, key) DO UPDATE
-           SET request_hash = EXCLUDED.request_hash, locked_at = now(), expires_at = EXCLUDED.expires_at
-           WHERE idempotency_keys.expires_at < now()
-              OR (idempotency_keys.state = 'in_progress'
-                  AND idempotency_keys.locked_at < now() - interval '${STALE_AFTER_SECONDS} seconds'
-                  AND idempotency_keys.request_hash = EXCLUDED.request_hash)
-         RETURNING 1`,
-        { replacements: { ...id, requestHash }, type: QueryTypes.SELECT },
-      );
-      if (claimed.length === 0) {
-        const [stored] = await sequelize.query<StoredKey>(
-          `SELECT request_hash, state, response_status, response_headers, response_body,
-                  locked_at < now() - interval '${STALE_AFTER_SECONDS} seconds' AS stale
-             FROM idempotency_keys WHERE scope = :scope AND method = :method AND path = :path AND key = :key`,
-          { replacements: id, type: QueryTypes.SELECT },
-        );
+      if (!(await claimKey(id, requestHash, TTL_HOURS, STALE_AFTER_SECONDS))) {
+        const stored = await findKey(id, STALE_AFTER_SECONDS);
         if (!stored) return next(new AppError('idempotency_in_progress', 'retry the request'));
         if (stored.request_hash !== requestHash) {
           return next(new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request body'));
@@ -121,17 +93,10 @@ export function idempotency(options: { requiredOn: string[] }): RequestHandler {
     }
     captureResponse(res, async (status, headers, body) => {
       if (status >= 500 || NOT_KEPT.has(status) || CARRIES_CREDENTIALS.test(body)) {
-        await sequelize.query('DELETE FROM idempotency_keys WHERE scope = :scope AND method = :method AND path = :path AND key = :key', {
-          replacements: id,
-        });
+        await releaseKey(id);
         return;
       }
-      await sequelize.query(
-        `UPDATE idempotency_keys SET state = 'completed', response_status = :status, response_headers = :headers,
-                response_body = :body
-          WHERE scope = :scope AND method = :method AND path = :path AND key = :key`,
-        { replacements: { ...id, status, headers: JSON.stringify(headers), body } },
-      );
+      await completeKey(id, { status, headers, body });
     });
     next();
   };

@@ -1,9 +1,9 @@
 import { config } from '../../platform/config';
 import { AppError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
-import { Order } from '../../models';
 import { describeFailure, verifySandboxCallback, type SandboxCallbackBody } from '../../connectors/sandbox';
 import type { RailOutcomeSignal } from '../../workflows/shared';
+import { findOrder } from '../../repositories/orders';
 import { deliverRailOutcome } from './rail-outcome';
 
 /** Whether any method pays through the sandbox rail: without one, its callback endpoint is not mounted. */
@@ -21,9 +21,7 @@ export async function handleSandboxCallback(rawBody: string, signature: string |
   const body = JSON.parse(rawBody) as SandboxCallbackBody;
   // Tie the callback to its order by the merchant reference the rail echoes: the callback may arrive
   // before the submitting activity has recorded the rail's own reference on the order (never before the rail).
-  const order = isUuid(body.merchant_reference)
-    ? await Order.findByPk(body.merchant_reference, { attributes: ['id', 'workflowId', 'status', 'rail', 'railReference'] })
-    : null;
+  const order = isUuid(body.merchant_reference) ? await findOrder(body.merchant_reference) : null;
   if (!order || order.rail !== 'sandbox' || (order.railReference !== null && order.railReference !== body.reference)) {
     throw new AppError('not_found', `no order for rail reference ${body.reference}`);
   }

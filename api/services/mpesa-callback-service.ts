@@ -1,10 +1,9 @@
 import { config } from '../../platform/config';
-import { database } from '../../platform/database';
 import { isUuid } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
-import { Order } from '../../models';
 import { resolveB2cResult, resolveStkCallback, type DarajaResult, type DarajaResultKind, type StkCallback } from '../../connectors/daraja';
 import type { RailOutcome } from '../../connectors';
+import { findOrder } from '../../repositories/orders';
 import { deliverRailOutcome } from './rail-outcome';
 
 const log = componentLogger('mpesa-callbacks');
@@ -21,7 +20,7 @@ export interface DarajaAck {
  */
 export async function handleStkCallback(orderId: string, token: string | undefined, body: StkCallback): Promise<DarajaAck> {
   const secret = config().daraja.callbackSecret;
-  const resolved = secret && (await onDaraja(orderId)) ? await resolveStkCallback(database(), secret, orderId, token, body) : null;
+  const resolved = secret && (await onDaraja(orderId)) ? await resolveStkCallback(secret, orderId, token, body) : null;
   if (!resolved) {
     log.warn({ orderId, checkout: body?.Body?.stkCallback?.CheckoutRequestID }, 'ignored an STK callback that matches no pending request');
     return IGNORED;
@@ -43,7 +42,7 @@ export async function handleB2cResult(
   body: DarajaResult,
 ): Promise<DarajaAck> {
   const secret = config().daraja.callbackSecret;
-  const resolved = secret && (await onDaraja(orderId)) ? await resolveB2cResult(database(), secret, orderId, token, kind, body) : null;
+  const resolved = secret && (await onDaraja(orderId)) ? await resolveB2cResult(secret, orderId, token, kind, body) : null;
   if (!resolved) {
     if (kind === 'timeout') log.info({ orderId }, 'a B2C request timed out in the M-Pesa queue; the status query will tell');
     else log.warn({ orderId, kind, conversation: body?.Result?.ConversationID }, 'ignored a B2C result that resolves no pending payout');
@@ -60,12 +59,12 @@ const IGNORED: DarajaAck = { ResultCode: 1, ResultDesc: 'Ignored' };
  */
 async function onDaraja(orderId: string): Promise<boolean> {
   if (!isUuid(orderId)) return false;
-  const order = await Order.findByPk(orderId, { attributes: ['id', 'rail'] });
+  const order = await findOrder(orderId);
   return !order || order.rail === 'daraja';
 }
 
 async function signalOutcome(orderId: string, outcome: RailOutcome): Promise<DarajaAck> {
-  const order = await Order.findByPk(orderId, { attributes: ['id', 'workflowId', 'status'] });
+  const order = await findOrder(orderId);
   if (!order) return IGNORED;
   // The result is recorded on the request whatever happens next: a workflow still running takes it (or
   // its poll reads it); for a closed order it is also recorded as a late result and raised to operators.

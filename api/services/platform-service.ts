@@ -1,6 +1,5 @@
 import { Op, type WhereOptions } from 'sequelize';
 import { config } from '../../platform/config';
-import { database } from '../../platform/database';
 import { AppError, type FieldError } from '../../platform/errors';
 import { Bank, CatalogueRefresh, Exchange } from '../../models';
 import { createConnectors, type RailConnector } from '../../connectors';
@@ -178,7 +177,7 @@ let health: { status: PrimaryBankView['status']; checkedAt: Date } | undefined;
 /** The primary bank connector's health, asked at most every 15 s and never waited on for more than 2 s. */
 async function primaryBankHealth(): Promise<{ status: PrimaryBankView['status']; checkedAt: Date }> {
   if (health && Date.now() - health.checkedAt.getTime() < HEALTH_TTL_MS) return health;
-  primaryConnector ??= createConnectors(database(), config()).bank_transfer;
+  primaryConnector ??= createConnectors(config()).bank_transfer;
   const checkedAt = new Date();
   let timer: NodeJS.Timeout | undefined;
   const status = await Promise.race([

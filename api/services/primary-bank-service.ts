@@ -1,5 +1,4 @@
 import { config } from '../../platform/config';
-import { database } from '../../platform/database';
 import { AppError } from '../../platform/errors';
 import { createConnectors } from '../../connectors';
 import { JengaConnector, type JengaBalance, type JengaStatementLine } from '../../connectors/jenga';
@@ -21,7 +20,7 @@ let connector: JengaConnector | undefined;
 
 function jenga(): JengaConnector {
   if (connector) return connector;
-  const bank = createConnectors(database(), config()).bank_transfer;
+  const bank = createConnectors(config()).bank_transfer;
   if (!(bank instanceof JengaConnector)) {
     throw new AppError(
       'dependency_unavailable',

@@ -1,9 +1,9 @@
-import { database } from '../../platform/database';
 import { AppError } from '../../platform/errors';
 import { componentLogger } from '../../platform/logger';
 import type { RailOutcome } from '../../connectors';
 import { isTerminal, type OrderStatus } from '../../domain/orders';
 import { statusOf, type OrderRecord } from '../../repositories/orders';
+import { recordLateResult as insertLateResult } from '../../repositories/rails';
 import { signalRailOutcome } from '../../workflows/client';
 
 const log = componentLogger('rail-outcomes');
@@ -45,11 +45,7 @@ export async function deliverRailOutcome(
 
 async function recordLateResult(orderId: string, rail: string, status: OrderStatus, outcome: RailOutcome): Promise<void> {
   const verdict = lateVerdict(status, outcome);
-  await database().query(
-    `INSERT INTO late_rail_results (order_id, rail, order_status, outcome, verdict)
-     VALUES (:orderId, :rail, :status, CAST(:outcome AS jsonb), :verdict)`,
-    { replacements: { orderId, rail, status, outcome: JSON.stringify(outcome), verdict } },
-  );
+  await insertLateResult({ orderId, rail, orderStatus: status, outcome: { ...outcome }, verdict });
   const fields = { orderId, rail, orderStatus: status, outcome: outcome.state, railReference: outcome.reference, verdict };
   if (verdict === 'contradicts') {
     log.error(

@@ -117,7 +117,6 @@ export function createActivities({ connectors, config }: ActivityDeps) {
           currency: order.currency as Currency,
           destination: order.destination,
           description: order.description,
-          callbackUrl: `${config.http.publicBaseUrl}/api/v1/callbacks/sandbox`,
         }),
       );
     },

@@ -70,7 +70,7 @@ export async function releaseEscrow(sequelize: Sequelize, tx: Transaction, trade
  * escrow, carry the fiat leg over the usual rail connectors, then release the escrow to the buyer or
  * return it to the seller.
  */
-export function createP2pActivities({ sequelize, connectors, config }: P2pActivityDeps) {
+export function createP2pActivities({ sequelize, connectors }: P2pActivityDeps) {
   const loadOrder = async (orderId: string, tx?: Transaction) => {
     const order = await Order.findByPk(orderId, tx ? { transaction: tx, lock: tx.LOCK.UPDATE } : {});
     if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, 'OrderNotFound');
@@ -155,7 +155,6 @@ export function createP2pActivities({ sequelize, connectors, config }: P2pActivi
           currency: 'KES',
           destination: { ...destination, p2p_ad_id: trade.ad_id },
           description: order.description ?? `P2P trade ${order.id}`,
-          callbackUrl: `${config.http.publicBaseUrl}/api/v1/callbacks/sandbox`,
         }),
       );
     },
