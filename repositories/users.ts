@@ -1,6 +1,6 @@
-import { QueryTypes, type Transaction } from 'sequelize';
-import { User, models } from '../models';
-import type { KycStatus, Role } from '../domain/users';
+import { QueryTypes, type InferAttributes, type Transaction } from 'sequelize';
+import { KycAuditEntry, User, models } from '../models';
+import type { KycIdType, KycStatus, Role } from '../domain/users';
 
 // --- added for payments
 
@@ -27,4 +27,179 @@ export async function kycStatusOf(userId: string): Promise<KycStatus | null> {
 export async function rolesOf(userId: string): Promise<Role[] | null> {
   const user = await User.findByPk(userId, { attributes: ['roles'], raw: true });
   return user?.roles ?? null;
+}
+
+// --- users and their KYC, as the users API reads and writes them
+
+/** A user with their KYC record, as the users API shows them (snake_case, one query). */
+export interface UserRow {
+  id: string;
+  email: string;
+  full_name: string;
+  phone: string | null;
+  roles: Role[];
+  kyc_status: KycStatus;
+  created_at: Date;
+  id_type: KycIdType | null;
+  id_number: string | null;
+  date_of_birth: string | null;
+  kra_pin: string | null;
+  address: string | null;
+  submission_id: string | null;
+  submitted_at: Date | null;
+  decided_at: Date | null;
+  decided_by: string | null;
+  reason: string | null;
+}
+
+const USER_COLUMNS = `u.id, u.email, u.full_name, u.phone, u.roles, u.kyc_status, u.created_at,
+  k.id_type, k.id_number, to_char(k.date_of_birth, 'YYYY-MM-DD') AS date_of_birth, k.kra_pin, k.address,
+  k.submission_id, k.submitted_at, k.decided_at, k.decided_by, k.reason`;
+
+/** The user and their KYC record, or undefined when there is no such user. */
+export async function findUserWithKyc(userId: string): Promise<UserRow | undefined> {
+  const [row] = await models().query<UserRow>(
+    `SELECT ${USER_COLUMNS} FROM users u LEFT JOIN kyc_records k ON k.user_id = u.id WHERE u.id = :userId`,
+    { replacements: { userId }, type: QueryTypes.SELECT },
+  );
+  return row;
+}
+
+export interface UserFilter {
+  kycStatus?: KycStatus;
+  /** A piece of the e-mail or the full name, matched case-insensitively and literally. */
+  text?: string;
+  /** Keyset: only users with an id below this one. */
+  before?: string;
+}
+
+/** Users with their KYC records, newest first (ids are UUIDv7), at most `limit`. */
+export async function listUsersWithKyc(filter: UserFilter, limit: number): Promise<UserRow[]> {
+  const where: string[] = [];
+  const replacements: Record<string, unknown> = { limit };
+  if (filter.kycStatus !== undefined) {
+    where.push('u.kyc_status = :kycStatus');
+    replacements.kycStatus = filter.kycStatus;
+  }
+  if (filter.text !== undefined) {
+    where.push(`(u.email ILIKE :pattern ESCAPE '\\' OR u.full_name ILIKE :pattern ESCAPE '\\')`);
+    replacements.pattern = `%${filter.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  }
+  if (filter.before !== undefined) {
+    where.push('u.id < :after');
+    replacements.after = filter.before;
+  }
+  return models().query<UserRow>(
+    `SELECT ${USER_COLUMNS} FROM users u LEFT JOIN kyc_records k ON k.user_id = u.id
+      ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY u.id DESC LIMIT :limit`,
+    { replacements, type: QueryTypes.SELECT },
+  );
+}
+
+export interface KycAuditRow {
+  from_status: KycStatus;
+  to_status: KycStatus;
+  actor_id: string | null;
+  at: Date;
+  reason: string | null;
+}
+
+/** Every KYC status change of the user, oldest first. */
+export async function kycAuditTrail(userId: string): Promise<KycAuditRow[]> {
+  return models().query<KycAuditRow>(
+    'SELECT from_status, to_status, actor_id, at, reason FROM kyc_audit WHERE user_id = :userId ORDER BY id',
+    {
+      replacements: { userId },
+      type: QueryTypes.SELECT,
+    },
+  );
+}
+
+/** Who the user is, for screening: id, e-mail, phone, full name and KYC status. */
+export async function screeningIdentity(
+  userId: string,
+): Promise<{ id: string; email: string; phone: string | null; fullName: string; kycStatus: KycStatus } | null> {
+  return User.findByPk(userId, { attributes: ['id', 'email', 'phone', 'fullName', 'kycStatus'], raw: true });
+}
+
+/**
+ * Move the user's KYC status and write its audit row (with actor and reason), in `tx`. The transaction says
+ * it writes its own audit row, so the trigger that audits changes made outside the KYC service stands aside.
+ */
+export async function recordKycChange(
+  change: { userId: string; actorId: string; from: KycStatus; to: KycStatus; reason: string | null },
+  tx: Transaction,
+): Promise<void> {
+  await models().query(`SELECT set_config('paygate.kyc_audited', 'on', true)`, { transaction: tx });
+  await User.update({ kycStatus: change.to, updatedAt: new Date() }, { where: { id: change.userId }, transaction: tx });
+  await KycAuditEntry.create(
+    { userId: change.userId, actorId: change.actorId, fromStatus: change.from, toStatus: change.to, reason: change.reason },
+    { transaction: tx },
+  );
+}
+
+/**
+ * Record a decision on the submission that was reviewed, and only on it. Returns false when the user's
+ * current submission is another one (it was replaced meanwhile).
+ */
+export async function decideKycSubmission(
+  decision: { userId: string; submissionId: string; actorId: string; reason: string | null },
+  tx: Transaction,
+): Promise<boolean> {
+  const [, decided] = await models().query(
+    `UPDATE kyc_records SET decided_at = now(), decided_by = :actorId, reason = :reason, updated_at = now()
+      WHERE user_id = :userId AND submission_id = :submissionId`,
+    { replacements: decision, transaction: tx, type: QueryTypes.UPDATE },
+  );
+  return decided === 1;
+}
+
+export interface KycSubmission {
+  idType: KycIdType;
+  idNumber: string;
+  dateOfBirth: string;
+  kraPin: string | null;
+  address: string | null;
+}
+
+/**
+ * Record the user's submission: the first, or a new one replacing the last (a new submission id, the last
+ * decision cleared). An identity document registered to another account is a unique violation (`isDuplicate`).
+ */
+export async function submitKyc(userId: string, submission: KycSubmission, tx: Transaction): Promise<void> {
+  await models().query(
+    `INSERT INTO kyc_records (user_id, id_type, id_number, date_of_birth, kra_pin, address, submitted_at)
+     VALUES (:userId, :idType, :idNumber, :dateOfBirth, :kraPin, :address, now())
+     ON CONFLICT (user_id) DO UPDATE
+       SET submission_id = gen_random_uuid(), id_type = EXCLUDED.id_type, id_number = EXCLUDED.id_number, date_of_birth = EXCLUDED.date_of_birth,
+           kra_pin = EXCLUDED.kra_pin, address = EXCLUDED.address, submitted_at = now(),
+           decided_at = NULL, decided_by = NULL, reason = NULL, updated_at = now()`,
+    { replacements: { userId, ...submission }, transaction: tx },
+  );
+}
+
+// --- accounts: registration, sign-in and the admin bootstrap
+
+/** A user account as the rest of the code sees it: a plain object. */
+export type UserRecord = InferAttributes<User>;
+
+export type NewUser = Pick<UserRecord, 'id' | 'email' | 'passwordHash' | 'fullName' | 'phone'> & Partial<Pick<UserRecord, 'roles'>>;
+
+/** Create an account; an e-mail already registered is a unique violation (`isDuplicate`). */
+export async function createUser(user: NewUser): Promise<UserRecord> {
+  return (await User.create(user)).get({ plain: true });
+}
+
+export async function findUserByEmail(email: string): Promise<UserRecord | null> {
+  return User.findOne({ where: { email }, raw: true });
+}
+
+export async function findUser(userId: string): Promise<UserRecord | null> {
+  return User.findByPk(userId, { raw: true });
+}
+
+/** Replace the account's roles. */
+export async function setRoles(userId: string, roles: Role[]): Promise<void> {
+  await User.update({ roles, updatedAt: new Date() }, { where: { id: userId } });
 }

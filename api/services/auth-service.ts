@@ -1,12 +1,12 @@
 import { Algorithm, hash, verify } from '@node-rs/argon2';
-import { UniqueConstraintError } from 'sequelize';
 import { config } from '../../platform/config';
 import { AppError, validationError } from '../../platform/errors';
 import { uuidv7 } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
-import { User } from '../../models';
 import type { Role } from '../../domain/users';
 import { normaliseKenyanPhone } from '../../domain/phone';
+import { isDuplicate } from '../../repositories/transaction';
+import { createUser, findUser, findUserByEmail, setRoles, type UserRecord } from '../../repositories/users';
 import { issueAccessToken, type IssuedToken } from '../auth/tokens';
 import { refuseOnScreeningHit } from './compliance-service';
 import { claimLoginAttempt, clearFailedLogins, limitLoginByIp, limitRegisterByIp } from './rate-limits';
@@ -39,7 +39,7 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,}$/;
 const MAX_EMAIL_LENGTH = 320;
 const MAX_PASSWORD_LENGTH = 256;
 
-export function toUserView(user: Pick<User, 'id' | 'email' | 'fullName' | 'phone' | 'roles' | 'kycStatus' | 'createdAt'>): UserView {
+export function toUserView(user: Pick<UserRecord, 'id' | 'email' | 'fullName' | 'phone' | 'roles' | 'kycStatus' | 'createdAt'>): UserView {
   const role: Role = user.roles.includes('admin') ? 'admin' : user.roles.includes('compliance') ? 'compliance' : 'user';
   return {
     user_id: user.id,
@@ -82,7 +82,7 @@ export async function registerUser(input: RegisterInput, ip: string): Promise<Us
     { field: 'full_name', type: 'name', value: fullName },
   ]);
   try {
-    const user = await User.create({
+    const user = await createUser({
       id: uuidv7(),
       email,
       passwordHash: await hash(input.password, ARGON2),
@@ -91,7 +91,7 @@ export async function registerUser(input: RegisterInput, ip: string): Promise<Us
     });
     return toUserView(user);
   } catch (err) {
-    if (err instanceof UniqueConstraintError) throw new AppError('conflict', 'an account with this e-mail already exists');
+    if (isDuplicate(err)) throw new AppError('conflict', 'an account with this e-mail already exists');
     throw err;
   }
 }
@@ -103,7 +103,7 @@ export async function login(emailRaw: string, password: string, ip: string): Pro
   if (password.length > MAX_PASSWORD_LENGTH) throw validationError('password', `must be at most ${MAX_PASSWORD_LENGTH} characters`);
   await limitLoginByIp(ip);
   await claimLoginAttempt(email, ip);
-  const user = await User.findOne({ where: { email } });
+  const user = await findUserByEmail(email);
   decoyHash ??= hash('decoy-password-for-timing', ARGON2);
   const ok = await verify(user?.passwordHash ?? (await decoyHash), password).catch(() => false);
   if (!user || !ok) throw new AppError('unauthenticated', 'wrong e-mail or password');
@@ -112,7 +112,7 @@ export async function login(emailRaw: string, password: string, ip: string): Pro
 }
 
 export async function currentUser(userId: string): Promise<UserView> {
-  const user = await User.findByPk(userId);
+  const user = await findUser(userId);
   if (!user) throw new AppError('unauthenticated', 'the account no longer exists');
   return toUserView(user);
 }
@@ -134,13 +134,14 @@ export async function ensureAdmin(
 ): Promise<{ user: UserView; outcome: AdminOutcome }> {
   const email = normaliseEmail(emailRaw);
   if (password !== undefined) checkPassword(password);
-  const existing = await User.findOne({ where: { email } });
+  const existing = await findUserByEmail(email);
   if (existing) {
     if (existing.roles.includes('admin')) return { user: toUserView(existing), outcome: 'present' };
     if (!options.promote) throw new AppError('conflict', `an account with the e-mail ${email} exists and is not an admin`);
     const before = existing.roles;
     const roles = Array.from(new Set<Role>([...before, 'compliance', 'admin']));
-    await existing.update({ roles, updatedAt: new Date() });
+    await setRoles(existing.id, roles);
+    existing.roles = roles;
     componentLogger('auth').warn(
       { event: 'admin_promoted', user_id: existing.id, email, roles_before: before, roles_after: roles },
       'existing account promoted to admin',
@@ -149,7 +150,7 @@ export async function ensureAdmin(
   }
   if (password === undefined) throw validationError('password', 'is needed to create the admin account');
   try {
-    const user = await User.create({
+    const user = await createUser({
       id: uuidv7(),
       email,
       passwordHash: await hash(password, ARGON2),
@@ -161,7 +162,7 @@ export async function ensureAdmin(
     return { user: toUserView(user), outcome: 'created' };
   } catch (err) {
     // Registered in the meantime: decide again on what is there now (never promoted without `promote`).
-    if (err instanceof UniqueConstraintError) return ensureAdmin(email, password, options);
+    if (isDuplicate(err)) return ensureAdmin(email, password, options);
     throw err;
   }
 }

@@ -1,11 +1,22 @@
-import { QueryTypes, UniqueConstraintError, type Transaction } from 'sequelize';
-import { database } from '../../platform/database';
 import { AppError, validationError, type FieldError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
-import { User } from '../../models';
 import { KYC_ID_TYPES, type KycIdType } from '../../domain/users';
-import { KYC_STATUSES, type KycStatus, type Role } from '../../domain/users';
+import { KYC_STATUSES, type KycStatus } from '../../domain/users';
 import { normaliseDocumentNumber } from '../../domain/compliance/normalise';
+import { inTransaction, isDuplicate, type Tx } from '../../repositories/transaction';
+import {
+  decideKycSubmission,
+  findUserWithKyc,
+  kycAuditTrail,
+  listUsersWithKyc,
+  lockKycStatus,
+  recordKycChange,
+  screeningIdentity,
+  submitKyc,
+  type KycSubmission,
+  type UserFilter,
+  type UserRow,
+} from '../../repositories/users';
 import { isStaff, type Caller } from '../auth/authentication';
 import { toUserView, type UserView } from './auth-service';
 import { refuseOnScreeningHit } from './compliance-service';
@@ -63,30 +74,6 @@ export interface KycUpdateInput {
   submission_id?: string;
 }
 
-interface UserRow {
-  id: string;
-  email: string;
-  full_name: string;
-  phone: string | null;
-  roles: Role[];
-  kyc_status: KycStatus;
-  created_at: Date;
-  id_type: KycIdType | null;
-  id_number: string | null;
-  date_of_birth: string | null;
-  kra_pin: string | null;
-  address: string | null;
-  submission_id: string | null;
-  submitted_at: Date | null;
-  decided_at: Date | null;
-  decided_by: string | null;
-  reason: string | null;
-}
-
-const USER_COLUMNS = `u.id, u.email, u.full_name, u.phone, u.roles, u.kyc_status, u.created_at,
-  k.id_type, k.id_number, to_char(k.date_of_birth, 'YYYY-MM-DD') AS date_of_birth, k.kra_pin, k.address,
-  k.submission_id, k.submitted_at, k.decided_at, k.decided_by, k.reason`;
-
 const isoOrNull = (value: Date | null): string | null => (value ? new Date(value).toISOString() : null);
 
 function toDetailView(row: UserRow, staff: boolean, history?: KycChangeView[]): UserDetailView {
@@ -119,25 +106,8 @@ function toDetailView(row: UserRow, staff: boolean, history?: KycChangeView[]): 
 }
 
 async function kycHistory(userId: string): Promise<KycChangeView[]> {
-  const rows = await database().query<{
-    from_status: KycStatus;
-    to_status: KycStatus;
-    actor_id: string | null;
-    at: Date;
-    reason: string | null;
-  }>('SELECT from_status, to_status, actor_id, at, reason FROM kyc_audit WHERE user_id = :userId ORDER BY id', {
-    replacements: { userId },
-    type: QueryTypes.SELECT,
-  });
+  const rows = await kycAuditTrail(userId);
   return rows.map((r) => ({ from: r.from_status, to: r.to_status, by: r.actor_id, at: new Date(r.at).toISOString(), reason: r.reason }));
-}
-
-async function userRow(userId: string): Promise<UserRow | undefined> {
-  const [row] = await database().query<UserRow>(
-    `SELECT ${USER_COLUMNS} FROM users u LEFT JOIN kyc_records k ON k.user_id = u.id WHERE u.id = :userId`,
-    { replacements: { userId }, type: QueryTypes.SELECT },
-  );
-  return row;
 }
 
 /** A user as the caller may see them: themselves, or anyone for compliance staff; others are 404. */
@@ -145,7 +115,7 @@ export async function getUser(caller: Caller, userId: string): Promise<UserDetai
   if (!isUuid(userId)) throw validationError('user_id', 'must be a UUID');
   const staff = isStaff(caller);
   if (!staff && userId !== caller.id) throw new AppError('not_found', `user ${userId} not found`);
-  const row = await userRow(userId);
+  const row = await findUserWithKyc(userId);
   if (!row) throw new AppError('not_found', `user ${userId} not found`);
   return toDetailView(row, staff, staff ? await kycHistory(userId) : undefined);
 }
@@ -160,30 +130,19 @@ export interface UsersQuery {
 /** Every user (compliance staff), newest first, keyset-paged; `kyc_status` and `q` (e-mail or name) filter. */
 export async function listUsers(query: UsersQuery): Promise<Page<UserDetailView>> {
   const limit = pageLimit(query.limit);
-  const where: string[] = [];
-  const replacements: Record<string, unknown> = { limit: limit + 1 };
+  const filter: UserFilter = {};
   if (query.kyc_status !== undefined) {
     if (!(KYC_STATUSES as readonly string[]).includes(query.kyc_status))
       throw validationError('kyc_status', `must be one of ${KYC_STATUSES.join(', ')}`);
-    where.push('u.kyc_status = :kycStatus');
-    replacements.kycStatus = query.kyc_status;
+    filter.kycStatus = query.kyc_status as KycStatus;
   }
   if (query.q !== undefined) {
     const q = query.q.trim();
     if (q.length === 0 || q.length > 100) throw validationError('q', 'must be 1 to 100 characters');
-    where.push(`(u.email ILIKE :pattern ESCAPE '\\' OR u.full_name ILIKE :pattern ESCAPE '\\')`);
-    replacements.pattern = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    filter.text = q;
   }
-  if (query.cursor !== undefined) {
-    where.push('u.id < :after');
-    replacements.after = decodeCursor(query.cursor);
-  }
-  const rows = await database().query<UserRow>(
-    `SELECT ${USER_COLUMNS} FROM users u LEFT JOIN kyc_records k ON k.user_id = u.id
-      ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY u.id DESC LIMIT :limit`,
-    { replacements, type: QueryTypes.SELECT },
-  );
+  if (query.cursor !== undefined) filter.before = decodeCursor(query.cursor);
+  const rows = await listUsersWithKyc(filter, limit + 1);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return { data: page.map((r) => toDetailView(r, true)), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
@@ -191,14 +150,6 @@ export async function listUsers(query: UsersQuery): Promise<Page<UserDetailView>
 
 // ---------------------------------------------------------------------------------------------
 // KYC (SPEC §4)
-
-interface Submission {
-  idType: KycIdType;
-  idNumber: string;
-  dateOfBirth: string;
-  kraPin: string | null;
-  address: string | null;
-}
 
 const SUBMISSION_FIELDS = ['id_type', 'id_number', 'date_of_birth', 'kra_pin', 'address'] as const;
 const ID_NUMBER_RULES: Record<KycIdType, { pattern: RegExp; message: string }> = {
@@ -221,7 +172,7 @@ function ageOn(today: Date, birth: Date): number {
   return age;
 }
 
-function validateSubmission(body: KycUpdateInput): Submission {
+function validateSubmission(body: KycUpdateInput): KycSubmission {
   const errors: FieldError[] = [];
   const idType = body.id_type;
   if (idType === undefined || !(KYC_ID_TYPES as readonly string[]).includes(idType)) {
@@ -268,22 +219,14 @@ async function writeKycChange(
   check: (current: KycStatus) => void,
   to: KycStatus,
   reason: string | null,
-  record: (transaction: Transaction) => Promise<void>,
+  record: (tx: Tx) => Promise<void>,
 ): Promise<void> {
-  const sequelize = database();
-  await sequelize.transaction(async (transaction) => {
-    const user = await User.findByPk(userId, { transaction, lock: transaction.LOCK.UPDATE });
-    if (!user) throw new AppError('not_found', `user ${userId} not found`);
-    const from = user.kycStatus;
+  await inTransaction(async (tx) => {
+    const from = await lockKycStatus(userId, tx);
+    if (!from) throw new AppError('not_found', `user ${userId} not found`);
     check(from);
-    // This transaction writes its own audit row (with actor and reason); the trigger stands aside.
-    await sequelize.query(`SELECT set_config('paygate.kyc_audited', 'on', true)`, { transaction });
-    await record(transaction);
-    await User.update({ kycStatus: to, updatedAt: new Date() }, { where: { id: userId }, transaction });
-    await sequelize.query(
-      `INSERT INTO kyc_audit (user_id, actor_id, from_status, to_status, reason) VALUES (:userId, :actorId, :from, :to, :reason)`,
-      { replacements: { userId, actorId, from, to, reason }, transaction },
-    );
+    await record(tx);
+    await recordKycChange({ userId, actorId, from, to, reason }, tx);
   });
 }
 
@@ -299,7 +242,7 @@ export async function updateKyc(caller: Caller, userId: string, body: KycUpdateI
   const staff = isStaff(caller);
   const self = userId === caller.id;
   if (!staff && !self) throw new AppError('not_found', `user ${userId} not found`);
-  const target = await User.findByPk(userId, { attributes: ['id', 'email', 'phone', 'fullName', 'kycStatus'] });
+  const target = await screeningIdentity(userId);
   if (!target) throw new AppError('not_found', `user ${userId} not found`);
 
   if (body.status !== undefined) {
@@ -324,14 +267,10 @@ export async function updateKyc(caller: Caller, userId: string, body: KycUpdateI
       },
       to,
       reason,
-      async (transaction) => {
+      async (tx) => {
         // The database decides: the decision lands only on the submission that was reviewed.
-        const [, decided] = await database().query(
-          `UPDATE kyc_records SET decided_at = now(), decided_by = :actor, reason = :reason, updated_at = now()
-            WHERE user_id = :userId AND submission_id = :reviewed`,
-          { replacements: { actor: caller.id, reason, userId, reviewed }, transaction, type: QueryTypes.UPDATE },
-        );
-        if (decided !== 1) {
+        const decided = await decideKycSubmission({ userId, submissionId: reviewed, actorId: caller.id, reason }, tx);
+        if (!decided) {
           throw new AppError('conflict', `KYC submission ${reviewed} is not the current one: it was replaced; review the new submission`);
         }
       },
@@ -356,20 +295,10 @@ export async function updateKyc(caller: Caller, userId: string, body: KycUpdateI
       },
       'pending',
       null,
-      async (transaction) => {
-        await database().query(
-          `INSERT INTO kyc_records (user_id, id_type, id_number, date_of_birth, kra_pin, address, submitted_at)
-           VALUES (:userId, :idType, :idNumber, :dateOfBirth, :kraPin, :address, now())
-           ON CONFLICT (user_id) DO UPDATE
-             SET submission_id = gen_random_uuid(), id_type = EXCLUDED.id_type, id_number = EXCLUDED.id_number, date_of_birth = EXCLUDED.date_of_birth,
-                 kra_pin = EXCLUDED.kra_pin, address = EXCLUDED.address, submitted_at = now(),
-                 decided_at = NULL, decided_by = NULL, reason = NULL, updated_at = now()`,
-          { replacements: { userId, ...submission }, transaction },
-        );
-      },
+      (tx) => submitKyc(userId, submission, tx),
     );
   } catch (err) {
-    if (err instanceof UniqueConstraintError) {
+    if (isDuplicate(err)) {
       throw new AppError('conflict', 'this identity document is already registered to another account');
     }
     throw err;
