@@ -1,8 +1,6 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Sequelize } from 'sequelize';
 import type { Config } from '../platform/config';
-import { database } from '../platform/database';
 import { componentLogger } from '../platform/logger';
 import { DELIVER_WEBHOOK, DISPATCH_WEBHOOKS, WEBHOOK_QUEUE } from './queues';
 import { claimDueDeliveries, deliverWebhook, dispatchWebhookEvents } from './webhook-delivery';
@@ -19,7 +17,6 @@ import type { TargetPolicy } from '../connectors/webhook-targets';
  * delivery per sweep, and one that never answers keeps only its own slots busy.
  */
 
-
 /** Jobs a jobs process runs at once on the webhooks queue. */
 const WEBHOOK_CONCURRENCY = 8;
 /** How long a delivery taken by a sweep stays taken while its job waits in the queue. */
@@ -28,10 +25,9 @@ const QUEUED_LEASE_MS = 120_000;
 export async function startWebhookDelivery(
   cfg: Config,
   connection: Redis,
-  deps: { sequelize?: Sequelize; network?: Omit<TargetPolicy, 'allowPrivate'> } = {},
+  deps: { network?: Omit<TargetPolicy, 'allowPrivate'> } = {},
 ): Promise<{ register: () => Promise<void>; close: () => Promise<void> }> {
   const log = componentLogger('webhooks');
-  const sequelize = deps.sequelize ?? database();
   const settings = cfg.webhooks;
   const queue = new Queue(WEBHOOK_QUEUE, { connection, prefix: cfg.queuePrefix });
   queue.on('error', (err) => log.warn({ err: err.message }, 'queue error'));
@@ -43,7 +39,7 @@ export async function startWebhookDelivery(
     );
   };
   const enqueueDue = async (endpointId?: string) => {
-    const claimed = await claimDueDeliveries(sequelize, {
+    const claimed = await claimDueDeliveries({
       maxInFlight: settings.maxInFlightPerEndpoint,
       leaseMs: QUEUED_LEASE_MS + settings.timeoutMs,
       endpointId,
@@ -60,7 +56,7 @@ export async function startWebhookDelivery(
     return claimed.length;
   };
   const sweep = async () => {
-    const created = await dispatchWebhookEvents(sequelize);
+    const created = await dispatchWebhookEvents();
     const queued = await enqueueDue();
     return { created, queued };
   };
@@ -69,7 +65,7 @@ export async function startWebhookDelivery(
     async (job: Job<{ deliveryId?: string; attempt?: number }>) => {
       if (job.name === DISPATCH_WEBHOOKS) return sweep();
       if (job.name !== DELIVER_WEBHOOK || !job.data.deliveryId) throw new Error(`no processor for job ${job.name}`);
-      const result = await deliverWebhook(sequelize, settings, job.data.deliveryId, job.data.attempt, deps.network);
+      const result = await deliverWebhook(settings, job.data.deliveryId, job.data.attempt, deps.network);
       if (result.outcome === 'retrying' || result.outcome === 'failed' || result.outcome === 'refused') {
         log.warn({ deliveryId: job.data.deliveryId, outcome: result.outcome, err: result.error }, 'webhook attempt failed');
       }

@@ -1,10 +1,16 @@
-import { QueryTypes } from 'sequelize';
 import { config } from '../../platform/config';
-import { database } from '../../platform/database';
 import { AppError, notFound, validationError } from '../../platform/errors';
 import { isUuid, uuidv7 } from '../../platform/ids';
 import { checkWebhookTarget, WebhookTargetError } from '../../connectors/webhook-targets';
 import { newWebhookSecret } from '../../domain/webhooks/signing';
+import {
+  createEndpointWithin,
+  disableEndpoint,
+  findEndpoint,
+  listDeliveries,
+  listEndpoints,
+  type EndpointRow,
+} from '../../repositories/webhooks';
 import type { Caller } from '../auth/authentication';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 
@@ -44,15 +50,6 @@ export interface WebhookDeliveryView {
   delivered_at: string | null;
 }
 
-interface EndpointRow {
-  id: string;
-  user_id: string;
-  url: string;
-  description: string | null;
-  enabled: boolean;
-  created_at: Date;
-}
-
 const view = (row: EndpointRow): WebhookEndpointView => ({
   endpoint_id: row.id,
   url: row.url,
@@ -78,47 +75,22 @@ export async function registerWebhookEndpoint(
   }
   const secret = newWebhookSecret();
   const { maxEndpointsPerUser } = config().webhooks;
-  const sequelize = database();
-  // Registrations of one user are serialised (a transaction-scoped advisory lock on the user), so
-  // concurrent requests cannot both see room for the last endpoint.
-  const row = await sequelize.transaction(async (transaction) => {
-    await sequelize.query(`SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || CAST(:userId AS text), 0))`, {
-      replacements: { userId: caller.id },
-      transaction,
-    });
-    // A statement of its own: its snapshot is taken after the lock, so it sees what the previous holder inserted.
-    const [count] = await sequelize.query<{ enabled: number }>(
-      'SELECT count(*)::int AS enabled FROM webhook_endpoints WHERE user_id = :userId AND enabled',
-      { replacements: { userId: caller.id }, type: QueryTypes.SELECT, transaction },
+  const row = await createEndpointWithin(
+    { id: uuidv7(), userId: caller.id, url: url.toString(), secret, description: body.description ?? null },
+    maxEndpointsPerUser,
+  );
+  if (!row) {
+    throw new AppError(
+      'limit_exceeded',
+      `at most ${maxEndpointsPerUser} enabled webhook endpoints per user: disable one (DELETE /webhooks/endpoints/{endpoint_id}) first`,
     );
-    if ((count?.enabled ?? 0) >= maxEndpointsPerUser) {
-      throw new AppError(
-        'limit_exceeded',
-        `at most ${maxEndpointsPerUser} enabled webhook endpoints per user: disable one (DELETE /webhooks/endpoints/{endpoint_id}) first`,
-      );
-    }
-    const [inserted] = await sequelize.query<EndpointRow>(
-      `INSERT INTO webhook_endpoints (id, user_id, url, secret, description)
-       VALUES (:id, :userId, :url, :secret, :description)
-       RETURNING id, user_id, url, description, enabled, created_at`,
-      {
-        replacements: { id: uuidv7(), userId: caller.id, url: url.toString(), secret, description: body.description ?? null },
-        type: QueryTypes.SELECT,
-        transaction,
-      },
-    );
-    return inserted;
-  });
-  if (!row) throw new Error('webhook endpoint insert returned no row');
+  }
   return { ...view(row), secret };
 }
 
 async function ownEndpoint(caller: Caller, endpointId: string): Promise<EndpointRow> {
   if (!isUuid(endpointId)) throw validationError('endpoint_id', 'must be a UUID');
-  const [row] = await database().query<EndpointRow>(
-    'SELECT id, user_id, url, description, enabled, created_at FROM webhook_endpoints WHERE id = :endpointId',
-    { replacements: { endpointId }, type: QueryTypes.SELECT },
-  );
+  const row = await findEndpoint(endpointId);
   if (!row || (row.user_id !== caller.id && !isAdmin(caller))) throw notFound(`webhook endpoint ${endpointId}`);
   return row;
 }
@@ -126,12 +98,7 @@ async function ownEndpoint(caller: Caller, endpointId: string): Promise<Endpoint
 export async function listWebhookEndpoints(caller: Caller, q: { limit?: number; cursor?: string }): Promise<Page<WebhookEndpointView>> {
   const limit = pageLimit(q.limit);
   const before = q.cursor ? decodeCursor(q.cursor) : null;
-  const rows = await database().query<EndpointRow>(
-    `SELECT id, user_id, url, description, enabled, created_at FROM webhook_endpoints
-      WHERE user_id = :userId AND (CAST(:before AS uuid) IS NULL OR id < CAST(:before AS uuid))
-      ORDER BY id DESC LIMIT :take`,
-    { replacements: { userId: caller.id, before, take: limit + 1 }, type: QueryTypes.SELECT },
-  );
+  const rows = await listEndpoints(caller.id, before, limit + 1);
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return { data: page.map(view), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
@@ -140,12 +107,7 @@ export async function listWebhookEndpoints(caller: Caller, q: { limit?: number; 
 /** Stop sending to an endpoint; its delivery log is kept. */
 export async function disableWebhookEndpoint(caller: Caller, endpointId: string): Promise<void> {
   await ownEndpoint(caller, endpointId);
-  await database().query(
-    'UPDATE webhook_endpoints SET enabled = false, disabled_at = coalesce(disabled_at, now()) WHERE id = :endpointId',
-    {
-      replacements: { endpointId },
-    },
-  );
+  await disableEndpoint(endpointId);
 }
 
 export async function webhookDeliveries(
@@ -156,27 +118,7 @@ export async function webhookDeliveries(
   await ownEndpoint(caller, endpointId);
   const limit = pageLimit(q.limit);
   const before = q.cursor ? decodeCursor(q.cursor) : null;
-  const rows = await database().query<{
-    id: string;
-    event_id: string;
-    type: string;
-    order_id: string;
-    order_status: string;
-    status: WebhookDeliveryView['status'];
-    attempts: number;
-    last_status_code: number | null;
-    last_error: string | null;
-    attempt_log: WebhookAttempt[];
-    created_at: Date;
-    delivered_at: Date | null;
-  }>(
-    `SELECT d.id, d.event_id, e.type, e.order_id, e.payload->>'status' AS order_status, d.status, d.attempts,
-            d.last_status_code, d.last_error, d.attempt_log, d.created_at, d.delivered_at
-       FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
-      WHERE d.endpoint_id = :endpointId AND (CAST(:before AS uuid) IS NULL OR d.id < CAST(:before AS uuid))
-      ORDER BY d.id DESC LIMIT :take`,
-    { replacements: { endpointId, before, take: limit + 1 }, type: QueryTypes.SELECT },
-  );
+  const rows = await listDeliveries(endpointId, before, limit + 1);
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {

@@ -125,7 +125,7 @@ describe('webhook SSRF', () => {
       const created = await register(user, `http://${host}:${vetted.port}/hooks`);
       expect(created.status, JSON.stringify(created.body)).to.equal(201);
       await completedOrders(user, 1);
-      await dispatchWebhookEvents(database());
+      await dispatchWebhookEvents();
       const [row] = await database().query<{ id: string }>(
         `SELECT id FROM webhook_deliveries WHERE endpoint_id = :endpointId AND status = 'pending' ORDER BY id LIMIT 1`,
         { replacements: { endpointId: (created.body as { endpoint_id: string }).endpoint_id }, type: QueryTypes.SELECT },
@@ -144,7 +144,7 @@ describe('webhook SSRF', () => {
       };
       const settings = { ...loadConfig(process.env).webhooks, allowPrivateTargets: false, timeoutMs: 5000 };
 
-      const result = await deliverWebhook(database(), settings, deliveryId, undefined, {
+      const result = await deliverWebhook(settings, deliveryId, undefined, {
         resolve: rebinding,
         isAllowedAddress: (address) => address === '127.0.0.2',
       });
@@ -161,7 +161,7 @@ describe('webhook SSRF', () => {
       const settings = { ...loadConfig(process.env).webhooks, allowPrivateTargets: false };
       const before = vetted.hits.length;
 
-      const result = await deliverWebhook(database(), settings, deliveryId, undefined, {
+      const result = await deliverWebhook(settings, deliveryId, undefined, {
         resolve: () => Promise.resolve(['127.0.0.2', '127.0.0.1']),
         isAllowedAddress: (address) => address === '127.0.0.2',
       });
