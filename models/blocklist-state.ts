@@ -10,8 +10,8 @@ export class BlocklistState extends Model<InferAttributes<BlocklistState>, Infer
     return BlocklistState.init(
       {
         id: { type: DataTypes.INTEGER, primaryKey: true, allowNull: false },
-        generation: { type: DataTypes.BIGINT, allowNull: false },
-        purges: { type: DataTypes.BIGINT, allowNull: false },
+        generation: { type: DataTypes.BIGINT, defaultValue: 0, allowNull: false },
+        purges: { type: DataTypes.BIGINT, defaultValue: 0, allowNull: false },
       },
       { sequelize, tableName: 'blocklist_state' },
     );

@@ -1,4 +1,12 @@
-import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
+import {
+  DataTypes,
+  Model,
+  literal,
+  type CreationOptional,
+  type InferAttributes,
+  type InferCreationAttributes,
+  type Sequelize,
+} from 'sequelize';
 
 /** A URL a user registered to receive signed event notifications. */
 export class WebhookEndpoint extends Model<InferAttributes<WebhookEndpoint>, InferCreationAttributes<WebhookEndpoint>> {
@@ -19,8 +27,8 @@ export class WebhookEndpoint extends Model<InferAttributes<WebhookEndpoint>, Inf
         url: { type: DataTypes.TEXT, allowNull: false },
         secret: { type: DataTypes.TEXT, allowNull: false },
         description: { type: DataTypes.TEXT, allowNull: true },
-        enabled: { type: DataTypes.BOOLEAN, allowNull: false },
-        createdAt: { type: DataTypes.DATE, allowNull: false },
+        enabled: { type: DataTypes.BOOLEAN, defaultValue: true, allowNull: false },
+        createdAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW, allowNull: false },
         disabledAt: { type: DataTypes.DATE, allowNull: true },
       },
       { sequelize, tableName: 'webhook_endpoints' },
@@ -41,12 +49,12 @@ export class WebhookEvent extends Model<InferAttributes<WebhookEvent>, InferCrea
   static initModel(sequelize: Sequelize): typeof WebhookEvent {
     return WebhookEvent.init(
       {
-        id: { type: DataTypes.UUID, primaryKey: true, allowNull: false },
+        id: { type: DataTypes.UUID, primaryKey: true, defaultValue: literal('paygate_uuid_v7()'), allowNull: false },
         type: { type: DataTypes.TEXT, allowNull: false },
         userId: { type: DataTypes.UUID, allowNull: false },
         orderId: { type: DataTypes.UUID, allowNull: false },
         payload: { type: DataTypes.JSONB, allowNull: false },
-        createdAt: { type: DataTypes.DATE, allowNull: false },
+        createdAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW, allowNull: false },
         dispatchedAt: { type: DataTypes.DATE, allowNull: true },
       },
       { sequelize, tableName: 'webhook_events' },
@@ -73,19 +81,19 @@ export class WebhookDelivery extends Model<InferAttributes<WebhookDelivery>, Inf
   static initModel(sequelize: Sequelize): typeof WebhookDelivery {
     return WebhookDelivery.init(
       {
-        id: { type: DataTypes.UUID, primaryKey: true, allowNull: false },
+        id: { type: DataTypes.UUID, primaryKey: true, defaultValue: literal('paygate_uuid_v7()'), allowNull: false },
         eventId: { type: DataTypes.UUID, allowNull: false },
         endpointId: { type: DataTypes.UUID, allowNull: false },
-        status: { type: DataTypes.TEXT, allowNull: false },
-        attempts: { type: DataTypes.INTEGER, allowNull: false },
+        status: { type: DataTypes.TEXT, defaultValue: 'pending', allowNull: false },
+        attempts: { type: DataTypes.INTEGER, defaultValue: 0, allowNull: false },
         lastStatusCode: { type: DataTypes.INTEGER, allowNull: true },
         lastError: { type: DataTypes.TEXT, allowNull: true },
-        attemptLog: { type: DataTypes.JSONB, allowNull: false },
-        createdAt: { type: DataTypes.DATE, allowNull: false },
-        updatedAt: { type: DataTypes.DATE, allowNull: false },
+        attemptLog: { type: DataTypes.JSONB, defaultValue: [], allowNull: false },
+        createdAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW, allowNull: false },
+        updatedAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW, allowNull: false },
         deliveredAt: { type: DataTypes.DATE, allowNull: true },
         leasedUntil: { type: DataTypes.DATE, allowNull: true },
-        nextAttemptAt: { type: DataTypes.DATE, allowNull: false },
+        nextAttemptAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW, allowNull: false },
       },
       { sequelize, tableName: 'webhook_deliveries' },
     );
