@@ -10,6 +10,7 @@ import { migrateUp } from '../models/migrate';
 import { discoverExchanges } from '../connectors/exchanges';
 import { EXCHANGE_COLUMNS, exchangeRows, refreshExchanges } from '../workers/catalogue-refresh';
 import { DISCOVERY_QUEUE, MAINTENANCE_QUEUE } from '../workers/queues';
+import { openRepositories } from '../repositories/transaction';
 
 /**
  * Discovery benchmarks, for the runner (`bench/run.ts`) to call:
@@ -49,6 +50,8 @@ export interface RefreshBenchResult {
 export async function benchExchangeRefresh(databaseUrl: string, rounds = 15): Promise<RefreshBenchResult> {
   await migrateUp(databaseUrl);
   const sequelize = createSequelize(databaseUrl, 2);
+  // The refresh reaches the tables through the repositories: bind them to this database.
+  openRepositories(sequelize);
   const pg = new PgClient({ connectionString: databaseUrl });
   await pg.connect();
   try {
@@ -65,7 +68,7 @@ export async function benchExchangeRefresh(databaseUrl: string, rounds = 15): Pr
         exchangeRows(entries, new Map(), now).flatMap((row) => [...row, now, now]),
       );
     };
-    const paygate = () => refreshExchanges(sequelize, options);
+    const paygate = () => refreshExchanges(options);
 
     // Warm-up: ccxt's metadata, connections, query plans.
     await paygate();

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { database } from '../platform/database';
 import { kenyanBankRegistry } from '../domain/discovery/bank-registry';
 import { discoverExchanges } from '../connectors/exchanges';
 import { refreshBanks, refreshExchanges } from '../workers/catalogue-refresh';
@@ -189,14 +188,14 @@ describe('platform discovery', () => {
 
   describe('when an entry disappears from its source', () => {
     after(async () => {
-      await refreshExchanges(database(), { includeSandbox: true, probe: null });
-      await refreshBanks(database());
+      await refreshExchanges({ includeSandbox: true, probe: null });
+      await refreshBanks();
     });
 
     it('then it is marked inactive, not deleted, and left out of the list until it comes back', async () => {
       const full = discoverExchanges({ includeSandbox: true });
       const without = { ...full, entries: full.entries.filter((e) => e.id !== 'kraken') };
-      const summary = await refreshExchanges(database(), { includeSandbox: true, probe: null, catalogue: without });
+      const summary = await refreshExchanges({ includeSandbox: true, probe: null, catalogue: without });
       expect(summary.deactivated).to.be.at.least(1);
       const [kraken] = await rows<{ active: boolean; deactivated_at: Date | null }>(
         "SELECT active, deactivated_at FROM exchanges WHERE id = 'kraken'",
@@ -205,7 +204,7 @@ describe('platform discovery', () => {
       expect(kraken.deactivated_at).to.not.equal(null);
       expect((await allExchanges({ q: 'kraken' })).map((e) => e.id)).to.not.include('kraken');
 
-      await refreshExchanges(database(), { includeSandbox: true, probe: null });
+      await refreshExchanges({ includeSandbox: true, probe: null });
       const [back] = await rows<{ active: boolean; deactivated_at: Date | null }>(
         "SELECT active, deactivated_at FROM exchanges WHERE id = 'kraken'",
       );
@@ -214,7 +213,7 @@ describe('platform discovery', () => {
 
     it('then a bank dropped from the registry is inactive too', async () => {
       const registry = kenyanBankRegistry();
-      await refreshBanks(database(), { registry: registry.filter((b) => b.code !== '05') });
+      await refreshBanks({ registry: registry.filter((b) => b.code !== '05') });
       const body = (await api().get('/api/v1/platforms/banks')).body as BankDirectory;
       expect(body.additional.map((b) => b.code)).to.not.include('05');
       const [bank] = await rows<{ active: boolean }>("SELECT active FROM banks WHERE code = '05'");
@@ -224,7 +223,7 @@ describe('platform discovery', () => {
 
   describe('when the probe answers', () => {
     after(async () => {
-      await refreshExchanges(database(), { includeSandbox: true, probe: null });
+      await refreshExchanges({ includeSandbox: true, probe: null });
     });
 
     it('then each probed exchange carries its status and when it was checked; a refresh without the probe keeps them', async () => {
@@ -232,13 +231,13 @@ describe('platform discovery', () => {
         check: (entry: { id: string }) => Promise.resolve(entry.id === 'kraken' ? ('maintenance' as const) : ('ok' as const)),
         limits: { timeoutMs: 1000, totalMs: 5000, concurrency: 8 },
       };
-      const summary = await refreshExchanges(database(), { includeSandbox: true, probe });
+      const summary = await refreshExchanges({ includeSandbox: true, probe });
       expect(summary.probed).to.be.greaterThan(30);
       const kraken = (await allExchanges({ q: 'kraken' })).find((e) => e.id === 'kraken')!;
       expect(kraken.status).to.equal('maintenance');
       expect(kraken.checked_at).to.be.a('string');
 
-      await refreshExchanges(database(), { includeSandbox: true, probe: null });
+      await refreshExchanges({ includeSandbox: true, probe: null });
       const again = (await allExchanges({ q: 'kraken' })).find((e) => e.id === 'kraken')!;
       expect(again).to.deep.include({ status: 'maintenance', checked_at: kraken.checked_at });
     });

@@ -1,10 +1,8 @@
 import { Queue, Worker, type Job, type JobSchedulerTemplateOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Sequelize } from 'sequelize';
 import type { Config } from '../platform/config';
-import { database } from '../platform/database';
+import { catalogueEmpty } from '../repositories/catalogue';
 import { componentLogger } from '../platform/logger';
-import { Bank, Exchange } from '../models';
 import { createConnectors } from '../connectors';
 import { ccxtStatusCheck, type StatusCheck } from '../connectors/exchange-probe';
 import type { ExchangeCatalogue } from '../connectors/exchanges';
@@ -34,7 +32,6 @@ export function discoveryJobOptions(cfg: Config): JobSchedulerTemplateOptions {
 const intervalOf = (cfg: Config, job: DiscoveryJob): number => everyMs(cfg, job);
 
 export interface DiscoveryDependencies {
-  sequelize?: Sequelize;
   /** How to ask an exchange for its live status; ccxt by default. */
   statusCheck?: StatusCheck;
   /** What the exchanges are, sandbox ones included; ccxt's metadata (and the sandbox's) by default. */
@@ -43,25 +40,23 @@ export interface DiscoveryDependencies {
 
 /** What each discovery job does. */
 export function discoveryProcessors(cfg: Config, deps: DiscoveryDependencies = {}): Record<DiscoveryJob, () => Promise<RefreshSummary>> {
-  const sequelize = deps.sequelize ?? database();
   // The sandbox rail's simulated exchanges are listed while the crypto rail is the sandbox.
   const includeSandbox = createConnectors(cfg).crypto.name === 'sandbox';
   const { probe } = cfg.discovery;
   return {
     [REFRESH_EXCHANGES]: () =>
-      refreshExchanges(sequelize, {
+      refreshExchanges({
         includeSandbox,
         catalogue: deps.exchanges?.(),
         probe: probe.enabled ? { check: deps.statusCheck ?? ccxtStatusCheck, limits: probe } : null,
       }),
-    [REFRESH_BANKS]: () => refreshBanks(sequelize),
+    [REFRESH_BANKS]: () => refreshBanks(),
   };
 }
 
 /** Is the catalogue behind a job still empty (a fresh database)? */
 export async function catalogueIsEmpty(job: DiscoveryJob): Promise<boolean> {
-  const found = job === REFRESH_EXCHANGES ? await Exchange.findOne({ attributes: ['id'] }) : await Bank.findOne({ attributes: ['code'] });
-  return found === null;
+  return catalogueEmpty(job === REFRESH_EXCHANGES ? 'exchanges' : 'banks');
 }
 
 /** Queue one refresh now, with the same retry policy as the scheduled ones. */

@@ -10,7 +10,7 @@ import { ORDER_STATUSES, PAYMENT_METHODS, type OrderEventKind, type OrderStatus,
 import { evaluateTierLimits } from '../../domain/limits';
 import { CURRENCIES, formatAmount, toKesMinor, type Currency } from '../../domain/money';
 import { validatePaymentRequest, type PaymentRequestInput } from '../../domain/payment-request';
-import { checkDestination } from '../../domain/discovery/destinations';
+import { checkDestination } from './destinations';
 import type { BankRoute } from '../../domain/discovery/routing';
 import {
   createOrder,

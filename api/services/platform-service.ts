@@ -1,7 +1,5 @@
-import { Op, type WhereOptions } from 'sequelize';
 import { config } from '../../platform/config';
 import { AppError, type FieldError } from '../../platform/errors';
-import { Bank, CatalogueRefresh, Exchange } from '../../models';
 import { createConnectors, type RailConnector } from '../../connectors';
 import { ADDITIONAL_BANK_CAPABILITIES, PRIMARY_BANK_CAPABILITIES } from '../../domain/discovery/bank-registry';
 import {
@@ -12,7 +10,15 @@ import {
   type ExchangeUrls,
 } from '../../connectors/exchanges';
 import { routesInto, type BankRoute } from '../../domain/discovery/routing';
-import { pageLimit, type Page } from './paging';
+import {
+  activeBanks,
+  lastRefresh,
+  listActiveExchanges,
+  type BankRecord,
+  type ExchangeFilter,
+  type ExchangeRecord,
+} from '../../repositories/catalogue';
+import { decodeCursorKey, encodeCursor, pageLimit, type Page } from './paging';
 
 export interface ExchangeView {
   /** The ccxt id; a crypto payment names it as `destination.exchange_id`. */
@@ -87,20 +93,9 @@ export interface BankDirectory {
   refreshed_at: string | null;
 }
 
-const CURSOR_PREFIX = 'v1:exchange:';
 const EXCHANGE_ID = /^[a-z0-9_]{1,64}$/;
 
-const encodeExchangeCursor = (id: string): string => Buffer.from(`${CURSOR_PREFIX}${id}`).toString('base64url');
-
-function decodeExchangeCursor(cursor: string): string | null {
-  const decoded = Buffer.from(cursor, 'base64url').toString();
-  const id = decoded.startsWith(CURSOR_PREFIX) ? decoded.slice(CURSOR_PREFIX.length) : '';
-  return EXCHANGE_ID.test(id) ? id : null;
-}
-
-const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
-
-function toExchangeView(e: Exchange): ExchangeView {
+function toExchangeView(e: ExchangeRecord): ExchangeView {
   return {
     id: e.id,
     name: e.name,
@@ -125,21 +120,18 @@ export async function listExchanges(query: ExchangeQuery): Promise<ExchangeList>
   } catch {
     errors.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
   }
-  const refresh = await CatalogueRefresh.findByPk('exchanges');
-  const where: WhereOptions<Exchange>[] = [{ active: true }];
+  const refresh = await lastRefresh('exchanges');
+  const filter: ExchangeFilter = {};
 
   if (query.q !== undefined) {
     const text = query.q.trim();
     if (text.length < 1 || text.length > 100) errors.push({ field: 'q', message: 'must be 1 to 100 characters' });
-    else {
-      const pattern = `%${escapeLike(text)}%`;
-      where.push({ [Op.or]: [{ id: { [Op.iLike]: pattern } }, { name: { [Op.iLike]: pattern } }] });
-    }
+    else filter.text = text;
   }
   if (query.country !== undefined) {
     const code = /^[A-Za-z]{2}$/.test(query.country) ? normaliseCountry(query.country) : null;
     if (!code) errors.push({ field: 'country', message: 'must be an ISO 3166-1 alpha-2 country code (or EU), e.g. US' });
-    else where.push({ countries: { [Op.contains]: [code] } });
+    else filter.country = code;
   }
   if (query.capability !== undefined) {
     const known = refresh?.knownCapabilities ?? [];
@@ -147,24 +139,26 @@ export async function listExchanges(query: ExchangeQuery): Promise<ExchangeList>
     const capability = known.length > 0 ? known.find((k) => k.toLowerCase() === wanted) : query.capability;
     if (!capability || !/^[A-Za-z][A-Za-z0-9]{0,63}$/.test(capability)) {
       errors.push({ field: 'capability', message: 'is not a capability ccxt knows, e.g. fetchTicker, fetchStatus, withdraw' });
-    } else where.push({ capabilities: { [Op.contains]: [capability] } });
+    } else filter.capability = capability;
   }
-  if (query.certified !== undefined) where.push({ certified: query.certified });
+  if (query.certified !== undefined) filter.certified = query.certified;
   if (query.cursor !== undefined) {
-    const after = decodeExchangeCursor(query.cursor);
-    if (!after) errors.push({ field: 'cursor', message: 'is not a cursor returned by this endpoint' });
-    else where.push({ id: { [Op.gt]: after } });
+    try {
+      [filter.after] = decodeCursorKey(query.cursor, [EXCHANGE_ID]);
+    } catch {
+      errors.push({ field: 'cursor', message: 'is not a cursor returned by this endpoint' });
+    }
   }
   if (errors.length > 0) {
     throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
   }
 
-  const rows = await Exchange.findAll({ where: { [Op.and]: where }, order: [['id', 'ASC']], limit: limit + 1 });
+  const rows = await listActiveExchanges(filter, limit + 1);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
     data: page.map(toExchangeView),
-    next_cursor: rows.length > limit && last ? encodeExchangeCursor(last.id) : null,
+    next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null,
     refreshed_at: refresh ? refresh.refreshedAt.toISOString() : null,
   };
 }
@@ -191,7 +185,7 @@ async function primaryBankHealth(): Promise<{ status: PrimaryBankView['status'];
   return health;
 }
 
-function toBankView(b: Bank, primaryCode: string): BankView {
+function toBankView(b: BankRecord, primaryCode: string): BankView {
   const primary = b.code === primaryCode;
   return {
     code: b.code,
@@ -209,10 +203,7 @@ function toBankView(b: Bank, primaryCode: string): BankView {
 /** The primary bank (with its live status) and every other active bank. */
 export async function bankDirectory(): Promise<BankDirectory> {
   const primaryCode = config().discovery.primaryBankCode;
-  const [banks, refresh] = await Promise.all([
-    Bank.findAll({ where: { active: true }, order: [['code', 'ASC']] }),
-    CatalogueRefresh.findByPk('banks'),
-  ]);
+  const [banks, refresh] = await Promise.all([activeBanks(), lastRefresh('banks')]);
   const primaryRow = banks.find((b) => b.code === primaryCode);
   let primary: PrimaryBankView | null = null;
   if (primaryRow) {

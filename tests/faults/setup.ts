@@ -18,6 +18,7 @@ import {
   type PrivateRedis,
   type PrivateTemporal,
 } from './support/servers';
+import { openRepositories } from '../../repositories/transaction';
 
 /**
  * Root hooks of the fault suite (`npm run test:faults`): a fresh database on the shared Postgres, and a
@@ -52,9 +53,11 @@ export const mochaHooks = {
     await migrateUp(databaseUrl);
     // The platform catalogue, as a jobs process fills it at boot: payments check their destinations against it.
     const sequelize = createSequelize(databaseUrl, 2);
+    // The refresh reaches the tables through the repositories: bind them to this database.
+    openRepositories(sequelize);
     try {
-      await refreshExchanges(sequelize, { includeSandbox: true, probe: null });
-      await refreshBanks(sequelize);
+      await refreshExchanges({ includeSandbox: true, probe: null });
+      await refreshBanks();
     } finally {
       await sequelize.close();
     }

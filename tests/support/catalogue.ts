@@ -1,4 +1,3 @@
-import { database } from '../../platform/database';
 import { refreshBanks, refreshExchanges } from '../../workers/catalogue-refresh';
 
 let refreshed: Promise<void> | undefined;
@@ -9,8 +8,8 @@ let refreshed: Promise<void> | undefined;
  */
 export function ensureCatalogue(): Promise<void> {
   refreshed ??= (async () => {
-    await refreshExchanges(database(), { includeSandbox: true, probe: null });
-    await refreshBanks(database());
+    await refreshExchanges({ includeSandbox: true, probe: null });
+    await refreshBanks();
   })();
   return refreshed;
 }

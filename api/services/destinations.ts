@@ -1,7 +1,7 @@
 import { validationError } from '../../platform/errors';
-import { Bank, Exchange } from '../../models';
-import type { ValidPaymentRequest } from '../payment-request';
-import { bankRoute, type BankRoute } from './routing';
+import type { ValidPaymentRequest } from '../../domain/payment-request';
+import { bankRoute, type BankRoute } from '../../domain/discovery/routing';
+import { activeBank, isActiveExchange } from '../../repositories/catalogue';
 
 /**
  * Payments go only where the catalogue says Paygate can pay: a bank transfer to an active bank of the
@@ -11,7 +11,7 @@ import { bankRoute, type BankRoute } from './routing';
 export async function checkDestination(request: ValidPaymentRequest, primaryBankCode: string): Promise<{ route: BankRoute | null }> {
   if (request.method === 'bank_transfer') {
     const code = request.destination.bank_code ?? '';
-    const bank = await Bank.findOne({ attributes: ['code', 'pesalink'], where: { code, active: true } });
+    const bank = await activeBank(code);
     if (!bank) throw validationError('destination.bank_code', `no bank with code "${code}"; see GET /api/v1/platforms/banks`);
     const route = bankRoute({
       destinationBankCode: bank.code,
@@ -24,8 +24,8 @@ export async function checkDestination(request: ValidPaymentRequest, primaryBank
   }
   if (request.method === 'crypto' && request.destination.exchange_id !== undefined) {
     const id = request.destination.exchange_id;
-    const exchange = await Exchange.findOne({ attributes: ['id'], where: { id, active: true } });
-    if (!exchange) throw validationError('destination.exchange_id', `no exchange "${id}"; see GET /api/v1/platforms/exchanges`);
+    if (!(await isActiveExchange(id)))
+      throw validationError('destination.exchange_id', `no exchange "${id}"; see GET /api/v1/platforms/exchanges`);
   }
   return { route: null };
 }
