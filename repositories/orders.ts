@@ -266,3 +266,33 @@ export async function countOverdue(tx?: Transaction): Promise<number> {
   );
   return row.n;
 }
+
+/** An order with what screening needs of its payer and destination. */
+export interface OrderToScreen {
+  id: string;
+  status: string;
+  failure_code: string | null;
+  method: string;
+  destination: Record<string, string>;
+  user_id: string;
+  email: string;
+  phone: string | null;
+  full_name: string;
+  id_number: string | null;
+  /** For a resubmission approved on appeal: the entry that matched the original order, which the approver cleared. */
+  cleared_entry_id: string | null;
+}
+
+/** The order with its payer's identifiers (user and KYC record), for screening. */
+export async function orderToScreen(orderId: string): Promise<OrderToScreen | undefined> {
+  const [order] = await models().query<OrderToScreen>(
+    `SELECT o.id, o.status, o.failure_code, o.method, o.destination, u.id AS user_id, u.email, u.phone, u.full_name, k.id_number,
+            (SELECT p.screening_entry_id FROM orders p WHERE p.id = o.resubmitted_from) AS cleared_entry_id
+       FROM orders o
+       JOIN users u ON u.id = o.user_id
+       LEFT JOIN kyc_records k ON k.user_id = o.user_id
+      WHERE o.id = :orderId`,
+    { replacements: { orderId }, type: QueryTypes.SELECT },
+  );
+  return order;
+}

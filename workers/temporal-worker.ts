@@ -43,7 +43,7 @@ export async function createPaygateWorker({
     ...workflows,
     activities: {
       ...createActivities({ connectors: createConnectors(config), config }),
-      ...createComplianceActivities({ sequelize, config }),
+      ...createComplianceActivities({ config }),
       ...createP2pActivities({ sequelize, connectors: createConnectors(config), config }),
       ...createAppealActivities({ sequelize }),
     },

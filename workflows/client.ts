@@ -1,7 +1,20 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { config } from '../platform/config';
+import { AppError } from '../platform/errors';
 import { componentLogger } from '../platform/logger';
 import { ensureTemporalConnected, startWithSearchAttributes, temporalClient } from '../platform/temporal';
+import {
+  COMPLIANCE_REPORT_WORKFLOW,
+  complianceReportWorkflowId,
+  type ComplianceReportInput,
+  type ComplianceReportResult,
+} from '../domain/compliance/report-contract';
 import { paymentSummary, type OrderFacts } from '../domain/orders';
 import { findOrder, markWorkflowStarted, unstartedOrders } from '../repositories/orders';
 import { orderSearchAttributes } from './search-attributes';
@@ -91,4 +104,72 @@ export async function signalRailOutcome(workflowId: string, outcome: RailOutcome
     if (err instanceof WorkflowNotFoundError) return false;
     throw err;
   }
+}
+
+// --- the compliance report
+
+/**
+ * Start (or find) the period's run. Without `refresh`, a running run is joined and a completed one reused
+ * (its result is read); only a failed one is replaced. With `refresh`, a new run starts under the same
+ * workflow id unless one is running, which is joined: it is computing fresh figures already.
+ */
+async function reportRun(input: ComplianceReportInput, refresh: boolean): Promise<WorkflowHandle> {
+  const client = temporalClient();
+  const workflowId = complianceReportWorkflowId(input.from, input.to);
+  try {
+    await ensureTemporalConnected(client);
+    return await client.workflow.start(COMPLIANCE_REPORT_WORKFLOW, {
+      workflowId,
+      taskQueue: config().temporal.taskQueue,
+      args: [input],
+      workflowIdReusePolicy: refresh ? 'ALLOW_DUPLICATE' : 'ALLOW_DUPLICATE_FAILED_ONLY',
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      staticSummary: `compliance report ${input.from} → ${input.to}${refresh ? ' (refresh)' : ''}`,
+      memo: { from: input.from, to: input.to, ctrThresholdUsd: input.ctrThresholdUsd },
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return client.workflow.getHandle(workflowId);
+    log.warn({ err }, 'could not start the compliance report');
+    throw new AppError('dependency_unavailable', 'the workflow engine is unavailable; retry shortly', { headers: { 'Retry-After': '5' } });
+  }
+}
+
+async function awaitResult(handle: WorkflowHandle, timeoutMs: number): Promise<ComplianceReportResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new AppError('dependency_unavailable', 'the report is still being computed; ask again to receive it', {
+            headers: { 'Retry-After': '10' },
+          }),
+        ),
+      timeoutMs,
+    );
+  });
+  try {
+    return (await Promise.race([handle.result(), timeout])) as ComplianceReportResult;
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    if (err instanceof WorkflowFailedError) {
+      log.error({ err, workflowId: handle.workflowId }, 'compliance report workflow failed');
+      throw new AppError('internal', 'the report could not be computed; ask again to retry it');
+    }
+    log.warn({ err, workflowId: handle.workflowId }, 'could not read the compliance report result');
+    throw new AppError('dependency_unavailable', 'the workflow engine is unavailable; retry shortly', { headers: { 'Retry-After': '5' } });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The period's compliance report: its run started (or joined, or reused: see `reportRun`) and its result
+ * awaited for at most `timeoutMs` (then 503, to ask again).
+ */
+export async function complianceReportResult(
+  input: ComplianceReportInput,
+  refresh: boolean,
+  timeoutMs: number,
+): Promise<ComplianceReportResult> {
+  return awaitResult(await reportRun(input, refresh), timeoutMs);
 }

@@ -1,7 +1,3 @@
-import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { config } from '../../platform/config';
-import { database } from '../../platform/database';
-import { uuidv7 } from '../../platform/ids';
 import { NameIndex } from './name-index';
 import { normaliseBlocklistValue, normaliseName, type BlocklistType } from './normalise';
 
@@ -43,7 +39,8 @@ interface CachedEntry {
   expiresAt: number | null;
 }
 
-interface EntryRow {
+/** One row of the blocklist's change feed: the current counters, and an entry changed since (id null: none). */
+export interface BlocklistChange {
   state_generation: string;
   state_purges: string;
   id: string | null;
@@ -67,7 +64,8 @@ export class Screener {
   private queued: Promise<void> | undefined;
 
   constructor(
-    private readonly sequelize: Sequelize,
+    /** Reads the blocklist changes after a generation (every entry for -1): the repository's change feed. */
+    private readonly changesSince: (generation: bigint) => Promise<BlocklistChange[]>,
     private readonly options: { nameThreshold: number },
   ) {}
 
@@ -131,17 +129,6 @@ export class Screener {
     else this.exact.delete(exactKey(previous.type, previous.matchKey));
   }
 
-  private changesSince(generation: bigint): Promise<EntryRow[]> {
-    return this.sequelize.query<EntryRow>(
-      `SELECT s.generation AS state_generation, s.purges AS state_purges,
-              e.id, e.type, e.value, e.match_key, e.source, e.expires_at
-         FROM blocklist_state s
-         LEFT JOIN blocklist_entries e ON e.generation > :since
-        WHERE s.id = 1`,
-      { replacements: { since: generation.toString() }, type: QueryTypes.SELECT },
-    );
-  }
-
   /** Every active entry the items match, best first; an empty list when they are clear. */
   async screen(items: ScreeningItem[]): Promise<ScreeningMatch[]> {
     await this.refresh();
@@ -167,40 +154,4 @@ export class Screener {
 
 function toMatch(entry: CachedEntry, field: string, screenedValue: string, score: number): ScreeningMatch {
   return { entryId: entry.id, entryType: entry.type, entryValue: entry.value, source: entry.source, field, screenedValue, score };
-}
-
-/** Keep a hit for the record (and the compliance report): which entry matched what, with which score. */
-export async function recordScreeningHit(
-  sequelize: Sequelize,
-  hit: { context: ScreeningContext; match: ScreeningMatch; userId?: string | null; orderId?: string | null },
-  transaction?: Transaction,
-): Promise<string> {
-  const id = uuidv7();
-  await sequelize.query(
-    `INSERT INTO screening_hits (id, context, user_id, order_id, field, screened_value, entry_id, score)
-     VALUES (:id, :context, :userId, :orderId, :field, :screenedValue, :entryId, :score)
-     ON CONFLICT DO NOTHING`,
-    {
-      replacements: {
-        id,
-        context: hit.context,
-        userId: hit.userId ?? null,
-        orderId: hit.orderId ?? null,
-        field: hit.match.field,
-        screenedValue: hit.match.screenedValue,
-        entryId: hit.match.entryId,
-        score: hit.match.score.toFixed(4),
-      },
-      transaction,
-    },
-  );
-  return id;
-}
-
-let shared: Screener | undefined;
-
-/** The process-wide screener (api process); the worker builds its own from its dependencies. */
-export function screener(): Screener {
-  shared ??= new Screener(database(), { nameThreshold: config().compliance.screeningNameThreshold });
-  return shared;
 }
