@@ -176,8 +176,8 @@ export async function findOrderByIdempotencyKey(userId: string, idempotencyKey: 
   return plain(await Order.findOne({ where: { userId, idempotencyKey } }));
 }
 
-export async function statusOf(orderId: string): Promise<OrderStatus | null> {
-  const order = await Order.findByPk(orderId, { attributes: ['status'] });
+export async function statusOf(orderId: string, tx?: Transaction): Promise<OrderStatus | null> {
+  const order = await Order.findByPk(orderId, { attributes: ['status'], transaction: tx });
   return order?.status ?? null;
 }
 
@@ -295,4 +295,24 @@ export async function orderToScreen(orderId: string): Promise<OrderToScreen | un
     { replacements: { orderId }, type: QueryTypes.SELECT },
   );
   return order;
+}
+
+/**
+ * Record a rejected order's resubmission, approved on appeal: a new `pending` order with the same payment,
+ * which names the order it resubmits and (for staff) the approver, and its first event.
+ */
+export async function createResubmission(
+  order: NewOrder,
+  resubmission: { from: string; approverId: string; detail: string },
+  tx: Transaction,
+): Promise<void> {
+  await Order.create({ ...order, status: 'pending' }, { transaction: tx });
+  await models().query(
+    `UPDATE orders SET resubmitted_from = :from, approved_by = :approver WHERE id = :id;
+     INSERT INTO order_events (order_id, status, detail) VALUES (:id, 'pending', :detail)`,
+    {
+      replacements: { id: order.id, from: resubmission.from, approver: resubmission.approverId, detail: resubmission.detail },
+      transaction: tx,
+    },
+  );
 }

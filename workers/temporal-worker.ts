@@ -44,8 +44,8 @@ export async function createPaygateWorker({
     activities: {
       ...createActivities({ connectors: createConnectors(config), config }),
       ...createComplianceActivities({ config }),
-      ...createP2pActivities({ sequelize, connectors: createConnectors(config), config }),
-      ...createAppealActivities({ sequelize }),
+      ...createP2pActivities({ connectors: createConnectors(config), config }),
+      ...createAppealActivities(),
     },
     // Parked workflows (awaiting callbacks) are evicted and replayed on demand rather than held in memory.
     maxCachedWorkflows: 500,

@@ -3,8 +3,10 @@ import {
   WorkflowFailedError,
   WorkflowIdReusePolicy,
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
   type WorkflowHandle,
 } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { config } from '../platform/config';
 import { AppError } from '../platform/errors';
 import { componentLogger } from '../platform/logger';
@@ -15,6 +17,15 @@ import {
   type ComplianceReportInput,
   type ComplianceReportResult,
 } from '../domain/compliance/report-contract';
+import {
+  APPEAL_WORKFLOW,
+  appealWorkflowId,
+  approveAppealUpdate,
+  rejectAppealUpdate,
+  type AppealDecision,
+  type AppealReason,
+  type AppealWorkflowInput,
+} from '../domain/appeals/contract';
 import { paymentSummary, type OrderFacts } from '../domain/orders';
 import { findOrder, markWorkflowStarted, unstartedOrders } from '../repositories/orders';
 import { orderSearchAttributes } from './search-attributes';
@@ -172,4 +183,57 @@ export async function complianceReportResult(
   timeoutMs: number,
 ): Promise<ComplianceReportResult> {
   return awaitResult(await reportRun(input, refresh), timeoutMs);
+}
+
+// --- appeals
+
+/**
+ * Start workflow `appeal-<appeal_id>`, found with its order in the Web UI: PaygateOrderId, and PaygateStatus
+ * open → approved | rejected | expired.
+ */
+export async function startAppealWorkflow(input: AppealWorkflowInput, meta: { reason: AppealReason; method: string }): Promise<void> {
+  const client = temporalClient();
+  await startWithSearchAttributes((withAttributes) =>
+    client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
+      client.workflow.start(APPEAL_WORKFLOW, {
+        workflowId: appealWorkflowId(input.appealId),
+        taskQueue: config().temporal.taskQueue,
+        args: [input],
+        staticSummary: `appeal of order ${input.orderId}: ${meta.reason}`,
+        memo: { appealId: input.appealId, orderId: input.orderId, appellantId: input.appellantId, reason: meta.reason },
+        ...(withAttributes
+          ? {
+              typedSearchAttributes: orderSearchAttributes({
+                orderId: input.orderId,
+                userId: input.appellantId,
+                method: meta.method,
+                status: 'open',
+              }),
+            }
+          : {}),
+      }),
+    ),
+  );
+}
+
+/**
+ * Approve or reject an appeal through its workflow's Update; the answer comes once the resolution has run.
+ * `refused`: the workflow's validator said no (its failure type and message); `closed`: the workflow has
+ * closed (the appeal was decided or expired). Anything else (Temporal unreachable) is thrown.
+ */
+export async function decideAppealWorkflow(
+  workflowId: string,
+  decision: 'approve' | 'reject',
+  args: AppealDecision,
+): Promise<{ refused?: { type: string; message: string }; closed?: boolean }> {
+  const handle = temporalClient().workflow.getHandle(workflowId);
+  try {
+    await handle.executeUpdate(decision === 'approve' ? approveAppealUpdate : rejectAppealUpdate, { args: [args] });
+    return {};
+  } catch (err) {
+    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type) return { refused: { type: cause.type, message: cause.message } };
+    if (err instanceof WorkflowNotFoundError) return { closed: true };
+    throw err;
+  }
 }

@@ -1,28 +1,22 @@
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
-import { QueryTypes, UniqueConstraintError } from 'sequelize';
 import type { Caller } from '../auth/authentication';
 import { isStaff } from '../auth/authentication';
 import { config } from '../../platform/config';
-import { database } from '../../platform/database';
 import { AppError, validationError, type FieldError } from '../../platform/errors';
 import { isUuid, uuidv7 } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
-import { startWithSearchAttributes, temporalClient } from '../../platform/temporal';
-import { orderSearchAttributes } from '../../workflows/search-attributes';
 import {
   APPEAL_ACTIONS,
   APPEAL_REASONS,
-  APPEAL_WORKFLOW,
   appealWorkflowId,
-  approveAppealUpdate,
-  rejectAppealUpdate,
   type AppealAction,
   type AppealReason,
   type AppealResolution,
   type AppealStatus,
   type AppealWorkflowInput,
 } from '../../domain/appeals/contract';
+import { isDuplicate } from '../../repositories/transaction';
+import { createAppealRecord, findAppeal, orderParties, type AppealRow } from '../../repositories/appeals';
+import { decideAppealWorkflow, startAppealWorkflow } from '../../workflows/client';
 
 const log = componentLogger('appeals');
 
@@ -64,25 +58,6 @@ export interface DecisionInput {
   action?: unknown;
 }
 
-interface AppealRow {
-  id: string;
-  order_id: string;
-  reason: AppealReason;
-  description: string;
-  evidence: EvidenceLink[];
-  status: AppealStatus;
-  created_by: string;
-  created_at: Date;
-  sla_deadline: Date;
-  decided_by: string | null;
-  decided_at: Date | null;
-  decision_note: string | null;
-  resolution: AppealResolution | null;
-  workflow_id: string;
-  order_owner: string;
-  counterparty: string | null;
-}
-
 const toView = (row: AppealRow, staff: boolean): AppealView => ({
   appeal_id: row.id,
   order_id: row.order_id,
@@ -100,27 +75,10 @@ const toView = (row: AppealRow, staff: boolean): AppealView => ({
   workflow_id: row.workflow_id,
 });
 
-/** The parties to an order: its owner and, for a P2P trade, the ad's owner on the other side. */
-async function orderParties(orderId: string): Promise<{ owner: string; counterparty: string | null; method: string } | undefined> {
-  const [row] = await database().query<{ owner: string; counterparty: string | null; method: string }>(
-    `SELECT o.user_id AS owner, t.maker_id AS counterparty, o.method FROM orders o LEFT JOIN p2p_trades t ON t.order_id = o.id WHERE o.id = :orderId`,
-    { replacements: { orderId }, type: QueryTypes.SELECT },
-  );
-  return row;
-}
-
 const mayRead = (caller: Caller, row: AppealRow): boolean =>
   isStaff(caller) || [row.created_by, row.order_owner, row.counterparty].includes(caller.id);
 
-async function loadAppeal(appealId: string): Promise<AppealRow | undefined> {
-  const [row] = await database().query<AppealRow>(
-    `SELECT a.*, o.user_id AS order_owner, t.maker_id AS counterparty
-       FROM appeals a JOIN orders o ON o.id = a.order_id LEFT JOIN p2p_trades t ON t.order_id = a.order_id
-      WHERE a.id = :appealId`,
-    { replacements: { appealId }, type: QueryTypes.SELECT },
-  );
-  return row;
-}
+const loadAppeal = findAppeal;
 
 function validateAppeal(input: AppealInput): { orderId: string; reason: AppealReason; description: string; evidence: EvidenceLink[] } {
   const errors: FieldError[] = [];
@@ -182,57 +140,29 @@ export async function createAppeal(caller: Caller, body: AppealInput): Promise<A
     pollAfterMs: cfg.payments.pollAfterMs,
     settleTimeoutMs: cfg.payments.settleTimeoutMs,
   };
-  const sequelize = database();
   try {
-    await sequelize.transaction(async (transaction) => {
-      await sequelize.query(
-        `INSERT INTO appeals (id, order_id, reason, description, evidence, created_by, workflow_id, sla_deadline)
-         VALUES (:id, :orderId, :reason, :description, :evidence, :createdBy, :workflowId, now() + make_interval(secs => :slaSeconds))`,
-        {
-          replacements: {
-            id,
-            orderId: input.orderId,
-            reason: input.reason,
-            description: input.description,
-            evidence: JSON.stringify(input.evidence),
-            createdBy: caller.id,
-            workflowId: appealWorkflowId(id),
-            slaSeconds: cfg.appeals.slaMs / 1000,
-          },
-          transaction,
-        },
-      );
-      try {
-        const client = temporalClient();
-        await startWithSearchAttributes((withAttributes) =>
-          client.connection.withDeadline(Date.now() + 5000, () =>
-            client.workflow.start(APPEAL_WORKFLOW, {
-              workflowId: appealWorkflowId(id),
-              taskQueue: cfg.temporal.taskQueue,
-              args: [workflowInput],
-              staticSummary: `appeal of order ${input.orderId}: ${input.reason}`,
-              memo: { appealId: id, orderId: input.orderId, appellantId: caller.id, reason: input.reason },
-              // The appeal is found with its order: PaygateOrderId, and PaygateStatus open → approved | rejected | expired.
-              ...(withAttributes
-                ? {
-                    typedSearchAttributes: orderSearchAttributes({
-                      orderId: input.orderId,
-                      userId: caller.id,
-                      method: parties.method,
-                      status: 'open',
-                    }),
-                  }
-                : {}),
-            }),
-          ),
-        );
-      } catch (err) {
-        log.warn({ appealId: id, err: (err as Error).message }, 'appeal workflow could not be started');
-        throw new AppError('dependency_unavailable', 'the workflow engine is unavailable; try again');
-      }
-    });
+    await createAppealRecord(
+      {
+        id,
+        orderId: input.orderId,
+        reason: input.reason,
+        description: input.description,
+        evidence: input.evidence,
+        createdBy: caller.id,
+        workflowId: appealWorkflowId(id),
+        slaMs: cfg.appeals.slaMs,
+      },
+      async () => {
+        try {
+          await startAppealWorkflow(workflowInput, { reason: input.reason, method: parties.method });
+        } catch (err) {
+          log.warn({ appealId: id, err: (err as Error).message }, 'appeal workflow could not be started');
+          throw new AppError('dependency_unavailable', 'the workflow engine is unavailable; try again');
+        }
+      },
+    );
   } catch (err) {
-    if (err instanceof UniqueConstraintError) throw new AppError('conflict', `order ${input.orderId} already has an open appeal`);
+    if (isDuplicate(err)) throw new AppError('conflict', `order ${input.orderId} already has an open appeal`);
     throw err;
   }
   return getAppeal(caller, id);
@@ -280,24 +210,28 @@ export async function decideAppeal(
     );
   // A decided or expired appeal's workflow has closed: nothing left to ask it.
   if (row.status !== 'open' && isStaff(caller)) throw new AppError('conflict', `the appeal is ${row.status}`);
-  const handle = temporalClient().workflow.getHandle(row.workflow_id);
-  const update = decision === 'approve' ? approveAppealUpdate : rejectAppealUpdate;
+  let answer: Awaited<ReturnType<typeof decideAppealWorkflow>>;
   try {
-    await handle.executeUpdate(update, {
-      args: [{ deciderId: caller.id, deciderRoles: caller.roles, note, ...(action ? { action: action as AppealAction } : {}) }],
+    answer = await decideAppealWorkflow(row.workflow_id, decision, {
+      deciderId: caller.id,
+      deciderRoles: caller.roles,
+      note,
+      ...(action ? { action: action as AppealAction } : {}),
     });
   } catch (err) {
-    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-    if (cause instanceof ApplicationFailure && cause.type && REFUSAL_CODES[cause.type]) {
-      throw new AppError(REFUSAL_CODES[cause.type], cause.message);
-    }
-    // The workflow has closed: the appeal was decided or expired.
-    if (err instanceof WorkflowNotFoundError) {
-      if (!isStaff(caller)) throw new AppError('forbidden', 'only compliance staff or admins decide appeals');
-      throw new AppError('conflict', `the appeal is ${(await loadAppeal(appealId))?.status ?? 'closed'}`);
-    }
     log.warn({ appealId, err: (err as Error).message }, 'appeal decision failed');
     throw new AppError('dependency_unavailable', 'the workflow engine is unavailable; try again');
+  }
+  if (answer.refused) {
+    const code = REFUSAL_CODES[answer.refused.type];
+    if (code) throw new AppError(code, answer.refused.message);
+    log.warn({ appealId, err: answer.refused.message }, 'appeal decision failed');
+    throw new AppError('dependency_unavailable', 'the workflow engine is unavailable; try again');
+  }
+  // The workflow has closed: the appeal was decided or expired.
+  if (answer.closed) {
+    if (!isStaff(caller)) throw new AppError('forbidden', 'only compliance staff or admins decide appeals');
+    throw new AppError('conflict', `the appeal is ${(await loadAppeal(appealId))?.status ?? 'closed'}`);
   }
   return getAppeal(caller, appealId);
 }

@@ -1,20 +1,27 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import type { Transaction } from 'sequelize';
 import type { Config } from '../../platform/config';
-import { uuidv7 } from '../../platform/ids';
-import { Order } from '../../models';
 import { type Connectors, type RailMethod, type RailStatus } from '../../connectors';
 import { postLines, postPayment, postedKinds } from '../../repositories/ledger';
 import { heartbeating } from './heartbeat';
 import { submitAndRecord } from './rail';
 import { formatAmount } from '../../domain/money';
 import { isTerminal, ledgerAccountsOf } from '../../domain/orders';
-import { transitionOrder } from '../../repositories/orders';
+import { findOrder, lockOrder, transitionOrder } from '../../repositories/orders';
+import { inTransaction } from '../../repositories/transaction';
 import { escrowLines, type EscrowKind } from '../../domain/p2p/escrow';
-import { lockTrade, type TradeRow } from '../../repositories/p2p';
+import {
+  giveBackToAd,
+  lockTrade,
+  recordAdEvent,
+  setEscrowState,
+  takeFromAd,
+  tradePaymentMethod,
+  tradeWithSeller,
+  type TradeRow,
+} from '../../repositories/p2p';
 
 export interface P2pActivityDeps {
-  sequelize: Sequelize;
   connectors: Connectors;
   config: Config;
 }
@@ -26,7 +33,7 @@ interface OrderRef {
 /** The rail that carries a trade's fiat leg, by the payment method the taker chose. */
 const railMethodOf = (paymentMethod: string): RailMethod => (paymentMethod === 'bank_transfer' ? 'bank_transfer' : 'mobile_money');
 
-export async function postEscrow(_sequelize: Sequelize, tx: Transaction, kind: EscrowKind, trade: TradeRow): Promise<boolean> {
+export async function postEscrow(tx: Transaction, kind: EscrowKind, trade: TradeRow): Promise<boolean> {
   return postLines(tx, {
     orderId: trade.order_id,
     kind,
@@ -42,27 +49,18 @@ export async function postEscrow(_sequelize: Sequelize, tx: Transaction, kind: E
 }
 
 /** Put a locked escrow back: the ad's available amount grows again and the asset returns to the seller. */
-export async function returnEscrow(sequelize: Sequelize, tx: Transaction, trade: TradeRow): Promise<void> {
+export async function returnEscrow(tx: Transaction, trade: TradeRow): Promise<void> {
   if (trade.escrow_state !== 'locked') return;
-  await postEscrow(sequelize, tx, 'escrow_return', trade);
-  await sequelize.query(
-    `UPDATE p2p_ads SET available_amount_minor = available_amount_minor + :amount, updated_at = now() WHERE id = :adId`,
-    { replacements: { amount: trade.asset_amount_minor, adId: trade.ad_id }, transaction: tx },
-  );
-  await sequelize.query(`UPDATE p2p_trades SET escrow_state = 'returned', updated_at = now() WHERE order_id = :orderId`, {
-    replacements: { orderId: trade.order_id },
-    transaction: tx,
-  });
+  await postEscrow(tx, 'escrow_return', trade);
+  await giveBackToAd(trade.ad_id, trade.asset_amount_minor, tx);
+  await setEscrowState(trade.order_id, 'returned', tx);
 }
 
 /** Release a locked escrow to the buyer. */
-export async function releaseEscrow(sequelize: Sequelize, tx: Transaction, trade: TradeRow): Promise<void> {
+export async function releaseEscrow(tx: Transaction, trade: TradeRow): Promise<void> {
   if (trade.escrow_state !== 'locked') return;
-  await postEscrow(sequelize, tx, 'escrow_release', trade);
-  await sequelize.query(`UPDATE p2p_trades SET escrow_state = 'released', updated_at = now() WHERE order_id = :orderId`, {
-    replacements: { orderId: trade.order_id },
-    transaction: tx,
-  });
+  await postEscrow(tx, 'escrow_release', trade);
+  await setEscrowState(trade.order_id, 'released', tx);
 }
 
 /**
@@ -70,9 +68,9 @@ export async function releaseEscrow(sequelize: Sequelize, tx: Transaction, trade
  * escrow, carry the fiat leg over the usual rail connectors, then release the escrow to the buyer or
  * return it to the seller.
  */
-export function createP2pActivities({ sequelize, connectors }: P2pActivityDeps) {
+export function createP2pActivities({ connectors }: P2pActivityDeps) {
   const loadOrder = async (orderId: string, tx?: Transaction) => {
-    const order = await Order.findByPk(orderId, tx ? { transaction: tx, lock: tx.LOCK.UPDATE } : {});
+    const order = tx ? await lockOrder(orderId, tx) : await findOrder(orderId);
     if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, 'OrderNotFound');
     return order;
   };
@@ -84,23 +82,15 @@ export function createP2pActivities({ sequelize, connectors }: P2pActivityDeps) 
      * fit ends `rejected` with `ad_unavailable`.
      */
     async lockEscrow({ orderId }: OrderRef): Promise<{ locked: boolean }> {
-      return sequelize.transaction(async (tx) => {
+      return inTransaction(async (tx) => {
         const order = await loadOrder(orderId, tx);
-        const trade = await lockTrade(sequelize, orderId, tx);
+        const trade = await lockTrade(orderId, tx);
         if (!trade) throw ApplicationFailure.nonRetryable(`no P2P trade for order ${orderId}`, 'TradeNotFound');
         if (trade.escrow_state !== 'none') return { locked: trade.escrow_state === 'locked' || trade.escrow_state === 'released' };
         if (isTerminal(order.status)) return { locked: false };
-        const [taken] = await sequelize.query<{ available_amount_minor: string; owner_id: string }>(
-          `UPDATE p2p_ads SET available_amount_minor = available_amount_minor - :amount, updated_at = now()
-            WHERE id = :adId AND status = 'active' AND available_amount_minor >= :amount
-           RETURNING available_amount_minor::text, owner_id`,
-          { replacements: { amount: trade.asset_amount_minor, adId: trade.ad_id }, type: QueryTypes.SELECT, transaction: tx },
-        );
+        const taken = await takeFromAd(trade.ad_id, trade.asset_amount_minor, tx);
         if (!taken) {
-          await sequelize.query(`UPDATE p2p_trades SET escrow_state = 'refused', updated_at = now() WHERE order_id = :orderId`, {
-            replacements: { orderId },
-            transaction: tx,
-          });
+          await setEscrowState(orderId, 'refused', tx);
           await transitionOrder(
             order.id,
             {
@@ -113,19 +103,10 @@ export function createP2pActivities({ sequelize, connectors }: P2pActivityDeps) 
           );
           return { locked: false };
         }
-        await postEscrow(sequelize, tx, 'escrow_lock', trade);
-        await sequelize.query(`UPDATE p2p_trades SET escrow_state = 'locked', updated_at = now() WHERE order_id = :orderId`, {
-          replacements: { orderId },
-          transaction: tx,
-        });
+        await postEscrow(tx, 'escrow_lock', trade);
+        await setEscrowState(orderId, 'locked', tx);
         if (BigInt(taken.available_amount_minor) === 0n) {
-          await sequelize.query(
-            `INSERT INTO p2p_ad_events (id, ad_id, owner_id, event, detail) VALUES (:id, :adId, :ownerId, 'filled', :detail)`,
-            {
-              replacements: { id: uuidv7(), adId: trade.ad_id, ownerId: taken.owner_id, detail: `by trade ${orderId}` },
-              transaction: tx,
-            },
-          );
+          await recordAdEvent({ adId: trade.ad_id, ownerId: taken.owner_id, event: 'filled', detail: `by trade ${orderId}` }, tx);
         }
         return { locked: true };
       });
@@ -135,11 +116,7 @@ export function createP2pActivities({ sequelize, connectors }: P2pActivityDeps) 
     async submitFiatLeg({ orderId }: OrderRef): Promise<{ reference: string }> {
       const order = await loadOrder(orderId);
       if (order.railReference) return { reference: order.railReference };
-      const [trade] = await sequelize.query<TradeRow & { seller_phone: string | null; seller_name: string }>(
-        `SELECT t.*, t.asset_amount_minor::text AS asset_amount_minor, u.phone AS seller_phone, u.full_name AS seller_name
-           FROM p2p_trades t JOIN users u ON u.id = t.seller_id WHERE t.order_id = :orderId`,
-        { replacements: { orderId }, type: QueryTypes.SELECT },
-      );
+      const trade = await tradeWithSeller(orderId);
       if (!trade) throw ApplicationFailure.nonRetryable(`no P2P trade for order ${orderId}`, 'TradeNotFound');
       const method = railMethodOf(trade.payment_method);
       const destination: Record<string, string> =
@@ -163,25 +140,22 @@ export function createP2pActivities({ sequelize, connectors }: P2pActivityDeps) 
       const order = await loadOrder(orderId);
       if (!order.railReference)
         throw ApplicationFailure.nonRetryable('the fiat leg was never submitted', 'RailRejected', { failureCode: 'rail_error' });
-      const [trade] = await sequelize.query<{ payment_method: string }>('SELECT payment_method FROM p2p_trades WHERE order_id = :orderId', {
-        replacements: { orderId },
-        type: QueryTypes.SELECT,
-      });
+      const paymentMethod = await tradePaymentMethod(orderId);
       const reference = order.railReference;
       return heartbeating(`polling the fiat leg of ${orderId}`, () =>
-        connectors[railMethodOf(trade?.payment_method ?? 'mpesa')].status(reference, { currency: 'KES', since: order.createdAt.getTime() }),
+        connectors[railMethodOf(paymentMethod ?? 'mpesa')].status(reference, { currency: 'KES', since: order.createdAt.getTime() }),
       );
     },
 
     /** The fiat leg settled: post it, release the escrow to the buyer, complete the order — once. */
     async settleTrade({ orderId, reference }: OrderRef & { reference: string }): Promise<void> {
-      await sequelize.transaction(async (tx) => {
+      await inTransaction(async (tx) => {
         const order = await loadOrder(orderId, tx);
         if (isTerminal(order.status)) return;
-        const trade = await lockTrade(sequelize, orderId, tx);
+        const trade = await lockTrade(orderId, tx);
         if (!trade) throw ApplicationFailure.nonRetryable(`no P2P trade for order ${orderId}`, 'TradeNotFound');
         await postPayment(tx, 'settle', ledgerAccountsOf(order));
-        await releaseEscrow(sequelize, tx, trade);
+        await releaseEscrow(tx, trade);
         await transitionOrder(
           order.id,
           { from: [order.status], to: 'completed', railReference: reference, note: 'fiat settled, escrow released to the buyer' },
@@ -192,15 +166,15 @@ export function createP2pActivities({ sequelize, connectors }: P2pActivityDeps) 
 
     /** The fiat leg failed or timed out: release the fiat hold, return the escrow, fail the order — once. */
     async failTrade({ orderId, failureCode, reason }: OrderRef & { failureCode: string; reason: string }): Promise<void> {
-      await sequelize.transaction(async (tx) => {
+      await inTransaction(async (tx) => {
         const order = await loadOrder(orderId, tx);
         if (isTerminal(order.status)) return;
         const posted = await postedKinds(orderId, tx);
         if (posted.includes('hold') && !posted.includes('settle')) {
           await postPayment(tx, 'release', ledgerAccountsOf(order));
         }
-        const trade = await lockTrade(sequelize, orderId, tx);
-        if (trade) await returnEscrow(sequelize, tx, trade);
+        const trade = await lockTrade(orderId, tx);
+        if (trade) await returnEscrow(tx, trade);
         await transitionOrder(order.id, { from: [order.status], to: 'failed', failureCode, reason }, tx);
       });
     },
