@@ -90,7 +90,15 @@ function layerRules() {
         models,
         apiFromBelow,
         {
-          group: ['**/workers/**', '**/workflows/**', '**/connectors/**', '**/repositories/**', '**/domain/**', '!**/domain/money', '!**/workflows/search-attributes'],
+          group: [
+            '**/workers/**',
+            '**/workflows/**',
+            '**/connectors/**',
+            '**/repositories/**',
+            '**/domain/**',
+            '!**/domain/money',
+            '!**/workflows/search-attributes',
+          ],
           message: 'platform/ is infrastructure, below every layer',
         },
       ],

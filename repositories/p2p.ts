@@ -1,6 +1,7 @@
 import { QueryTypes, type Transaction } from 'sequelize';
 import { models } from '../models';
 import { uuidv7 } from '../platform/ids';
+import { AD_ASSETS, type AdAsset, type AdPaymentMethod, type AdSide, type AdStatus, type PriceType, type ValidAd } from '../domain/p2p/ads';
 
 /** A P2P trade: the order (a `p2p` payment) against an ad, and where its escrow stands. */
 export interface TradeRow {
@@ -93,4 +94,217 @@ export async function tradePaymentMethod(orderId: string): Promise<string | unde
     type: QueryTypes.SELECT,
   });
   return trade?.payment_method;
+}
+
+// --- ads and trades, as the P2P API reads and writes them
+
+/** An ad with today's price and its listing sort key. */
+export interface AdRow {
+  id: string;
+  owner_id: string;
+  side: AdSide;
+  asset: AdAsset;
+  fiat: 'KES';
+  price_type: PriceType;
+  price_now: string;
+  price_margin_pct: string | null;
+  total_amount_minor: string;
+  available_amount_minor: string;
+  min_order_minor: string;
+  max_order_minor: string;
+  payment_methods: AdPaymentMethod[];
+  terms: string | null;
+  status: AdStatus;
+  created_at: Date;
+  updated_at: Date;
+  side_rank: number;
+  cursor_key: string;
+}
+
+/**
+ * Ads with today's price (`price_now`: the fixed price, or the reference price with the margin, rounded
+ * half up to a cent) and the listing's sort key: sell ads cheapest first, buy ads highest first.
+ */
+function pricedAds(ref: Record<AdAsset, bigint>): { sql: string; replacements: Record<string, string> } {
+  const values = AD_ASSETS.map((_, i) => `(:refAsset${i}, :refPrice${i}::numeric)`).join(', ');
+  const replacements: Record<string, string> = {};
+  AD_ASSETS.forEach((asset, i) => {
+    replacements[`refAsset${i}`] = asset;
+    replacements[`refPrice${i}`] = ref[asset].toString();
+  });
+  const sql = `WITH ref (asset, price) AS (VALUES ${values}),
+    priced AS (
+      SELECT a.*, coalesce(a.price_minor, round(ref.price * (100 + a.price_margin_pct) / 100)) AS price_now
+        FROM p2p_ads a JOIN ref ON ref.asset = a.asset
+    ),
+    listed AS (
+      SELECT p.*, CASE p.side WHEN 'sell' THEN 0 ELSE 1 END AS side_rank,
+             CASE p.side WHEN 'sell' THEN p.price_now ELSE -p.price_now END AS sort_key
+        FROM priced p
+    )`;
+  return { sql, replacements };
+}
+
+const AD_COLUMNS = `id, owner_id, side, asset, fiat, price_type, price_now::text AS price_now, price_margin_pct::text AS price_margin_pct,
+  total_amount_minor::text AS total_amount_minor, available_amount_minor::text AS available_amount_minor,
+  min_order_minor::text AS min_order_minor, max_order_minor::text AS max_order_minor, payment_methods, terms, status,
+  created_at, updated_at, side_rank, sort_key::text AS cursor_key`;
+
+/** The ad, priced at today's reference prices (`ref`, KES minor units per whole asset). */
+export async function findAd(adId: string, ref: Record<AdAsset, bigint>, tx?: Transaction): Promise<AdRow | undefined> {
+  const priced = pricedAds(ref);
+  const [row] = await models().query<AdRow>(`${priced.sql} SELECT ${AD_COLUMNS} FROM listed WHERE id = :adId`, {
+    replacements: { ...priced.replacements, adId },
+    type: QueryTypes.SELECT,
+    transaction: tx,
+  });
+  return row;
+}
+
+export interface AdFilter {
+  side?: AdSide;
+  asset?: AdAsset;
+  fiat?: string;
+  paymentMethod?: string;
+  /** Only ads whose limits and what is left fit this fiat amount (KES minor units). */
+  fiatAmountMinor?: string;
+  /** Keyset: only ads after this (side rank, sort key, id). */
+  after?: { rank: number; key: string; id: string };
+}
+
+/**
+ * Active ads with something left, best price first: sell ads by ascending price, buy ads by descending
+ * price (sell ads before buy ads); at most `limit`.
+ */
+export async function listActiveAds(filter: AdFilter, ref: Record<AdAsset, bigint>, limit: number): Promise<AdRow[]> {
+  const priced = pricedAds(ref);
+  const where = [`status = 'active'`, 'available_amount_minor > 0'];
+  const replacements: Record<string, unknown> = { ...priced.replacements, limit };
+  if (filter.side !== undefined) {
+    replacements.side = filter.side;
+    where.push('side = :side');
+  }
+  if (filter.asset !== undefined) {
+    replacements.asset = filter.asset;
+    where.push('asset = :asset');
+  }
+  if (filter.fiat !== undefined) {
+    replacements.fiat = filter.fiat;
+    where.push('fiat = :fiat');
+  }
+  if (filter.paymentMethod !== undefined) {
+    replacements.method = filter.paymentMethod;
+    where.push(':method = ANY (payment_methods)');
+  }
+  if (filter.fiatAmountMinor !== undefined) {
+    // The amount (fiat) fits the ad's limits and what is left of it.
+    replacements.amount = filter.fiatAmountMinor;
+    where.push(
+      'min_order_minor <= :amount',
+      'max_order_minor >= :amount',
+      `floor(available_amount_minor * price_now / CASE asset WHEN 'BTC' THEN 1e8 WHEN 'ETH' THEN 1e18 ELSE 1e6 END) >= :amount`,
+    );
+  }
+  if (filter.after !== undefined) {
+    Object.assign(replacements, { afterRank: filter.after.rank, afterKey: filter.after.key, afterId: filter.after.id });
+    where.push('(side_rank, sort_key, id) > (:afterRank, :afterKey::numeric, :afterId::uuid)');
+  }
+  return models().query<AdRow>(
+    `${priced.sql} SELECT ${AD_COLUMNS} FROM listed WHERE ${where.join(' AND ')} ORDER BY side_rank, sort_key, id LIMIT :limit`,
+    { replacements, type: QueryTypes.SELECT },
+  );
+}
+
+/** Post an ad and record its `created` event, together. */
+export async function createAdRecord(a: { id: string; ownerId: string; ad: ValidAd }): Promise<void> {
+  const { ad } = a;
+  await models().transaction(async (transaction) => {
+    await models().query(
+      `INSERT INTO p2p_ads (id, owner_id, side, asset, fiat, price_type, price_minor, price_margin_pct, total_amount_minor,
+                            available_amount_minor, min_order_minor, max_order_minor, payment_methods, terms)
+       VALUES (:id, :owner, :side, :asset, :fiat, :priceType, :price, :margin, :total, :total, :min, :max, ARRAY[:methods]::text[], :terms)`,
+      {
+        replacements: {
+          id: a.id,
+          owner: a.ownerId,
+          side: ad.side,
+          asset: ad.asset,
+          fiat: ad.fiat,
+          priceType: ad.priceType,
+          price: ad.priceMinor?.toString() ?? null,
+          margin: ad.priceMarginPct,
+          total: ad.totalAmountMinor.toString(),
+          min: ad.minOrderMinor.toString(),
+          max: ad.maxOrderMinor.toString(),
+          methods: ad.paymentMethods,
+          terms: ad.terms,
+        },
+        transaction,
+      },
+    );
+    await recordAdEvent({ adId: a.id, ownerId: a.ownerId, event: 'created', detail: null }, transaction);
+  });
+}
+
+export interface NewTrade {
+  orderId: string;
+  adId: string;
+  makerId: string;
+  takerId: string;
+  sellerId: string;
+  buyerId: string;
+  asset: string;
+  assetAmountMinor: string;
+  priceMinor: string;
+  paymentMethod: string;
+}
+
+/** Record the trade of a new order, in the order's transaction. */
+export async function insertTrade(t: NewTrade, tx: Transaction): Promise<void> {
+  await models().query(
+    `INSERT INTO p2p_trades (order_id, ad_id, maker_id, taker_id, seller_id, buyer_id, asset, asset_amount_minor, price_minor, payment_method)
+     VALUES (:orderId, :adId, :makerId, :takerId, :sellerId, :buyerId, :asset, :assetAmountMinor, :priceMinor, :paymentMethod)`,
+    { replacements: { ...t }, transaction: tx },
+  );
+}
+
+/** One item of a user's P2P activity: a trade or an ad event. */
+export interface HistoryRow {
+  type: 'trade' | 'ad_event';
+  id: string;
+  at: Date;
+  ad_id: string;
+  event: string | null;
+  detail: string | null;
+  order_status: string | null;
+  maker_id: string | null;
+  taker_id: string | null;
+  asset: AdAsset | null;
+  asset_amount_minor: string | null;
+  price_minor: string | null;
+  fiat_amount_minor: string | null;
+  payment_method: string | null;
+  escrow_state: string | null;
+}
+
+/**
+ * A user's P2P activity (everyone's for a null user), newest first, keyset-paged by id: their trades as
+ * maker or taker (with the order's status and amount) and their ads' events.
+ */
+export async function p2pActivity(userId: string | null, before: string | null, limit: number): Promise<HistoryRow[]> {
+  return models().query<HistoryRow>(
+    `SELECT h.* FROM (
+       SELECT 'trade' AS type, t.order_id AS id, o.created_at AS at, t.ad_id, NULL AS event, NULL AS detail, o.status AS order_status,
+              t.maker_id, t.taker_id, t.asset, t.asset_amount_minor::text AS asset_amount_minor, t.price_minor::text AS price_minor,
+              o.amount_minor::text AS fiat_amount_minor, t.payment_method, t.escrow_state
+         FROM p2p_trades t JOIN orders o ON o.id = t.order_id
+        WHERE (CAST(:userId AS uuid) IS NULL OR t.maker_id = :userId OR t.taker_id = :userId)
+       UNION ALL
+       SELECT 'ad_event', e.id, e.at, e.ad_id, e.event, e.detail, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+         FROM p2p_ad_events e
+        WHERE (CAST(:userId AS uuid) IS NULL OR e.owner_id = :userId)
+     ) h WHERE (CAST(:before AS uuid) IS NULL OR h.id < CAST(:before AS uuid))
+     ORDER BY h.id DESC LIMIT :limit`,
+    { replacements: { userId, before, limit }, type: QueryTypes.SELECT },
+  );
 }

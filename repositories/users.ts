@@ -203,3 +203,27 @@ export async function findUser(userId: string): Promise<UserRecord | null> {
 export async function setRoles(userId: string, roles: Role[]): Promise<void> {
   await User.update({ roles, updatedAt: new Date() }, { where: { id: userId } });
 }
+
+/** Who posts an ad: KYC status and the identifiers screening needs (with the KYC record's ID number). */
+export async function posterIdentity(
+  userId: string,
+): Promise<{ kyc_status: string; email: string; phone: string | null; full_name: string; id_number: string | null } | undefined> {
+  const [user] = await models().query<{
+    kyc_status: string;
+    email: string;
+    phone: string | null;
+    full_name: string;
+    id_number: string | null;
+  }>(
+    `SELECT u.kyc_status, u.email, u.phone, u.full_name, k.id_number
+       FROM users u LEFT JOIN kyc_records k ON k.user_id = u.id WHERE u.id = :id`,
+    { replacements: { id: userId }, type: QueryTypes.SELECT },
+  );
+  return user;
+}
+
+/** The user's phone number, or null (none, or no such user). */
+export async function phoneOf(userId: string): Promise<string | null> {
+  const user = await User.findByPk(userId, { attributes: ['phone'], raw: true });
+  return user?.phone ?? null;
+}

@@ -7,11 +7,7 @@ import { config, loadConfig, type Config } from '../platform/config';
 import { ccxtExchanges, discoverExchanges } from '../connectors/exchanges';
 import { startJobs } from '../workers/jobs';
 import { DISCOVERY_QUEUE, MAINTENANCE_QUEUE, REFRESH_BANKS, REFRESH_EXCHANGES } from '../workers/queues';
-import {
-  enqueueRefresh,
-  registerDiscoverySchedulers,
-  startDiscovery,
-} from '../workers/discovery';
+import { enqueueRefresh, registerDiscoverySchedulers, startDiscovery } from '../workers/discovery';
 import { ensureCatalogue } from './support/catalogue';
 import { rows } from './support/db';
 import { startJobsProcess, startRedisServer, until, type JobsProcess, type RedisServer } from './support/processes';

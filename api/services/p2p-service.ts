@@ -1,8 +1,6 @@
-import { QueryTypes, type Transaction } from 'sequelize';
 import type { Caller } from '../auth/authentication';
 import { isStaff } from '../auth/authentication';
 import { config } from '../../platform/config';
-import { database } from '../../platform/database';
 import { AppError, validationError } from '../../platform/errors';
 import { isUuid, uuidv7 } from '../../platform/ids';
 import { formatAmount, parseAmount } from '../../domain/money';
@@ -24,7 +22,19 @@ import {
   type PriceType,
 } from '../../domain/p2p/ads';
 import { refuseOnScreeningHit } from './compliance-service';
-import { pageLimit, type Page } from './paging';
+import { posterIdentity, phoneOf } from '../../repositories/users';
+import {
+  createAdRecord,
+  findAd,
+  insertTrade,
+  listActiveAds,
+  p2pActivity,
+  type AdFilter,
+  type AdRow,
+  type HistoryRow,
+} from '../../repositories/p2p';
+import type { Tx } from '../../repositories/transaction';
+import { decodeCursor, decodeCursorKey, encodeCursor, pageLimit, UUID_PATTERN, type Page } from './paging';
 
 export interface AdView {
   ad_id: string;
@@ -51,28 +61,6 @@ export interface AdView {
   updated_at: string;
 }
 
-interface AdRow {
-  id: string;
-  owner_id: string;
-  side: AdSide;
-  asset: AdAsset;
-  fiat: 'KES';
-  price_type: PriceType;
-  price_now: string;
-  price_margin_pct: string | null;
-  total_amount_minor: string;
-  available_amount_minor: string;
-  min_order_minor: string;
-  max_order_minor: string;
-  payment_methods: AdPaymentMethod[];
-  terms: string | null;
-  status: AdStatus;
-  created_at: Date;
-  updated_at: Date;
-  side_rank: number;
-  cursor_key: string;
-}
-
 const toAdView = (row: AdRow): AdView => ({
   ad_id: row.id,
   side: row.side,
@@ -95,61 +83,12 @@ const toAdView = (row: AdRow): AdView => ({
 
 const references = () => referencePricesMinor(config().p2p.referencePricesKes);
 
-/**
- * Ads with today's price (`price_now`: the fixed price, or the reference price with the margin, rounded
- * half up to a cent) and the listing's sort key: sell ads cheapest first, buy ads highest first.
- */
-function pricedAds(): { sql: string; replacements: Record<string, string> } {
-  const ref = references();
-  const values = AD_ASSETS.map((_, i) => `(:refAsset${i}, :refPrice${i}::numeric)`).join(', ');
-  const replacements: Record<string, string> = {};
-  AD_ASSETS.forEach((asset, i) => {
-    replacements[`refAsset${i}`] = asset;
-    replacements[`refPrice${i}`] = ref[asset].toString();
-  });
-  const sql = `WITH ref (asset, price) AS (VALUES ${values}),
-    priced AS (
-      SELECT a.*, coalesce(a.price_minor, round(ref.price * (100 + a.price_margin_pct) / 100)) AS price_now
-        FROM p2p_ads a JOIN ref ON ref.asset = a.asset
-    ),
-    listed AS (
-      SELECT p.*, CASE p.side WHEN 'sell' THEN 0 ELSE 1 END AS side_rank,
-             CASE p.side WHEN 'sell' THEN p.price_now ELSE -p.price_now END AS sort_key
-        FROM priced p
-    )`;
-  return { sql, replacements };
-}
-
-const AD_COLUMNS = `id, owner_id, side, asset, fiat, price_type, price_now::text AS price_now, price_margin_pct::text AS price_margin_pct,
-  total_amount_minor::text AS total_amount_minor, available_amount_minor::text AS available_amount_minor,
-  min_order_minor::text AS min_order_minor, max_order_minor::text AS max_order_minor, payment_methods, terms, status,
-  created_at, updated_at, side_rank, sort_key::text AS cursor_key`;
-
-async function loadAd(adId: string, tx?: Transaction): Promise<AdRow | undefined> {
-  const priced = pricedAds();
-  const [row] = await database().query<AdRow>(`${priced.sql} SELECT ${AD_COLUMNS} FROM listed WHERE id = :adId`, {
-    replacements: { ...priced.replacements, adId },
-    type: QueryTypes.SELECT,
-    transaction: tx,
-  });
-  return row;
-}
+const loadAd = (adId: string) => findAd(adId, references());
 
 /** Post an ad: KYC `verified`, screened against the blocklist, limits validated (SPEC §7). */
 export async function createAd(caller: Caller, body: AdInput): Promise<AdView> {
   const ad = validateAd(body, references());
-  const sequelize = database();
-  const [user] = await sequelize.query<{
-    kyc_status: string;
-    email: string;
-    phone: string | null;
-    full_name: string;
-    id_number: string | null;
-  }>(
-    `SELECT u.kyc_status, u.email, u.phone, u.full_name, k.id_number
-       FROM users u LEFT JOIN kyc_records k ON k.user_id = u.id WHERE u.id = :id`,
-    { replacements: { id: caller.id }, type: QueryTypes.SELECT },
-  );
+  const user = await posterIdentity(caller.id);
   if (!user) throw new AppError('unauthenticated', 'the account no longer exists');
   if (user.kyc_status !== 'verified') throw new AppError('kyc_required', 'posting a P2P ad needs verified KYC');
   await refuseOnScreeningHit('ad', caller.id, [
@@ -159,35 +98,7 @@ export async function createAd(caller: Caller, body: AdInput): Promise<AdView> {
     { field: 'user.id_number', type: 'national_id', value: user.id_number },
   ]);
   const id = uuidv7();
-  await sequelize.transaction(async (transaction) => {
-    await sequelize.query(
-      `INSERT INTO p2p_ads (id, owner_id, side, asset, fiat, price_type, price_minor, price_margin_pct, total_amount_minor,
-                            available_amount_minor, min_order_minor, max_order_minor, payment_methods, terms)
-       VALUES (:id, :owner, :side, :asset, :fiat, :priceType, :price, :margin, :total, :total, :min, :max, ARRAY[:methods]::text[], :terms)`,
-      {
-        replacements: {
-          id,
-          owner: caller.id,
-          side: ad.side,
-          asset: ad.asset,
-          fiat: ad.fiat,
-          priceType: ad.priceType,
-          price: ad.priceMinor?.toString() ?? null,
-          margin: ad.priceMarginPct,
-          total: ad.totalAmountMinor.toString(),
-          min: ad.minOrderMinor.toString(),
-          max: ad.maxOrderMinor.toString(),
-          methods: ad.paymentMethods,
-          terms: ad.terms,
-        },
-        transaction,
-      },
-    );
-    await sequelize.query(`INSERT INTO p2p_ad_events (id, ad_id, owner_id, event) VALUES (:eventId, :id, :owner, 'created')`, {
-      replacements: { eventId: uuidv7(), id, owner: caller.id },
-      transaction,
-    });
-  });
+  await createAdRecord({ id, ownerId: caller.id, ad });
   const row = await loadAd(id);
   return toAdView(row!);
 }
@@ -202,12 +113,11 @@ export interface AdQuery {
   cursor?: string;
 }
 
-const encodeAdCursor = (row: AdRow): string => Buffer.from(`v1:${row.side_rank}:${row.cursor_key}:${row.id}`).toString('base64url');
+const encodeAdCursor = (row: AdRow): string => encodeCursor(String(row.side_rank), row.cursor_key, row.id);
 
 function decodeAdCursor(cursor: string): { rank: number; key: string; id: string } {
-  const match = /^v1:([01]):(-?\d+):([0-9a-f-]{36})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!match || !isUuid(match[3])) throw validationError('cursor', 'is not a cursor returned by this endpoint');
-  return { rank: Number(match[1]), key: match[2], id: match[3] };
+  const [rank, key, id] = decodeCursorKey(cursor, [/^[01]$/, /^-?\d+$/, UUID_PATTERN]);
+  return { rank: Number(rank), key, id };
 }
 
 const oneOf = <T extends string>(values: readonly T[], value: string, field: string): T => {
@@ -221,43 +131,14 @@ const oneOf = <T extends string>(values: readonly T[], value: string, field: str
  */
 export async function listAds(q: AdQuery): Promise<Page<AdView>> {
   const limit = pageLimit(q.limit);
-  const priced = pricedAds();
-  const where = [`status = 'active'`, 'available_amount_minor > 0'];
-  const replacements: Record<string, unknown> = { ...priced.replacements, limit: limit + 1 };
-  if (q.side !== undefined) {
-    replacements.side = oneOf(AD_SIDES, q.side, 'side');
-    where.push('side = :side');
-  }
-  if (q.asset !== undefined) {
-    replacements.asset = oneOf(AD_ASSETS, q.asset, 'asset');
-    where.push('asset = :asset');
-  }
-  if (q.fiat !== undefined) {
-    replacements.fiat = oneOf(AD_FIATS, q.fiat, 'fiat');
-    where.push('fiat = :fiat');
-  }
-  if (q.payment_method !== undefined) {
-    replacements.method = oneOf(AD_PAYMENT_METHODS, q.payment_method, 'payment_method');
-    where.push(':method = ANY (payment_methods)');
-  }
-  if (q.amount !== undefined) {
-    // The amount (fiat) fits the ad's limits and what is left of it.
-    replacements.amount = parseAmount(q.amount, 'KES').toString();
-    where.push(
-      'min_order_minor <= :amount',
-      'max_order_minor >= :amount',
-      `floor(available_amount_minor * price_now / CASE asset WHEN 'BTC' THEN 1e8 WHEN 'ETH' THEN 1e18 ELSE 1e6 END) >= :amount`,
-    );
-  }
-  if (q.cursor !== undefined) {
-    const after = decodeAdCursor(q.cursor);
-    Object.assign(replacements, { afterRank: after.rank, afterKey: after.key, afterId: after.id });
-    where.push('(side_rank, sort_key, id) > (:afterRank, :afterKey::numeric, :afterId::uuid)');
-  }
-  const rows = await database().query<AdRow>(
-    `${priced.sql} SELECT ${AD_COLUMNS} FROM listed WHERE ${where.join(' AND ')} ORDER BY side_rank, sort_key, id LIMIT :limit`,
-    { replacements, type: QueryTypes.SELECT },
-  );
+  const filter: AdFilter = {};
+  if (q.side !== undefined) filter.side = oneOf(AD_SIDES, q.side, 'side');
+  if (q.asset !== undefined) filter.asset = oneOf(AD_ASSETS, q.asset, 'asset');
+  if (q.fiat !== undefined) filter.fiat = oneOf(AD_FIATS, q.fiat, 'fiat');
+  if (q.payment_method !== undefined) filter.paymentMethod = oneOf(AD_PAYMENT_METHODS, q.payment_method, 'payment_method');
+  if (q.amount !== undefined) filter.fiatAmountMinor = parseAmount(q.amount, 'KES').toString();
+  if (q.cursor !== undefined) filter.after = decodeAdCursor(q.cursor);
+  const rows = await listActiveAds(filter, references(), limit + 1);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return { data: page.map(toAdView), next_cursor: rows.length > limit && last ? encodeAdCursor(last) : null };
@@ -319,11 +200,7 @@ export async function quoteTrade(caller: Caller, destination: Record<string, str
   }
   // The fiat leg pays the seller: by mobile money it needs the seller's phone, so refuse now what the rail would refuse later.
   if (method === 'mpesa' || method === 'airtel_money') {
-    const [seller] = await database().query<{ phone: string | null }>('SELECT phone FROM users WHERE id = :id', {
-      replacements: { id: ad.owner_id },
-      type: QueryTypes.SELECT,
-    });
-    if (!normaliseKenyanPhone(seller?.phone ?? '')) {
+    if (!normaliseKenyanPhone((await phoneOf(ad.owner_id)) ?? '')) {
       throw validationError(
         'destination.payment_method',
         `the seller has no Kenyan phone number to be paid by ${method}; choose another method the ad accepts (${ad.payment_methods.join(', ')})`,
@@ -344,25 +221,21 @@ export async function quoteTrade(caller: Caller, destination: Record<string, str
 }
 
 /** Record the trade of a new order, in the order's transaction. */
-export async function recordTrade(orderId: string, quote: TradeQuote, transaction: Transaction): Promise<void> {
-  await database().query(
-    `INSERT INTO p2p_trades (order_id, ad_id, maker_id, taker_id, seller_id, buyer_id, asset, asset_amount_minor, price_minor, payment_method)
-     VALUES (:orderId, :adId, :makerId, :takerId, :sellerId, :buyerId, :asset, :assetAmount, :price, :method)`,
+export async function recordTrade(orderId: string, quote: TradeQuote, tx: Tx): Promise<void> {
+  await insertTrade(
     {
-      replacements: {
-        orderId,
-        adId: quote.adId,
-        makerId: quote.makerId,
-        takerId: quote.takerId,
-        sellerId: quote.sellerId,
-        buyerId: quote.buyerId,
-        asset: quote.asset,
-        assetAmount: quote.assetAmountMinor.toString(),
-        price: quote.priceMinor.toString(),
-        method: quote.paymentMethod,
-      },
-      transaction,
+      orderId,
+      adId: quote.adId,
+      makerId: quote.makerId,
+      takerId: quote.takerId,
+      sellerId: quote.sellerId,
+      buyerId: quote.buyerId,
+      asset: quote.asset,
+      assetAmountMinor: quote.assetAmountMinor.toString(),
+      priceMinor: quote.priceMinor.toString(),
+      paymentMethod: quote.paymentMethod,
     },
+    tx,
   );
 }
 
@@ -397,24 +270,6 @@ export interface P2pHistoryItem {
   escrow_state?: string;
 }
 
-interface HistoryRow {
-  type: 'trade' | 'ad_event';
-  id: string;
-  at: Date;
-  ad_id: string;
-  event: string | null;
-  detail: string | null;
-  order_status: string | null;
-  maker_id: string | null;
-  taker_id: string | null;
-  asset: AdAsset | null;
-  asset_amount_minor: string | null;
-  price_minor: string | null;
-  fiat_amount_minor: string | null;
-  payment_method: string | null;
-  escrow_state: string | null;
-}
-
 function toHistoryItem(row: HistoryRow, userId: string | null): P2pHistoryItem {
   if (row.type === 'ad_event') {
     return { type: 'ad_event', id: row.id, at: new Date(row.at).toISOString(), ad_id: row.ad_id, event: row.event!, detail: row.detail };
@@ -446,34 +301,12 @@ export async function p2pHistory(caller: Caller, q: { limit?: number; cursor?: s
     if (q.user_id !== undefined && !isUuid(q.user_id)) throw validationError('user_id', 'must be a UUID');
     userId = q.user_id ?? null;
   }
-  const replacements: Record<string, unknown> = { userId, limit: limit + 1 };
-  let after = '';
-  if (q.cursor !== undefined) {
-    const decoded = Buffer.from(q.cursor, 'base64url').toString();
-    const id = decoded.startsWith('v1:') ? decoded.slice(3) : '';
-    if (!isUuid(id)) throw validationError('cursor', 'is not a cursor returned by this endpoint');
-    replacements.after = id;
-    after = 'AND h.id < :after';
-  }
-  const rows = await database().query<HistoryRow>(
-    `SELECT h.* FROM (
-       SELECT 'trade' AS type, t.order_id AS id, o.created_at AS at, t.ad_id, NULL AS event, NULL AS detail, o.status AS order_status,
-              t.maker_id, t.taker_id, t.asset, t.asset_amount_minor::text AS asset_amount_minor, t.price_minor::text AS price_minor,
-              o.amount_minor::text AS fiat_amount_minor, t.payment_method, t.escrow_state
-         FROM p2p_trades t JOIN orders o ON o.id = t.order_id
-        WHERE (CAST(:userId AS uuid) IS NULL OR t.maker_id = :userId OR t.taker_id = :userId)
-       UNION ALL
-       SELECT 'ad_event', e.id, e.at, e.ad_id, e.event, e.detail, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-         FROM p2p_ad_events e
-        WHERE (CAST(:userId AS uuid) IS NULL OR e.owner_id = :userId)
-     ) h WHERE true ${after}
-     ORDER BY h.id DESC LIMIT :limit`,
-    { replacements, type: QueryTypes.SELECT },
-  );
+  const before = q.cursor !== undefined ? decodeCursor(q.cursor) : null;
+  const rows = await p2pActivity(userId, before, limit + 1);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
     data: page.map((row) => toHistoryItem(row, userId)),
-    next_cursor: rows.length > limit && last ? Buffer.from(`v1:${last.id}`).toString('base64url') : null,
+    next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null,
   };
 }

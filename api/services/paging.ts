@@ -19,7 +19,7 @@ export function pageLimit(limit: number | undefined): number {
  */
 export const encodeCursor = (...key: string[]): string => Buffer.from(`v1:${key.join(':')}`).toString('base64url');
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Decode a cursor whose key has one part per pattern, each matching it; anything else (a forged, truncated
@@ -35,4 +35,4 @@ export function decodeCursorKey(cursor: string, parts: readonly RegExp[]): strin
 }
 
 /** Decode the cursor of a list keyed by a UUID id (most lists). */
-export const decodeCursor = (cursor: string): string => decodeCursorKey(cursor, [UUID])[0];
+export const decodeCursor = (cursor: string): string => decodeCursorKey(cursor, [UUID_PATTERN])[0];
