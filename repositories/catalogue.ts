@@ -66,19 +66,15 @@ interface CatalogueWrite {
 }
 
 /**
- * Persist an exchange refresh in one transaction, queued behind any other refresh of the exchanges: upsert
- * every entry (rows in `EXCHANGE_COLUMNS` order), mark the exchanges no longer listed inactive (never
- * deleting them), and record the refresh. Returns how many were deactivated.
+ * Persist an exchange refresh (rows in `EXCHANGE_COLUMNS` order). Returns how many exchanges were deactivated.
+ * A probe that did not reach an exchange (checked_at null) keeps its last known status.
  */
 export async function saveExchanges(w: CatalogueWrite & { ids: string[]; knownCapabilities: string[] }): Promise<number> {
-  const nowParam = `$${w.rows.length * EXCHANGE_COLUMNS.length + 1}`;
-  const values = valuesList(w.rows, [nowParam, nowParam]);
-  return models().transaction(async (transaction) => {
-    await lockCatalogue(transaction, 'exchanges');
-    // A probe that did not reach an exchange (checked_at null) keeps its last known status.
-    await models().query(
+  return saveCatalogue('exchanges', w, {
+    columns: EXCHANGE_COLUMNS.length,
+    upsert: (values) =>
       `INSERT INTO exchanges AS e (${EXCHANGE_COLUMNS.join(', ')}, first_seen_at, refreshed_at)
-       VALUES ${values.sql}
+       VALUES ${values}
        ON CONFLICT (id) DO UPDATE SET
          name = EXCLUDED.name, countries = EXCLUDED.countries, urls = EXCLUDED.urls,
          capabilities = EXCLUDED.capabilities, fees = EXCLUDED.fees, certified = EXCLUDED.certified,
@@ -86,54 +82,55 @@ export async function saveExchanges(w: CatalogueWrite & { ids: string[]; knownCa
          status = CASE WHEN EXCLUDED.checked_at IS NULL THEN e.status ELSE EXCLUDED.status END,
          checked_at = coalesce(EXCLUDED.checked_at, e.checked_at),
          active = true, deactivated_at = NULL, refreshed_at = EXCLUDED.refreshed_at`,
-      { bind: [...values.bind, w.now], transaction },
-    );
-    const gone = await models().query(
-      'UPDATE exchanges SET active = false, deactivated_at = $1 WHERE active AND NOT (id = ANY($2::text[])) RETURNING id',
-      { bind: [w.now, w.ids], type: QueryTypes.SELECT, transaction },
-    );
-    await recordRefresh(transaction, {
-      catalogue: 'exchanges',
-      refreshedAt: w.now,
-      active: w.ids.length,
-      deactivated: gone.length,
-      durationMs: Date.now() - w.started,
-      knownCapabilities: w.knownCapabilities,
-    });
-    return gone.length;
+    deactivate: 'UPDATE exchanges SET active = false, deactivated_at = $1 WHERE active AND NOT (id = ANY($2::text[])) RETURNING id',
+    keys: w.ids,
+    knownCapabilities: w.knownCapabilities,
   });
 }
 
 /**
- * Persist a bank refresh in one transaction, queued behind any other refresh of the banks: upsert every
- * bank (rows: code, name, swift_bic, swift_bic_confirmed, pesalink, source, verified_on), mark the banks
- * no longer listed inactive, and record the refresh. Returns how many were deactivated.
+ * Persist a bank refresh (rows: code, name, swift_bic, swift_bic_confirmed, pesalink, source, verified_on).
+ * Returns how many banks were deactivated.
  */
 export async function saveBanks(w: CatalogueWrite & { codes: string[] }): Promise<number> {
-  const nowParam = `$${w.rows.length * 7 + 1}`;
-  const values = valuesList(w.rows, [nowParam, nowParam]);
-  return models().transaction(async (transaction) => {
-    await lockCatalogue(transaction, 'banks');
-    await models().query(
+  return saveCatalogue('banks', w, {
+    columns: 7,
+    upsert: (values) =>
       `INSERT INTO banks AS b (code, name, swift_bic, swift_bic_confirmed, pesalink, source, verified_on, first_seen_at, refreshed_at)
-       VALUES ${values.sql}
+       VALUES ${values}
        ON CONFLICT (code) DO UPDATE SET
          name = EXCLUDED.name, swift_bic = EXCLUDED.swift_bic, swift_bic_confirmed = EXCLUDED.swift_bic_confirmed,
          pesalink = EXCLUDED.pesalink, source = EXCLUDED.source, verified_on = EXCLUDED.verified_on,
          active = true, deactivated_at = NULL, refreshed_at = EXCLUDED.refreshed_at`,
-      { bind: [...values.bind, w.now], transaction },
-    );
-    const gone = await models().query(
-      'UPDATE banks SET active = false, deactivated_at = $1 WHERE active AND NOT (code = ANY($2::text[])) RETURNING code',
-      { bind: [w.now, w.codes], type: QueryTypes.SELECT, transaction },
-    );
+    deactivate: 'UPDATE banks SET active = false, deactivated_at = $1 WHERE active AND NOT (code = ANY($2::text[])) RETURNING code',
+    keys: w.codes,
+    knownCapabilities: [],
+  });
+}
+
+/**
+ * One refresh of a catalogue, in one transaction queued behind any other refresh of it: one multi-row
+ * upsert of every entry (each tuple ending with the refresh time, twice: first seen, refreshed), one update
+ * marking the entries no longer listed inactive (never deleting them), and the refresh record.
+ */
+async function saveCatalogue(
+  catalogue: 'exchanges' | 'banks',
+  w: CatalogueWrite,
+  sql: { columns: number; upsert: (values: string) => string; deactivate: string; keys: string[]; knownCapabilities: string[] },
+): Promise<number> {
+  const nowParam = `$${w.rows.length * sql.columns + 1}`;
+  const values = valuesList(w.rows, [nowParam, nowParam]);
+  return models().transaction(async (transaction) => {
+    await lockCatalogue(transaction, catalogue);
+    await models().query(sql.upsert(values.sql), { bind: [...values.bind, w.now], transaction });
+    const gone = await models().query(sql.deactivate, { bind: [w.now, sql.keys], type: QueryTypes.SELECT, transaction });
     await recordRefresh(transaction, {
-      catalogue: 'banks',
+      catalogue,
       refreshedAt: w.now,
-      active: w.codes.length,
+      active: sql.keys.length,
       deactivated: gone.length,
       durationMs: Date.now() - w.started,
-      knownCapabilities: [],
+      knownCapabilities: sql.knownCapabilities,
     });
     return gone.length;
   });

@@ -28,19 +28,7 @@ export interface WebhookEventBody {
   id: string;
   type: string;
   created_at: string;
-  data: {
-    order_id: string;
-    status: string;
-    detail: string | null;
-    at: string;
-    failure_code: string | null;
-    failure_reason: string | null;
-    rail_reference: string | null;
-    amount: string;
-    currency: string;
-    method: string;
-    reference: string | null;
-  };
+  data: DeliveryRow['payload'] & { amount: string; currency: string; method: string; reference: string | null };
 }
 
 /** Fan new events out to the endpoints registered when they happened; returns how many deliveries were created. */

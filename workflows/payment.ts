@@ -47,6 +47,8 @@ const MAX_POLL_INTERVAL_MS = 60_000;
 const HISTORY_LIMIT = 10_000;
 /** Past this patch, a missed settle deadline flags the order overdue and the run keeps asking the rail. */
 const OVERDUE_KEEPS_WAITING = 'overdue-keeps-waiting';
+/** Runs that decide a failed trade's compensation in the workflow (release the hold, return the escrow, then fail). */
+const TRADE_COMPENSATION_IN_WORKFLOW = 'trade-compensation-in-workflow';
 /** Runs that decide a failed payment's compensation in the workflow (release the hold, then fail the order). */
 const COMPENSATION_IN_WORKFLOW = 'compensation-in-workflow';
 
@@ -167,6 +169,21 @@ async function compensateAndFail(orderId: string, failure: { failureCode: string
 }
 
 /**
+ * A trade whose fiat leg will not settle: the compensation is decided here — give the fiat hold back, return
+ * the escrowed asset to the seller (and the ad), then fail the order. Runs recorded before this patch made
+ * all three moves in one `failTrade` activity.
+ */
+async function compensateAndFailTrade(orderId: string, failure: { failureCode: string; reason: string }): Promise<void> {
+  if (!patched(TRADE_COMPENSATION_IN_WORKFLOW)) {
+    await p2pDb.failTrade({ orderId, ...failure });
+    return;
+  }
+  await db.releaseHold({ orderId });
+  await p2pDb.returnTradeEscrow({ orderId });
+  await db.failOrder({ orderId, ...failure });
+}
+
+/**
  * A P2P trade (SPEC §7): lock the ad's asset in escrow → hold the fiat → the fiat leg over the rail →
  * release the escrow to the buyer and post both legs; on failure or timeout the escrow returns.
  */
@@ -193,7 +210,7 @@ async function p2pTrade(
   } catch (err) {
     const failure = railFailure(err);
     log.warn('rail refused the fiat leg of a trade', { orderId, ...failure });
-    await p2pDb.failTrade({ orderId, ...failure });
+    await compensateAndFailTrade(orderId, failure);
     report('failed');
     setStage('done');
     return { orderId, status: 'failed', failureCode: failure.failureCode };
@@ -215,7 +232,7 @@ async function concludeTrade(orderId: string, final: RailOutcomeSignal, report: 
     report('completed');
     return { orderId, status: 'completed' };
   }
-  await p2pDb.failTrade({ orderId, failureCode: final.failureCode, reason: final.reason });
+  await compensateAndFailTrade(orderId, { failureCode: final.failureCode, reason: final.reason });
   report('failed');
   return { orderId, status: 'failed', failureCode: final.failureCode };
 }

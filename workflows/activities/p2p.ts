@@ -164,7 +164,21 @@ export function createP2pActivities({ connectors }: P2pActivityDeps) {
       });
     },
 
-    /** The fiat leg failed or timed out: release the fiat hold, return the escrow, fail the order — once. */
+    /** The fiat leg failed or timed out: return the escrowed asset to the seller and the ad — once, while the order is open. */
+    async returnTradeEscrow({ orderId }: OrderRef): Promise<void> {
+      await inTransaction(async (tx) => {
+        const order = await loadOrder(orderId, tx);
+        if (isTerminal(order.status)) return;
+        const trade = await lockTrade(orderId, tx);
+        if (trade) await returnEscrow(tx, trade);
+      });
+    },
+
+    /**
+     * Release the fiat hold, return the escrow and fail the order in one step: kept only for trade runs
+     * recorded before the workflow decided its compensation itself; new runs call `releaseHold`,
+     * `returnTradeEscrow` and `failOrder`.
+     */
     async failTrade({ orderId, failureCode, reason }: OrderRef & { failureCode: string; reason: string }): Promise<void> {
       await inTransaction(async (tx) => {
         const order = await loadOrder(orderId, tx);
