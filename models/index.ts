@@ -6,10 +6,11 @@ import { BlocklistEntry } from './blocklist-entry';
 import { BlocklistState } from './blocklist-state';
 import { CatalogueRefresh } from './catalogue-refresh';
 import { ComplianceReport, ComplianceReportSection } from './compliance-report';
+import { Deposit } from './deposit';
 import { Exchange } from './exchange';
 import { IdempotencyKey } from './idempotency-key';
 import { KycAuditEntry, KycRecord } from './kyc';
-import { LedgerEntry, LedgerTransaction } from './ledger';
+import { Account, LedgerEntry, LedgerTransaction } from './ledger';
 import { Order, OrderEvent } from './order';
 import { P2pAd, P2pAdEvent, P2pTrade } from './p2p';
 import { LateRailResult, RailRequest, RailStatusQuery } from './rail';
@@ -23,7 +24,7 @@ export { BlocklistEntry, BlocklistState, ComplianceReport, ComplianceReportSecti
 export { Appeal, P2pAd, P2pAdEvent, P2pTrade };
 export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
-export { IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, SandboxTransfer, User };
+export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, SandboxTransfer, User };
 
 let initialised: Sequelize | undefined;
 
@@ -40,6 +41,8 @@ export function models(given?: Sequelize): Sequelize {
   OrderEvent.initModel(sequelize);
   LedgerTransaction.initModel(sequelize);
   LedgerEntry.initModel(sequelize);
+  Account.initModel(sequelize);
+  Deposit.initModel(sequelize);
   IdempotencyKey.initModel(sequelize);
   SandboxTransfer.initModel(sequelize);
   Exchange.initModel(sequelize);

@@ -4,7 +4,9 @@ import type { LedgerKind } from '../domain/ledger';
 
 export class LedgerTransaction extends Model<InferAttributes<LedgerTransaction>, InferCreationAttributes<LedgerTransaction>> {
   declare id: string;
-  declare orderId: string;
+  /** Exactly one of `orderId` and `depositId`: what the posting is for. */
+  declare orderId: string | null;
+  declare depositId: string | null;
   declare kind: LedgerKind;
   declare currency: string;
   declare createdAt: CreationOptional<Date>;
@@ -13,7 +15,8 @@ export class LedgerTransaction extends Model<InferAttributes<LedgerTransaction>,
     return LedgerTransaction.init(
       {
         id: { type: DataTypes.UUID, primaryKey: true },
-        orderId: { type: DataTypes.UUID, allowNull: false },
+        orderId: { type: DataTypes.UUID, allowNull: true },
+        depositId: { type: DataTypes.UUID, allowNull: true },
         kind: { type: DataTypes.TEXT, allowNull: false },
         currency: { type: DataTypes.TEXT, allowNull: false },
         createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
@@ -30,6 +33,8 @@ export class LedgerEntry extends Model<InferAttributes<LedgerEntry>, InferCreati
   declare currency: string;
   declare direction: 'debit' | 'credit';
   declare amountMinor: string;
+  /** The account's balance once this entry applied; written by the database, never by code. */
+  declare balanceAfterMinor: CreationOptional<string>;
   declare createdAt: CreationOptional<Date>;
 
   static initModel(sequelize: Sequelize): typeof LedgerEntry {
@@ -41,9 +46,33 @@ export class LedgerEntry extends Model<InferAttributes<LedgerEntry>, InferCreati
         currency: { type: DataTypes.TEXT, allowNull: false },
         direction: { type: DataTypes.TEXT, allowNull: false },
         amountMinor: { type: DataTypes.DECIMAL(38, 0), allowNull: false },
+        balanceAfterMinor: { type: DataTypes.DECIMAL(38, 0), allowNull: false },
         createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
       },
       { sequelize, tableName: 'ledger_entries' },
+    );
+  }
+}
+
+/**
+ * One ledger account's balance (credits − debits, minor units). Only the ledger's trigger writes it, in
+ * the transaction of each entry; `wallet:`, `hold:`, `escrow:` and `suspense:` accounts never go below zero.
+ */
+export class Account extends Model<InferAttributes<Account>, InferCreationAttributes<Account>> {
+  declare account: string;
+  declare currency: string;
+  declare balanceMinor: CreationOptional<string>;
+  declare updatedAt: CreationOptional<Date>;
+
+  static initModel(sequelize: Sequelize): typeof Account {
+    return Account.init(
+      {
+        account: { type: DataTypes.TEXT, primaryKey: true },
+        currency: { type: DataTypes.TEXT, primaryKey: true },
+        balanceMinor: { type: DataTypes.DECIMAL(38, 0), allowNull: false, defaultValue: '0' },
+        updatedAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
+      },
+      { sequelize, tableName: 'accounts' },
     );
   }
 }

@@ -7,6 +7,7 @@ export class ScreeningHit extends Model<InferAttributes<ScreeningHit>, InferCrea
   declare context: ScreeningContext;
   declare userId: string | null;
   declare orderId: string | null;
+  declare depositId: string | null;
   /** What was screened: `email`, `full_name`, `destination.phone` … */
   declare field: string;
   declare screenedValue: string;
@@ -22,6 +23,7 @@ export class ScreeningHit extends Model<InferAttributes<ScreeningHit>, InferCrea
         context: { type: DataTypes.TEXT, allowNull: false },
         userId: { type: DataTypes.UUID, allowNull: true },
         orderId: { type: DataTypes.UUID, allowNull: true },
+        depositId: { type: DataTypes.UUID, allowNull: true },
         field: { type: DataTypes.TEXT, allowNull: false },
         screenedValue: { type: DataTypes.TEXT, allowNull: false },
         entryId: { type: DataTypes.UUID, allowNull: false },

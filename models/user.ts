@@ -1,4 +1,12 @@
-import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
+import {
+  DataTypes,
+  Model,
+  literal,
+  type CreationOptional,
+  type InferAttributes,
+  type InferCreationAttributes,
+  type Sequelize,
+} from 'sequelize';
 
 import type { KycStatus, Role } from '../domain/users';
 
@@ -10,6 +18,8 @@ export class User extends Model<InferAttributes<User>, InferCreationAttributes<U
   declare phone: string | null;
   declare roles: CreationOptional<Role[]>;
   declare kycStatus: CreationOptional<KycStatus>;
+  /** What the user quotes when paying in (paybill account number, bank narrative); made by the database. */
+  declare depositReference: CreationOptional<string>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -23,6 +33,7 @@ export class User extends Model<InferAttributes<User>, InferCreationAttributes<U
         phone: { type: DataTypes.TEXT, allowNull: true },
         roles: { type: DataTypes.ARRAY(DataTypes.TEXT), allowNull: false, defaultValue: ['user'] },
         kycStatus: { type: DataTypes.TEXT, allowNull: false, defaultValue: 'unverified' },
+        depositReference: { type: DataTypes.TEXT, allowNull: false, defaultValue: literal('paygate_deposit_reference()') },
         createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
         updatedAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
       },

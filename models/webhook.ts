@@ -41,7 +41,8 @@ export class WebhookEvent extends Model<InferAttributes<WebhookEvent>, InferCrea
   declare id: CreationOptional<string>;
   declare type: string;
   declare userId: string;
-  declare orderId: string;
+  declare orderId: string | null;
+  declare depositId: string | null;
   declare payload: unknown;
   declare createdAt: CreationOptional<Date>;
   declare dispatchedAt: CreationOptional<Date | null>;
@@ -52,7 +53,8 @@ export class WebhookEvent extends Model<InferAttributes<WebhookEvent>, InferCrea
         id: { type: DataTypes.UUID, primaryKey: true, defaultValue: literal('paygate_uuid_v7()'), allowNull: false },
         type: { type: DataTypes.TEXT, allowNull: false },
         userId: { type: DataTypes.UUID, allowNull: false },
-        orderId: { type: DataTypes.UUID, allowNull: false },
+        orderId: { type: DataTypes.UUID, allowNull: true },
+        depositId: { type: DataTypes.UUID, allowNull: true },
         payload: { type: DataTypes.JSONB, allowNull: false },
         createdAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW, allowNull: false },
         dispatchedAt: { type: DataTypes.DATE, allowNull: true },

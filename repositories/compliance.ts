@@ -23,13 +23,13 @@ export async function blocklistChangesSince(generation: bigint): Promise<Blockli
 
 /** Keep a hit for the record (and the compliance report): which entry matched what, with which score. */
 export async function recordScreeningHit(
-  hit: { context: ScreeningContext; match: ScreeningMatch; userId?: string | null; orderId?: string | null },
+  hit: { context: ScreeningContext; match: ScreeningMatch; userId?: string | null; orderId?: string | null; depositId?: string | null },
   transaction?: Transaction,
 ): Promise<string> {
   const id = uuidv7();
   await models().query(
-    `INSERT INTO screening_hits (id, context, user_id, order_id, field, screened_value, entry_id, score)
-     VALUES (:id, :context, :userId, :orderId, :field, :screenedValue, :entryId, :score)
+    `INSERT INTO screening_hits (id, context, user_id, order_id, deposit_id, field, screened_value, entry_id, score)
+     VALUES (:id, :context, :userId, :orderId, :depositId, :field, :screenedValue, :entryId, :score)
      ON CONFLICT DO NOTHING`,
     {
       replacements: {
@@ -37,6 +37,7 @@ export async function recordScreeningHit(
         context: hit.context,
         userId: hit.userId ?? null,
         orderId: hit.orderId ?? null,
+        depositId: hit.depositId ?? null,
         field: hit.match.field,
         screenedValue: hit.match.screenedValue,
         entryId: hit.match.entryId,

@@ -1,14 +1,35 @@
-import { QueryTypes, type Transaction } from 'sequelize';
+import { DatabaseError, QueryTypes, type Transaction } from 'sequelize';
 import { models } from '../models';
 import { uuidv7 } from '../platform/ids';
 import { paymentLines, type LedgerKind, type LedgerLine, type PaymentAccounts } from '../domain/ledger';
 
 /**
- * The double-entry ledger (`ledger_transactions`, `ledger_entries`). Each posting is one transaction row,
- * unique per (order, kind), and its balanced entries: posting the same kind for the same order twice is a
- * no-op, so retries and replays never move money twice. The database refuses updates, deletes and
- * unbalanced transactions. Which lines a posting makes is pure logic, in `domain/ledger.ts`.
+ * The double-entry ledger (`ledger_transactions`, `ledger_entries`) and the balances it keeps (`accounts`).
+ * Each posting is one transaction row, unique per (order, kind), and its balanced entries: posting the
+ * same kind for the same order twice is a no-op, so retries and replays never move money twice. The
+ * database refuses updates, deletes and unbalanced transactions, moves each account's balance with each
+ * entry (a trigger), and refuses any entry that would take a `wallet:`, `hold:`, `escrow:` or `suspense:`
+ * account below zero. Which lines a posting makes is pure logic, in `domain/ledger.ts`.
  */
+
+/** A posting the database refused because it would overdraw a guarded account. */
+export class InsufficientFunds extends Error {
+  constructor(readonly account: string) {
+    super(`insufficient funds in ${account}`);
+    this.name = 'InsufficientFunds';
+  }
+}
+
+const OVERDRAFT_CONSTRAINT = 'accounts_funds_never_negative';
+
+/** Turn the database's overdraft refusal into `InsufficientFunds`; anything else is rethrown as it is. */
+function overdraftOf(err: unknown, lines: LedgerLine[]): InsufficientFunds | undefined {
+  if (!(err instanceof DatabaseError)) return undefined;
+  const original = err.original as { constraint?: string; detail?: string };
+  if (original.constraint !== OVERDRAFT_CONSTRAINT) return undefined;
+  const account = lines.find((l) => l.direction === 'debit' && original.detail?.includes(`(${l.account},`))?.account;
+  return new InsufficientFunds(account ?? lines.find((l) => l.direction === 'debit')?.account ?? 'an account');
+}
 
 /** Post `kind` for the payment inside `tx`; returns false when it was already posted. */
 export async function postPayment(tx: Transaction, kind: LedgerKind, p: PaymentAccounts): Promise<boolean> {
@@ -16,25 +37,38 @@ export async function postPayment(tx: Transaction, kind: LedgerKind, p: PaymentA
 }
 
 /**
- * Post one balanced transaction of `kind` for an order inside `tx`, once per (order, kind): returns false
- * when it was already posted. Other features (P2P escrow) post their own kinds through here.
+ * Post one balanced transaction of `kind` for an order or a deposit inside `tx`, once per (order, kind) or
+ * (deposit, kind): returns false when it was already posted. Other features (P2P escrow, deposits) post
+ * their own kinds through here.
  */
 export async function postLines(
   tx: Transaction,
-  posting: { orderId: string; kind: string; currency: string; lines: LedgerLine[] },
+  posting: ({ orderId: string; depositId?: undefined } | { depositId: string; orderId?: undefined }) & {
+    kind: string;
+    currency: string;
+    lines: LedgerLine[];
+  },
 ): Promise<boolean> {
   const id = uuidv7();
   const inserted = await models().query<{ id: string }>(
-    `INSERT INTO ledger_transactions (id, order_id, kind, currency) VALUES (:id, :orderId, :kind, :currency)
-     ON CONFLICT (order_id, kind) DO NOTHING RETURNING id`,
+    `INSERT INTO ledger_transactions (id, order_id, deposit_id, kind, currency) VALUES (:id, :orderId, :depositId, :kind, :currency)
+     ON CONFLICT DO NOTHING RETURNING id`,
     {
-      replacements: { id, orderId: posting.orderId, kind: posting.kind, currency: posting.currency },
+      replacements: {
+        id,
+        orderId: posting.orderId ?? null,
+        depositId: posting.depositId ?? null,
+        kind: posting.kind,
+        currency: posting.currency,
+      },
       type: QueryTypes.SELECT,
       transaction: tx,
     },
   );
   if (inserted.length === 0) return false;
-  const lines = posting.lines;
+  // Entries apply in insertion order, each taking its account's row lock: one order for every posting
+  // (by account) means two postings over the same accounts can never wait on each other in a cycle.
+  const lines = [...posting.lines].sort((a, b) => (a.account < b.account ? -1 : a.account > b.account ? 1 : 0));
   const values = lines.map((_, i) => `(:tx, :account${i}, :currency, :direction${i}, :amount${i})`).join(', ');
   const replacements: Record<string, string> = { tx: id, currency: posting.currency };
   lines.forEach((line, i) => {
@@ -42,10 +76,14 @@ export async function postLines(
     replacements[`direction${i}`] = line.direction;
     replacements[`amount${i}`] = line.amountMinor;
   });
-  await models().query(`INSERT INTO ledger_entries (transaction_id, account, currency, direction, amount_minor) VALUES ${values}`, {
-    replacements,
-    transaction: tx,
-  });
+  try {
+    await models().query(`INSERT INTO ledger_entries (transaction_id, account, currency, direction, amount_minor) VALUES ${values}`, {
+      replacements,
+      transaction: tx,
+    });
+  } catch (err) {
+    throw overdraftOf(err, lines) ?? err;
+  }
   return true;
 }
 
@@ -66,35 +104,6 @@ export async function ledgerImbalanceByCurrency(): Promise<Record<string, string
     { type: QueryTypes.SELECT },
   );
   return Object.fromEntries(rows.map((r) => [r.currency, r.imbalance]));
-}
-
-export interface Overdraft {
-  account: string;
-  currency: string;
-  /** The lowest balance the account reached, in minor units (negative). */
-  lowest: string;
-}
-
-/**
- * Internal accounts (`hold:`, `escrow:`, `rail:`) hold money the platform has taken in; each must never be
- * overdrawn: their balance (credits − debits), replayed transaction by transaction in posting order,
- * never goes below zero. `user:` accounts are the customers' side and are checked per order instead
- * (`overpaidOrders`). Returns every account that went below zero, with its lowest balance.
- */
-export async function ledgerOverdrafts(transaction?: Transaction): Promise<Overdraft[]> {
-  return models().query<Overdraft>(
-    `WITH postings AS (
-       SELECT e.account, e.currency, min(e.id) AS seq,
-              sum(CASE e.direction WHEN 'credit' THEN e.amount_minor ELSE -e.amount_minor END) AS net
-         FROM ledger_entries e
-        WHERE e.account LIKE 'hold:%' OR e.account LIKE 'escrow:%' OR e.account LIKE 'rail:%'
-        GROUP BY e.account, e.currency, e.transaction_id
-     ), running AS (
-       SELECT account, currency, sum(net) OVER (PARTITION BY account, currency ORDER BY seq) AS balance FROM postings
-     )
-     SELECT account, currency, min(balance)::text AS lowest FROM running GROUP BY account, currency HAVING min(balance) < 0`,
-    { type: QueryTypes.SELECT, transaction },
-  );
 }
 
 export interface Overpayment {
@@ -131,5 +140,108 @@ export async function overpaidOrders(transaction?: Transaction): Promise<Overpay
        FROM running GROUP BY order_id, payer, held
      HAVING min(paid) < 0 OR max(paid) > held`,
     { type: QueryTypes.SELECT, transaction },
+  );
+}
+
+/** An account's balance (credits − debits, minor units); "0" for an account with no entries yet. */
+export async function balanceOf(account: string, currency: string, tx?: Transaction): Promise<string> {
+  const [row] = await models().query<{ balance: string }>(
+    'SELECT balance_minor::text AS balance FROM accounts WHERE account = :account AND currency = :currency',
+    { replacements: { account, currency }, type: QueryTypes.SELECT, transaction: tx },
+  );
+  return row?.balance ?? '0';
+}
+
+export interface BalanceDrift {
+  account: string;
+  currency: string;
+  /** What `accounts` stores, and what the entries add up to (minor units). */
+  stored: string;
+  entries: string;
+}
+
+/** Every account whose stored balance differs from the sum of its entries. Must be empty. */
+export async function balanceDrift(transaction?: Transaction): Promise<BalanceDrift[]> {
+  return models().query<BalanceDrift>(
+    `WITH sums AS (
+       SELECT account, currency, sum(CASE direction WHEN 'credit' THEN amount_minor ELSE -amount_minor END) AS total
+         FROM ledger_entries GROUP BY account, currency
+     )
+     SELECT coalesce(a.account, s.account) AS account, coalesce(a.currency, s.currency) AS currency,
+            coalesce(a.balance_minor, 0)::text AS stored, coalesce(s.total, 0)::text AS entries
+       FROM accounts a FULL JOIN sums s ON s.account = a.account AND s.currency = a.currency
+      WHERE coalesce(a.balance_minor, 0) <> coalesce(s.total, 0)`,
+    { type: QueryTypes.SELECT, transaction },
+  );
+}
+
+export interface RunningBalanceDrift {
+  entry_id: string;
+  account: string;
+  /** What the entry stores as `balance_after_minor`, and the running sum of its account up to it. */
+  stored: string;
+  running: string;
+}
+
+/** Every entry whose stored `balance_after_minor` differs from its account's running sum. Must be empty. */
+export async function runningBalanceDrift(transaction?: Transaction): Promise<RunningBalanceDrift[]> {
+  return models().query<RunningBalanceDrift>(
+    `SELECT id::text AS entry_id, account, balance_after_minor::text AS stored, running::text AS running
+       FROM (SELECT id, account, balance_after_minor,
+                    sum(CASE direction WHEN 'credit' THEN amount_minor ELSE -amount_minor END)
+                      OVER (PARTITION BY account, currency ORDER BY id) AS running
+               FROM ledger_entries) e
+      WHERE balance_after_minor <> running`,
+    { type: QueryTypes.SELECT, transaction },
+  );
+}
+
+// --- wallets: balances and statements
+
+export interface AccountBalanceRow {
+  currency: string;
+  balance: string;
+  updated_at: Date;
+}
+
+/** The balances of a user's wallets, one row per currency that has one. */
+export async function walletBalances(userId: string): Promise<AccountBalanceRow[]> {
+  return models().query<AccountBalanceRow>(
+    `SELECT currency, balance_minor::text AS balance, updated_at FROM accounts WHERE account = 'wallet:' || :userId || ':' || currency`,
+    { replacements: { userId }, type: QueryTypes.SELECT },
+  );
+}
+
+/** What is held for a user's payments in flight (their orders' `hold:` accounts), per currency. */
+export async function heldForUser(userId: string): Promise<{ currency: string; held: string }[]> {
+  return models().query<{ currency: string; held: string }>(
+    `SELECT a.currency, sum(a.balance_minor)::text AS held
+       FROM orders o JOIN accounts a ON a.account = 'hold:' || o.id::text AND a.currency = o.currency
+      WHERE o.user_id = :userId AND o.status IN ('pending', 'screening', 'processing') AND a.balance_minor > 0
+      GROUP BY a.currency`,
+    { replacements: { userId }, type: QueryTypes.SELECT },
+  );
+}
+
+export interface StatementRow {
+  entry_id: string;
+  at: Date;
+  kind: string;
+  direction: 'debit' | 'credit';
+  amount_minor: string;
+  balance_after_minor: string;
+  order_id: string | null;
+  deposit_id: string | null;
+}
+
+/** One account's entries newest first, keyset-paged on the entry id (`before`: only entries below it). */
+export async function accountStatement(account: string, currency: string, before: string | null, take: number): Promise<StatementRow[]> {
+  return models().query<StatementRow>(
+    `SELECT e.id::text AS entry_id, e.created_at AS at, t.kind, e.direction, e.amount_minor::text AS amount_minor,
+            e.balance_after_minor::text AS balance_after_minor, t.order_id, t.deposit_id
+       FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+      WHERE e.account = :account AND e.currency = :currency AND (CAST(:before AS bigint) IS NULL OR e.id < CAST(:before AS bigint))
+      ORDER BY e.id DESC LIMIT :take`,
+    { replacements: { account, currency, before, take }, type: QueryTypes.SELECT },
   );
 }

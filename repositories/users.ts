@@ -227,3 +227,17 @@ export async function phoneOf(userId: string): Promise<string | null> {
   const user = await User.findByPk(userId, { attributes: ['phone'], raw: true });
   return user?.phone ?? null;
 }
+
+// --- wallets
+
+/** The user who was given `reference` to pay in with (already normalised), or undefined. */
+export async function userByDepositReference(reference: string): Promise<{ id: string } | undefined> {
+  const user = await User.findOne({ where: { depositReference: reference }, attributes: ['id'], raw: true });
+  return user ?? undefined;
+}
+
+/** The reference the user quotes when paying in, or null when there is no such user. */
+export async function depositReferenceOf(userId: string): Promise<string | null> {
+  const user = await User.findByPk(userId, { attributes: ['depositReference'], raw: true });
+  return user?.depositReference ?? null;
+}

@@ -15,7 +15,8 @@ describe('the double-entry ledger', () => {
       expect(await ledgerKindsOf(order.order_id)).to.deep.equal(['hold', 'settle']);
       const entries = await rows<{ account: string; direction: string; amount_minor: string; currency: string }>(
         `SELECT e.account, e.direction, e.amount_minor, e.currency FROM ledger_entries e
-           JOIN ledger_transactions t ON t.id = e.transaction_id WHERE t.order_id = :id ORDER BY e.id`,
+           JOIN ledger_transactions t ON t.id = e.transaction_id WHERE t.order_id = :id
+          ORDER BY (SELECT min(f.id) FROM ledger_entries f WHERE f.transaction_id = t.id), e.direction DESC`,
         { id: order.order_id },
       );
       expect(entries).to.deep.equal([

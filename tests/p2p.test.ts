@@ -249,7 +249,8 @@ describe('p2p trades', () => {
       const entries = await rows<{ kind: string; account: string; currency: string; direction: string; amount: string }>(
         `SELECT t.kind, e.account, e.currency, e.direction, e.amount_minor::text AS amount
            FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
-          WHERE t.order_id = :id AND t.kind LIKE 'escrow%' ORDER BY e.id`,
+          WHERE t.order_id = :id AND t.kind LIKE 'escrow%'
+          ORDER BY (SELECT min(f.id) FROM ledger_entries f WHERE f.transaction_id = t.id), e.direction DESC`,
         { id: order.order_id },
       );
       expect(entries).to.deep.equal([

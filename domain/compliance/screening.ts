@@ -28,7 +28,7 @@ export interface ScreeningMatch {
   score: number;
 }
 
-export type ScreeningContext = 'registration' | 'kyc' | 'payment' | 'ad';
+export type ScreeningContext = 'registration' | 'kyc' | 'payment' | 'ad' | 'deposit';
 
 interface CachedEntry {
   id: string;

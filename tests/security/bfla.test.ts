@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { api, completedPayment, mpesaPayment, newUser, postAppeal, sellAd, type TestUser } from '../support/api';
+import { creditIncoming } from '../../api/services/wallet-service';
 import { realRails } from '../support/rails';
 import { call, expectProblem, specOperations, UNKNOWN_ID, type Method } from './support';
 
@@ -52,11 +53,37 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'DELETE /webhooks/endpoints/{endpoint_id}': [401, 'own', 'own', 'own'],
   'GET /webhooks/endpoints/{endpoint_id}/deliveries': [401, 'own', 'own', 'own'],
   'POST /callbacks/sandbox': ['signed', 'signed', 'signed', 'signed'],
+  // Wallets (SPEC §11): each caller's own, staff anyone's; unmatched money is staff's; simulators admin's.
+  'GET /wallets': [401, 'own', 'all', 'all'],
+  'GET /wallets/{currency}/transactions': [401, 'own', 'all', 'all'],
+  'GET /wallets/deposits/{deposit_id}': [401, 'own', 'all', 'all'],
+  'GET /wallets/unmatched-deposits': [401, 403, 'allow', 'allow'],
+  'POST /wallets/unmatched-deposits/{deposit_id}/assign': [401, 403, 'all', 'all'],
+  'POST /sandbox/c2b': [401, 403, 403, 'allow'],
+  'POST /sandbox/bank-credits': [401, 403, 403, 'allow'],
+  'POST /sandbox/crypto-deposits': [401, 403, 403, 'allow'],
   'POST /callbacks/mpesa/stk/{order_id}': ['signed', 'signed', 'signed', 'signed'],
   'POST /callbacks/mpesa/b2c/{order_id}/result': ['signed', 'signed', 'signed', 'signed'],
   'POST /callbacks/mpesa/b2c/{order_id}/status': ['signed', 'signed', 'signed', 'signed'],
   'POST /callbacks/mpesa/b2c/{order_id}/timeout': ['signed', 'signed', 'signed', 'signed'],
 };
+
+/** Served only while their rail is the sandbox: with every method on a real rail they are gone (404). */
+const SANDBOX_ONLY = ['POST /callbacks/sandbox', 'POST /sandbox/c2b', 'POST /sandbox/bank-credits', 'POST /sandbox/crypto-deposits'];
+
+/** Money in for `userId` (or, without one, quoting a reference nobody has), through the one crediting path. */
+async function depositFor(userId: string | undefined): Promise<string> {
+  const { deposit } = await creditIncoming({
+    channel: 'mpesa_c2b',
+    rail: 'sandbox',
+    providerReference: `BFLA${randomUUID()}`,
+    currency: 'KES',
+    amountMinor: 10_000n,
+    ...(userId ? { userId } : { quotedReference: 'PGUNKNOWNREF' }),
+    payer: {},
+  });
+  return deposit.deposit_id;
+}
 
 /** Admin pages outside /api/v1 (not in the spec), in the same matrix. */
 const OUTSIDE_API: Record<string, [Cell, Cell, Cell, Cell]> = {
@@ -87,6 +114,7 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
   let victimOrder: string;
   let victimAppeal: string;
   let victimAd: string;
+  let victimDeposit: string;
 
   before(async () => {
     for (const role of ['user', 'compliance', 'admin'] as const)
@@ -99,6 +127,7 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
     const ad = await call('post', '/p2p/ads', { token: victim.token, body: sellAd(), headers: { 'Idempotency-Key': randomUUID() } });
     expect(ad.status, ad.text).to.equal(201);
     victimAd = (ad.body as { ad_id: string }).ad_id;
+    victimDeposit = await depositFor(victim.id);
   });
 
   /** An open appeal on a completed payment of a fresh user: something staff can decide once. */
@@ -197,6 +226,25 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
         return v1('put', `/appeals/${role === 'compliance' || role === 'admin' ? await freshAppeal() : victimAppeal}/reject`, {
           body: { note: 'nothing wrong' },
         });
+      case 'GET /wallets':
+        return v1('get', role === 'compliance' || role === 'admin' ? `/wallets?user_id=${victim.id}` : '/wallets');
+      case 'GET /wallets/{currency}/transactions':
+        return v1(
+          'get',
+          role === 'compliance' || role === 'admin' ? `/wallets/KES/transactions?user_id=${victim.id}` : '/wallets/KES/transactions',
+        );
+      case 'GET /wallets/deposits/{deposit_id}':
+        return v1('get', `/wallets/deposits/${role === 'user' ? await depositFor(any.id) : victimDeposit}`);
+      case 'GET /wallets/unmatched-deposits':
+        return v1('get', '/wallets/unmatched-deposits?limit=5');
+      case 'POST /wallets/unmatched-deposits/{deposit_id}/assign':
+        return v1('post', `/wallets/unmatched-deposits/${await depositFor(undefined)}/assign`, { body: { user_id: victim.id } });
+      case 'POST /sandbox/c2b':
+        return v1('post', '/sandbox/c2b', { body: { deposit_reference: 'PGUNKNOWNREF', amount: '1.00', phone: '+254712345678' } });
+      case 'POST /sandbox/bank-credits':
+        return v1('post', '/sandbox/bank-credits', { body: { deposit_reference: 'PGUNKNOWNREF', amount: '1.00' } });
+      case 'POST /sandbox/crypto-deposits':
+        return v1('post', '/sandbox/crypto-deposits', { body: { user_id: victim.id, currency: 'USDT', amount: '1.000000' } });
       case 'POST /compliance/blocklist':
         return v1('post', '/compliance/blocklist', {
           body: { type: 'crypto_address', value: `bc1q${randomUUID().replace(/-/g, '')}`, reason: 'matrix' },
@@ -265,7 +313,7 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
       'operations without a row in the role matrix',
     ).to.deep.equal([]);
     // With every method on a real rail the sandbox callback is neither served nor documented.
-    const unmounted = realRails ? ['POST /callbacks/sandbox'] : [];
+    const unmounted = realRails ? SANDBOX_ONLY : [];
     expect(
       Object.keys(MATRIX).filter((k) => !ops.includes(k) && !unmounted.includes(k)),
       'rows for operations the spec does not have',
@@ -295,7 +343,8 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
           for (const [name, value] of Object.entries(built.headers ?? {})) req = req.set(name, value);
           const res = await (built.body === undefined ? req : req.send(built.body as object));
           const what = `${role}: ${key} (${res.status} ${res.text.slice(0, 200)})`;
-          if (cell === 401) expectProblem(res, 401, 'unauthenticated', what);
+          if (realRails && SANDBOX_ONLY.includes(key) && key !== 'POST /callbacks/sandbox') expectProblem(res, 404, 'not_found', what);
+          else if (cell === 401) expectProblem(res, 401, 'unauthenticated', what);
           else if (cell === 403) expectProblem(res, 403, 'forbidden', what);
           else if (cell === 'signed') {
             // With every method on a real rail the sandbox callback is not mounted at all.

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { creditIncoming } from '../../api/services/wallet-service';
 import { completedPayment, newUser, postAd, postAppeal, sellAd, type OrderBody, type TestUser } from '../support/api';
 import { rows } from '../support/db';
 import {
@@ -18,7 +20,8 @@ import {
  * (their existence is not revealed); deciding appeals is a role (403 for any user); ads are public.
  */
 
-type Outcome = 'not_found' | 'forbidden' | 'public' | 'ignored_callback';
+/** `own`: the path names no object of A's (a currency), so B reads only B's own. */
+type Outcome = 'not_found' | 'forbidden' | 'public' | 'ignored_callback' | 'own';
 
 /** What user B gets for each operation of the spec taking an id in its path, called with A's ids. */
 const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
@@ -31,6 +34,9 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   'DELETE /webhooks/endpoints/{endpoint_id}': 'not_found',
   'GET /webhooks/endpoints/{endpoint_id}/deliveries': 'not_found',
   'GET /p2p/ads/{ad_id}': 'public',
+  'GET /wallets/deposits/{deposit_id}': 'not_found',
+  'GET /wallets/{currency}/transactions': 'own',
+  'POST /wallets/unmatched-deposits/{deposit_id}/assign': 'forbidden',
   'POST /callbacks/mpesa/stk/{order_id}': 'ignored_callback',
   'POST /callbacks/mpesa/b2c/{order_id}/result': 'ignored_callback',
   'POST /callbacks/mpesa/b2c/{order_id}/status': 'ignored_callback',
@@ -44,6 +50,8 @@ const BODY_IDS: Record<string, 'owned' | 'public'> = {
   submission_id: 'owned',
   ad_id: 'public',
   exchange_id: 'public',
+  // Whose wallet money goes to: named only by staff assigning unmatched money, or an admin's simulator.
+  user_id: 'owned',
 };
 
 /** The bodies B sends to operations that take one: well-formed, so only ownership can refuse them. */
@@ -55,6 +63,8 @@ const bodyFor = (op: SpecOperation): unknown => {
       return { note: 'approved by the wrong person', action: 'refund' };
     case 'PUT /appeals/{appeal_id}/reject':
       return { note: 'rejected by the wrong person' };
+    case 'POST /wallets/unmatched-deposits/{deposit_id}/assign':
+      return { user_id: '00000000-0000-7000-8000-000000000000' };
     case 'POST /callbacks/mpesa/stk/{order_id}':
       return { Body: { stkCallback: { MerchantRequestID: 'm', CheckoutRequestID: 'c', ResultCode: 0, ResultDesc: 'paid' } } };
     case 'POST /callbacks/mpesa/b2c/{order_id}/result':
@@ -114,7 +124,18 @@ describe('security: object level authorisation (BOLA)', function () {
     expect(endpoint.status, endpoint.text).to.equal(201);
     const ad = await postAd(alice, sellAd());
     expect(ad.status, ad.text).to.equal(201);
+    const { deposit } = await creditIncoming({
+      channel: 'mpesa_c2b',
+      rail: 'sandbox',
+      providerReference: `BOLA${randomUUID()}`,
+      currency: 'KES',
+      amountMinor: 5_000n,
+      userId: alice.id,
+      payer: {},
+    });
     hers = {
+      deposit_id: deposit.deposit_id,
+      currency: 'KES',
       order_id: order.order_id,
       user_id: alice.id,
       appeal_id: (appeal.body as { appeal_id: string }).appeal_id,
@@ -131,6 +152,7 @@ describe('security: object level authorisation (BOLA)', function () {
       endpoint: await rows('SELECT enabled FROM webhook_endpoints WHERE id = :id', { id: hers.endpoint_id }),
       order: await rows('SELECT status, rail_reference FROM orders WHERE id = :id', { id: hers.order_id }),
       ledger: await rows('SELECT count(*)::int AS n FROM ledger_transactions WHERE order_id = :id', { id: hers.order_id }),
+      wallet: await rows('SELECT balance_minor::text AS b FROM accounts WHERE account = :a', { a: `wallet:${alice.id}:KES` }),
     };
   }
 
@@ -157,7 +179,10 @@ describe('security: object level authorisation (BOLA)', function () {
         if (expected === 'not_found') expectProblem(res, 404, 'not_found', what);
         else if (expected === 'forbidden') expectProblem(res, 403, 'forbidden', what);
         else if (expected === 'public') expect(res.status, `${what}: ${res.text}`).to.equal(200);
-        else {
+        else if (expected === 'own') {
+          expect(res.status, `${what}: ${res.text}`).to.equal(200);
+          for (const secret of [alice.id, hers.deposit_id]) expect(res.text, `${what} reveals ${secret}`).not.to.include(secret);
+        } else {
           expect(res.status, what).to.equal(200);
           expect((res.body as { ResultCode: number }).ResultCode, `${what}: a callback without A's token is ignored`).to.equal(1);
         }
@@ -176,6 +201,8 @@ describe('security: object level authorisation (BOLA)', function () {
         [`/payments/orders/${hers.order_id}`, staff],
         [`/users/${alice.id}`, staff],
         [`/appeals/${hers.appeal_id}`, staff],
+        [`/wallets/deposits/${hers.deposit_id}`, alice],
+        [`/wallets/deposits/${hers.deposit_id}`, staff],
       ] as [string, TestUser][]) {
         const res = await call('get', path, { token: reader.token });
         expect(res.status, `${path}: ${res.text}`).to.equal(200);
@@ -189,7 +216,7 @@ describe('security: object level authorisation (BOLA)', function () {
         (op) => op.method === 'get' && pathParameters(op.path).length === 0 && op.roles?.length === 0,
       );
       expect(lists.map((l) => l.key)).to.include.members(['GET /payments/history', 'GET /p2p/history', 'GET /webhooks/endpoints']);
-      const secrets = [alice.id, alice.email, hers.order_id, hers.appeal_id, hers.endpoint_id];
+      const secrets = [alice.id, alice.email, hers.order_id, hers.appeal_id, hers.endpoint_id, hers.deposit_id];
       for (const op of lists) {
         const takesUserId = op.parameters.some((p) => p.in === 'query' && p.name === 'user_id');
         for (const query of takesUserId ? ['', `?user_id=${alice.id}`] : ['']) {

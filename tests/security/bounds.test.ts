@@ -74,6 +74,26 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
       },
     }),
     'POST /webhooks/endpoints': () => ({ token: user.token, path: {}, body: { url: 'https://93.184.215.14/hooks', description: 'shop' } }),
+    'POST /wallets/unmatched-deposits/{deposit_id}/assign': () => ({
+      token: staff.token,
+      path: { deposit_id: UNKNOWN_ID },
+      body: { user_id: user.id },
+    }),
+    'POST /sandbox/c2b': () => ({
+      token: staff.token,
+      path: {},
+      body: { deposit_reference: 'PGUNKNOWNREF', amount: '1.00', phone: '+254712345678' },
+    }),
+    'POST /sandbox/bank-credits': () => ({
+      token: staff.token,
+      path: {},
+      body: { deposit_reference: 'PGUNKNOWNREF', amount: '1.00', payer_name: 'Bounded Payer' },
+    }),
+    'POST /sandbox/crypto-deposits': () => ({
+      token: staff.token,
+      path: {},
+      body: { user_id: user.id, currency: 'USDT', amount: '1.000000' },
+    }),
     'POST /callbacks/sandbox': () => ({
       providerCallback: true,
       path: {},
@@ -134,7 +154,7 @@ describe('security: input bounds', () => {
     ops = await specOperations();
     const endpoint = await call('post', '/webhooks/endpoints', { token: staff.token, body: { url: 'https://93.184.215.14/paged' } });
     expect(endpoint.status, endpoint.text).to.equal(201);
-    own = { endpoint_id: (endpoint.body as { endpoint_id: string }).endpoint_id };
+    own = { endpoint_id: (endpoint.body as { endpoint_id: string }).endpoint_id, currency: 'KES' };
   });
 
   describe('when a body is larger than 64 KiB', () => {

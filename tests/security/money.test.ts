@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Client } from 'pg';
 import { QueryTypes } from 'sequelize';
 import { config } from '../../platform/config';
 import { database } from '../../platform/database';
 import { paymentLines } from '../../domain/ledger';
-import { ledgerOverdrafts, overpaidOrders, postLines } from '../../repositories/ledger';
+import { InsufficientFunds, balanceDrift, overpaidOrders, postLines, runningBalanceDrift } from '../../repositories/ledger';
 import { initiate, mpesaPayment, newUser, waitForOrder, type OrderBody } from '../support/api';
 import { rows } from '../support/db';
 
@@ -81,6 +82,7 @@ describe('money invariants kept by the database', () => {
       expect(await attempt('TRUNCATE ledger_entries, ledger_transactions'), 'TRUNCATE both').to.match(/append-only/);
       expect(await attempt('TRUNCATE ledger_transactions CASCADE'), 'TRUNCATE CASCADE').to.match(/append-only/);
       expect(await attempt('TRUNCATE kyc_audit'), 'TRUNCATE kyc_audit').to.match(/append-only/);
+      expect(await attempt('TRUNCATE accounts'), 'TRUNCATE accounts').to.match(/append-only/);
     });
 
     it('then the rows are all still there (the attempts above changed nothing)', async () => {
@@ -103,8 +105,9 @@ describe('money invariants kept by the database', () => {
             kind: 'settle',
             currency: 'KES',
             lines: [
-              { account: `hold:${failed.order_id}`, direction: 'debit', amountMinor: '70013' },
-              { account: 'rail:mobile_money', direction: 'credit', amountMinor: '70012' },
+              // Between accounts that may go negative, so that only the balance rule can refuse it.
+              { account: 'rail:mobile_money', direction: 'debit', amountMinor: '70013' },
+              { account: `user:${failed.order_id}`, direction: 'credit', amountMinor: '70012' },
             ],
           });
         })
@@ -116,61 +119,96 @@ describe('money invariants kept by the database', () => {
     });
   });
 
+  describe('when a posting would take a hold below zero', () => {
+    it('then the database refuses it, naming the account, and nothing of it is kept', async () => {
+      const [owner] = await rows<{ user_id: string }>('SELECT user_id FROM orders WHERE id = :id', { id: order.order_id });
+      let error: unknown;
+      // A second release of a completed payment's hold: the hold is already empty.
+      await database()
+        .transaction(async (tx) => {
+          await postLines(tx, {
+            orderId: order.order_id,
+            kind: 'release',
+            currency: 'KES',
+            lines: paymentLines('release', {
+              orderId: order.order_id,
+              userId: owner.user_id,
+              method: 'mobile_money',
+              currency: 'KES',
+              amountMinor: '150000',
+            }),
+          });
+        })
+        .catch((err: unknown) => (error = err));
+      expect(error).to.be.instanceOf(InsufficientFunds);
+      expect((error as InsufficientFunds).account).to.equal(`hold:${order.order_id}`);
+      expect(
+        await rows(`SELECT 1 FROM ledger_transactions WHERE order_id = :id AND kind = 'release'`, { id: order.order_id }),
+      ).to.have.length(0);
+      expect(await rows(`SELECT balance_minor::text AS b FROM accounts WHERE account = :a`, { a: `hold:${order.order_id}` })).to.deep.equal(
+        [{ b: '0' }],
+      );
+    });
+  });
+
   describe('when the balance checks of the root hook are given a broken ledger', () => {
-    it('then they name the overdrawn account and the over-refunded payer (they can fail)', async () => {
+    it('then they name the over-refunded payer, the drifted account and the wrong running balance (they can fail)', async () => {
       const failed = await settledPayment('700.13', 'failed');
       const rollback = new Error('roll back');
       await database()
         .transaction(async (tx) => {
-          expect(await ledgerOverdrafts(tx)).to.deep.equal([]);
           expect(await overpaidOrders(tx)).to.deep.equal([]);
-          // A second release of a completed payment's hold, and a refund of a payment that already failed.
-          const accounts = (o: OrderBody, userId: string) => ({
-            orderId: o.order_id,
-            userId,
-            method: 'mobile_money',
-            currency: 'KES',
-            amountMinor: '',
-          });
-          const [completedOwner] = await database().query<{ user_id: string }>('SELECT user_id FROM orders WHERE id = :id', {
-            replacements: { id: order.order_id },
-            type: QueryTypes.SELECT,
-            transaction: tx,
-          });
+          expect(await balanceDrift(tx)).to.deep.equal([]);
           const [failedOwner] = await database().query<{ user_id: string }>('SELECT user_id FROM orders WHERE id = :id', {
             replacements: { id: failed.order_id },
             type: QueryTypes.SELECT,
             transaction: tx,
           });
-          await postLines(tx, {
-            orderId: order.order_id,
-            kind: 'release',
-            currency: 'KES',
-            lines: paymentLines('release', { ...accounts(order, completedOwner.user_id), amountMinor: '150000' }),
-          });
+          // A refund of a payment that already failed.
           await postLines(tx, {
             orderId: failed.order_id,
             kind: 'reverse',
             currency: 'KES',
-            lines: paymentLines('reverse', { ...accounts(failed, failedOwner.user_id), amountMinor: '70013' }),
+            lines: paymentLines('reverse', {
+              orderId: failed.order_id,
+              userId: failedOwner.user_id,
+              method: 'mobile_money',
+              currency: 'KES',
+              amountMinor: '70013',
+            }),
           });
-          const overdrafts = await ledgerOverdrafts(tx);
-          expect(overdrafts).to.deep.include({ account: `hold:${order.order_id}`, currency: 'KES', lowest: '-150000' });
-          const overpaid = await overpaidOrders(tx);
-          expect(overpaid).to.deep.include({
+          expect(await overpaidOrders(tx)).to.deep.include({
             order_id: failed.order_id,
             payer: `user:${failedOwner.user_id}`,
             lowest: '-70013',
             highest: '70013',
             held: '70013',
           });
+          // Entries written with the balance trigger switched off (replica mode), as a restore that
+          // bypassed the ledger would: the account's stored balance and the entry's balance_after are wrong.
+          await database().query(`SET LOCAL session_replication_role = replica`, { transaction: tx });
+          await database().query(
+            `INSERT INTO ledger_transactions (id, order_id, kind, currency) VALUES (:id, :orderId, 'escrow_lock', 'KES');
+             INSERT INTO ledger_entries (id, transaction_id, account, currency, direction, amount_minor, balance_after_minor)
+             VALUES (nextval('ledger_entries_id_seq'), :id, :account, 'KES', 'credit', 5, 999),
+                    (nextval('ledger_entries_id_seq'), :id, 'rail:mobile_money', 'KES', 'debit', 5, 0)`,
+            { replacements: { id: randomUUID(), orderId: failed.order_id, account: `hold:${failed.order_id}` }, transaction: tx },
+          );
+          expect(await balanceDrift(tx)).to.deep.include({
+            account: `hold:${failed.order_id}`,
+            currency: 'KES',
+            stored: '0',
+            entries: '5',
+          });
+          const running = await runningBalanceDrift(tx);
+          expect(running.map((r) => [r.account, r.stored, r.running])).to.deep.include([`hold:${failed.order_id}`, '999', '5']);
           throw rollback;
         })
         .catch((err: unknown) => {
           if (err !== rollback) throw err;
         });
       expect(
-        await rows(`SELECT 1 FROM ledger_transactions WHERE order_id = :id AND kind = 'release'`, { id: order.order_id }),
+        await rows(`SELECT 1 FROM ledger_transactions WHERE order_id = :id AND kind = 'reverse'`, { id: failed.order_id }),
       ).to.have.length(0);
     });
   });

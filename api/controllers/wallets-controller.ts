@@ -1,0 +1,105 @@
+import type { Request as ExpressRequest } from 'express';
+import { Body, Controller, Get, Path, Post, Query, Request, Response, Route, Security, Tags } from 'tsoa';
+import type { Caller } from '../auth/authentication';
+import type { Problem } from '../problem';
+import type { CurrencyCode, Uuid } from '../schema-types';
+import type { Page } from '../services/paging';
+import {
+  assignDeposit,
+  getDeposit,
+  getWallets,
+  unmatchedDeposits,
+  walletStatement,
+  type DepositView,
+  type StatementLine,
+  type UnmatchedDepositView,
+  type Wallets,
+} from '../services/wallet-service';
+
+interface AssignDepositBody {
+  /** The user whose wallet the deposit is credited to. */
+  user_id: Uuid;
+}
+
+/**
+ * Wallets (SPEC §11): a balance per currency in the double-entry ledger (`wallet:<user_id>:<currency>`),
+ * money in by deposits, and a statement whose running balance is the one the ledger stored.
+ */
+@Route('wallets')
+@Tags('Wallets')
+@Security('jwt')
+export class WalletsController extends Controller {
+  /**
+   * The caller's balances, one per currency: `available` (spendable), `held` (payouts in flight) and
+   * `pending_in` (deposits not yet confirmed), with the `deposit_reference` to quote when paying in.
+   * Compliance and admin read anyone's with `user_id`; for anyone else another user is 404.
+   */
+  @Get()
+  @Response<Problem>(400, 'Malformed user id')
+  @Response<Problem>(404, 'No such user (or not yours to read)')
+  public async wallets(@Request() req: ExpressRequest & { user: Caller }, @Query() user_id?: Uuid): Promise<Wallets> {
+    return getWallets(req.user, user_id);
+  }
+
+  /**
+   * Money that arrived with a reference nobody has (compliance and admin), newest first. It waits in
+   * `suspense:unmatched` until assigned.
+   * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   * @param cursor `next_cursor` of the previous page
+   */
+  @Get('unmatched-deposits')
+  @Security('jwt', ['compliance', 'admin'])
+  @Response<Problem>(400, 'Bad limit or cursor')
+  @Response<Problem>(403, 'Not compliance or admin')
+  public async unmatched(@Query() limit?: number, @Query() cursor?: string): Promise<Page<UnmatchedDepositView>> {
+    return unmatchedDeposits({ limit, cursor });
+  }
+
+  /** Credit an unmatched deposit to a user's wallet, once (compliance and admin). A second assignment is 409. */
+  @Post('unmatched-deposits/{deposit_id}/assign')
+  @Security('jwt', ['compliance', 'admin'])
+  @Response<Problem>(400, 'Malformed id, or no such user')
+  @Response<Problem>(403, 'Not compliance or admin')
+  @Response<Problem>(404, 'No such deposit')
+  @Response<Problem>(409, 'Not unmatched (already assigned)')
+  public async assign(
+    @Path('deposit_id') depositId: Uuid,
+    @Body() body: AssignDepositBody,
+    @Request() req: ExpressRequest & { user: Caller },
+  ): Promise<DepositView> {
+    return assignDeposit(req.user, depositId, body.user_id);
+  }
+
+  /** One deposit and its status. Others' deposits are 404. */
+  @Get('deposits/{deposit_id}')
+  @Response<Problem>(400, 'Malformed deposit id')
+  @Response<Problem>(404, 'Not found')
+  public async deposit(@Path('deposit_id') depositId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<DepositView> {
+    return getDeposit(req.user, depositId);
+  }
+
+  /**
+   * The statement of one wallet, newest first: each line's signed `amount` and the exact `balance_after`
+   * the ledger stored with it. Compliance and admin read anyone's with `user_id`.
+   * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   * @param cursor `next_cursor` of the previous page
+   */
+  @Get('{currency}/transactions')
+  @Response<Problem>(400, 'Bad currency or cursor')
+  @Response<Problem>(404, 'No such user (or not yours to read)')
+  public async transactions(
+    @Path() currency: CurrencyCode,
+    @Request() req: ExpressRequest & { user: Caller },
+    @Query() user_id?: Uuid,
+    @Query() limit?: number,
+    @Query() cursor?: string,
+  ): Promise<Page<StatementLine>> {
+    return walletStatement(req.user, currency, { user_id, limit, cursor });
+  }
+}

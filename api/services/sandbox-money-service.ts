@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import { config } from '../../platform/config';
+import { notFound, validationError } from '../../platform/errors';
+import { isCurrency, parseAmount, type Currency } from '../../domain/money';
+import type { PaymentMethod } from '../../domain/orders';
+import { findUser } from '../../repositories/users';
+import { creditIncoming, type DepositView } from './wallet-service';
+
+/**
+ * Sandbox simulators for money in (SPEC §11): make money arrive as a provider would report it, through the
+ * same crediting path (`creditIncoming`) a real connector's callback or statement poll uses. Each is served
+ * only while its rail is the sandbox, and only to admins.
+ */
+
+/** Each simulator's path under the API, with the payment method whose rail must be the sandbox to serve it. */
+export const SANDBOX_SIMULATORS: readonly { path: string; method: Exclude<PaymentMethod, 'p2p'> }[] = [
+  { path: '/sandbox/c2b', method: 'mobile_money' },
+  { path: '/sandbox/bank-credits', method: 'bank_transfer' },
+  { path: '/sandbox/crypto-deposits', method: 'crypto' },
+];
+
+/** The simulators not served in this configuration: those whose rail is a real connector. */
+export const unservedSimulators = (): string[] =>
+  SANDBOX_SIMULATORS.filter((s) => config().rails[s.method] !== 'sandbox').map((s) => s.path);
+
+export interface SimulatedArrival {
+  /** The provider transaction id the simulator made up (M-Pesa TransID, bank reference, txid). */
+  provider_reference: string;
+  deposit: DepositView;
+}
+
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+const madeUpTransId = (): string => Array.from(randomBytes(10), (b) => ALNUM[b % ALNUM.length]).join('');
+
+/** A C2B payment to the paybill, with `deposit_reference` as the account number (`BillRefNumber`). */
+export async function simulateC2b(body: { deposit_reference: string; amount: string; phone: string }): Promise<SimulatedArrival> {
+  const amountMinor = parseAmount(body.amount, 'KES');
+  const transId = madeUpTransId();
+  const { deposit } = await creditIncoming({
+    channel: 'mpesa_c2b',
+    rail: 'sandbox',
+    providerReference: transId,
+    currency: 'KES',
+    amountMinor,
+    quotedReference: body.deposit_reference,
+    payer: { phone: body.phone },
+  });
+  return { provider_reference: transId, deposit };
+}
+
+/** A credit to the primary bank's collection account, with `deposit_reference` in the narrative. */
+export async function simulateBankCredit(body: {
+  deposit_reference: string;
+  amount: string;
+  payer_name?: string;
+}): Promise<SimulatedArrival> {
+  const amountMinor = parseAmount(body.amount, 'KES');
+  const reference = `SBXB${madeUpTransId()}`;
+  const { deposit } = await creditIncoming({
+    channel: 'bank_transfer',
+    rail: 'sandbox',
+    providerReference: reference,
+    currency: 'KES',
+    amountMinor,
+    quotedReference: body.deposit_reference,
+    payer: { name: body.payer_name ?? null },
+  });
+  return { provider_reference: reference, deposit };
+}
+
+const CRYPTO = ['USDT', 'USDC', 'BTC', 'ETH'] as const;
+
+/** A confirmed crypto deposit to the user's deposit address on the exchange account. */
+export async function simulateCryptoDeposit(body: { user_id: string; currency: string; amount: string }): Promise<SimulatedArrival> {
+  if (!isCurrency(body.currency) || !(CRYPTO as readonly string[]).includes(body.currency)) {
+    throw validationError('currency', `must be one of ${CRYPTO.join(', ')}`);
+  }
+  const currency: Currency = body.currency;
+  const amountMinor = parseAmount(body.amount, currency);
+  if (!(await findUser(body.user_id))) throw notFound(`user ${body.user_id}`);
+  const txid = `0x${randomBytes(32).toString('hex')}`;
+  const { deposit } = await creditIncoming({
+    channel: 'crypto',
+    rail: 'sandbox',
+    providerReference: txid,
+    currency,
+    amountMinor,
+    userId: body.user_id,
+    payer: { address: `0x${randomBytes(20).toString('hex')}` },
+  });
+  return { provider_reference: txid, deposit };
+}

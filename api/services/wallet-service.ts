@@ -1,0 +1,298 @@
+import { AppError, notFound, validationError } from '../../platform/errors';
+import { isUuid } from '../../platform/ids';
+import { componentLogger } from '../../platform/logger';
+import { CURRENCIES, formatAmount, isCurrency, type Currency } from '../../domain/money';
+import {
+  SUSPENSE_COMPLIANCE,
+  SUSPENSE_UNMATCHED,
+  depositLines,
+  normaliseDepositReference,
+  walletAccount,
+  type DepositChannel,
+  type DepositStatus,
+} from '../../domain/wallets';
+import { assignUnmatched, findDeposit, listUnmatched, pendingInForUser, recordDeposit, type DepositRow } from '../../repositories/deposits';
+import { accountStatement, heldForUser, postLines, walletBalances } from '../../repositories/ledger';
+import { recordScreeningHit } from '../../repositories/compliance';
+import { inTransaction } from '../../repositories/transaction';
+import { depositReferenceOf, findUser, userByDepositReference } from '../../repositories/users';
+import { isStaff, type Caller } from '../auth/authentication';
+import { bestScreeningMatch } from './compliance-service';
+import { decodeCursorKey, encodeCursor, pageLimit, UUID_PATTERN, decodeCursor, type Page } from './paging';
+
+const log = componentLogger('wallets');
+
+// ---------------------------------------------------------------------------------------------
+// Reading wallets (SPEC §11)
+
+export interface WalletBalance {
+  currency: Currency;
+  /** Spendable now. */
+  available: string;
+  /** Reserved for payouts in flight. */
+  held: string;
+  /** Deposits started and not yet confirmed. */
+  pending_in: string;
+  /** When the balance last moved; null for a wallet that never had an entry. */
+  updated_at: string | null;
+}
+
+export interface Wallets {
+  user_id: string;
+  /** Quote it when paying in: the M-Pesa paybill account number, or a bank transfer's narrative. */
+  deposit_reference: string;
+  data: WalletBalance[];
+}
+
+/** Whose wallets the caller may read: their own, or with `user_id` anyone's for staff (others: 404). */
+async function walletOwner(caller: Caller, userId: string | undefined): Promise<string> {
+  if (userId === undefined || userId === caller.id) return caller.id;
+  // The same answer whether or not the user exists, and without echoing the id.
+  if (!isStaff(caller) || !(await findUser(userId))) throw new AppError('not_found', 'no such user');
+  return userId;
+}
+
+/** One balance per currency Paygate moves, for the caller (or, for staff, the user named). */
+export async function getWallets(caller: Caller, userId?: string): Promise<Wallets> {
+  const owner = await walletOwner(caller, userId);
+  const [balances, held, pending, reference] = await Promise.all([
+    walletBalances(owner),
+    heldForUser(owner),
+    pendingInForUser(owner),
+    depositReferenceOf(owner),
+  ]);
+  const byCurrency = <T extends { currency: string }>(rows: T[]) => new Map(rows.map((r) => [r.currency, r]));
+  const balanceOf = byCurrency(balances);
+  const heldOf = byCurrency(held);
+  const pendingOf = byCurrency(pending);
+  return {
+    user_id: owner,
+    deposit_reference: reference ?? '',
+    data: CURRENCIES.map((currency) => ({
+      currency,
+      available: formatAmount(balanceOf.get(currency)?.balance ?? '0', currency),
+      held: formatAmount(heldOf.get(currency)?.held ?? '0', currency),
+      pending_in: formatAmount(pendingOf.get(currency)?.pending ?? '0', currency),
+      updated_at: balanceOf.get(currency)?.updated_at.toISOString() ?? null,
+    })),
+  };
+}
+
+export interface StatementLine {
+  entry_id: string;
+  at: string;
+  /** The posting: `deposit`, `deposit_released`, `hold`, `release`, `reverse` … */
+  kind: string;
+  /** Signed: positive into the wallet, negative out of it. */
+  amount: string;
+  /** The wallet's balance once this line applied, exactly as the ledger stored it. */
+  balance_after: string;
+  order_id: string | null;
+  deposit_id: string | null;
+  description: string;
+}
+
+const DESCRIPTIONS: Record<string, string> = {
+  deposit: 'Deposit',
+  deposit_released: 'Deposit released to the wallet',
+  hold: 'Payment: funds held',
+  release: 'Payment failed: hold released',
+  reverse: 'Refund',
+  escrow_lock: 'P2P: escrow locked',
+  escrow_release: 'P2P: escrow released',
+  escrow_return: 'P2P: escrow returned',
+  escrow_reverse: 'P2P: trade reversed',
+};
+
+const ENTRY_ID = /^[1-9]\d{0,18}$/;
+
+/** The statement of one wallet, newest first, keyset-paged; `balance_after` is the stored running balance. */
+export async function walletStatement(
+  caller: Caller,
+  currency: string,
+  q: { user_id?: string; limit?: number; cursor?: string },
+): Promise<Page<StatementLine>> {
+  if (!isCurrency(currency)) throw validationError('currency', `must be one of ${CURRENCIES.join(', ')}`);
+  const owner = await walletOwner(caller, q.user_id);
+  const limit = pageLimit(q.limit);
+  const before = q.cursor === undefined ? null : decodeCursorKey(q.cursor, [ENTRY_ID])[0];
+  const rows = await accountStatement(walletAccount(owner, currency), currency, before, limit + 1);
+  const page = rows.slice(0, limit);
+  return {
+    data: page.map((r) => ({
+      entry_id: r.entry_id,
+      at: new Date(r.at).toISOString(),
+      kind: r.kind,
+      amount: formatAmount(r.direction === 'credit' ? r.amount_minor : `-${r.amount_minor}`, currency),
+      balance_after: formatAmount(r.balance_after_minor, currency),
+      order_id: r.order_id,
+      deposit_id: r.deposit_id,
+      description: DESCRIPTIONS[r.kind] ?? r.kind,
+    })),
+    next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].entry_id) : null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deposits: one crediting path for every way in
+
+export interface DepositView {
+  deposit_id: string;
+  status: DepositStatus;
+  channel: DepositChannel;
+  currency: string;
+  amount: string;
+  /** The provider's transaction id (M-Pesa receipt or TransID, bank reference, txid). */
+  provider_reference: string | null;
+  failure_code: string | null;
+  failure_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface UnmatchedDepositView extends DepositView {
+  /** The reference the payer quoted, which matched nobody. */
+  quoted_reference: string | null;
+  payer_phone: string | null;
+  payer_name: string | null;
+}
+
+const depositView = (d: DepositRow): DepositView => ({
+  deposit_id: d.id,
+  status: d.status,
+  channel: d.channel,
+  currency: d.currency,
+  amount: formatAmount(d.amount_minor, d.currency as Currency),
+  provider_reference: d.provider_reference,
+  failure_code: d.failure_code,
+  failure_reason: d.failure_reason,
+  created_at: new Date(d.created_at).toISOString(),
+  updated_at: new Date(d.updated_at).toISOString(),
+});
+
+const unmatchedView = (d: DepositRow): UnmatchedDepositView => ({
+  ...depositView(d),
+  quoted_reference: d.quoted_reference,
+  payer_phone: d.payer_phone,
+  payer_name: d.payer_name,
+});
+
+/** Money a rail says has arrived, as its connector (or the sandbox simulator) reports it. */
+export interface IncomingMoney {
+  channel: DepositChannel;
+  /** The connector: `sandbox`, `daraja`, `jenga`, `ccxt`. */
+  rail: string;
+  /** The provider's transaction id: the deposit is credited once per (channel, this). */
+  providerReference: string;
+  currency: Currency;
+  amountMinor: bigint;
+  /** Who it is for: a user id (crypto sub-addresses) or the deposit reference the payer quoted. */
+  userId?: string;
+  quotedReference?: string;
+  payer: { phone?: string | null; name?: string | null; address?: string | null };
+}
+
+/**
+ * Credit money that has arrived, exactly once per provider transaction: a repeat of the same (channel,
+ * provider reference) returns the deposit it made the first time and moves nothing. The payer is screened
+ * first; on a blocklist hit the money waits in `suspense:compliance` (status `held`, with the hit recorded
+ * for staff) instead of reaching the wallet. A reference nobody has leaves it in `suspense:unmatched`
+ * (status `unmatched`) for staff to assign.
+ */
+export async function creditIncoming(incoming: IncomingMoney): Promise<{ deposit: DepositView; created: boolean }> {
+  const owner =
+    incoming.userId ??
+    (incoming.quotedReference ? (await userByDepositReference(normaliseDepositReference(incoming.quotedReference)))?.id : undefined);
+  const hit = await bestScreeningMatch([
+    { field: 'payer.phone', type: 'phone', value: incoming.payer.phone },
+    { field: 'payer.name', type: 'name', value: incoming.payer.name },
+    { field: 'payer.address', type: 'crypto_address', value: incoming.payer.address },
+  ]);
+  const status: DepositStatus = hit ? 'held' : owner ? 'completed' : 'unmatched';
+  const result = await inTransaction(async (tx) => {
+    const recorded = await recordDeposit(
+      {
+        userId: status === 'unmatched' ? null : (owner ?? null),
+        channel: incoming.channel,
+        rail: incoming.rail,
+        currency: incoming.currency,
+        amountMinor: incoming.amountMinor.toString(),
+        status,
+        providerReference: incoming.providerReference,
+        quotedReference: incoming.quotedReference ?? null,
+        payerPhone: incoming.payer.phone ?? null,
+        payerName: incoming.payer.name ?? null,
+        payerAddress: incoming.payer.address ?? null,
+      },
+      tx,
+    );
+    if (!recorded.created) return recorded;
+    const d = recorded.row;
+    const posting = { channel: d.channel, userId: d.user_id, currency: incoming.currency, amountMinor: d.amount_minor };
+    if (status === 'completed') {
+      await postLines(tx, { depositId: d.id, kind: 'deposit', currency: d.currency, lines: depositLines('deposit', posting) });
+    } else {
+      const suspense = status === 'held' ? SUSPENSE_COMPLIANCE : SUSPENSE_UNMATCHED;
+      await postLines(tx, {
+        depositId: d.id,
+        kind: 'deposit_held',
+        currency: d.currency,
+        lines: depositLines('deposit_held', posting, suspense),
+      });
+    }
+    if (hit) await recordScreeningHit({ context: 'deposit', match: hit, userId: d.user_id, depositId: d.id }, tx);
+    return recorded;
+  });
+  if (result.created) {
+    log.info(
+      { depositId: result.row.id, channel: incoming.channel, rail: incoming.rail, status: result.row.status, userId: result.row.user_id },
+      'money in recorded',
+    );
+  }
+  return { deposit: depositView(result.row), created: result.created };
+}
+
+/** One deposit: its owner's, or anyone's for staff; others get 404. */
+export async function getDeposit(caller: Caller, depositId: string): Promise<DepositView> {
+  if (!isUuid(depositId)) throw validationError('deposit_id', 'must be a UUID');
+  const d = await findDeposit(depositId);
+  if (!d || (d.user_id !== caller.id && !isStaff(caller))) throw notFound(`deposit ${depositId}`);
+  return depositView(d);
+}
+
+/** Money that arrived with a reference nobody has, newest first (staff). */
+export async function unmatchedDeposits(q: { limit?: number; cursor?: string }): Promise<Page<UnmatchedDepositView>> {
+  const limit = pageLimit(q.limit);
+  const before = q.cursor === undefined ? null : decodeCursor(q.cursor);
+  const rows = await listUnmatched(before, limit + 1);
+  const page = rows.slice(0, limit);
+  return { data: page.map(unmatchedView), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].id) : null };
+}
+
+/**
+ * Credit an unmatched deposit to the user staff name, once: `suspense:unmatched → wallet`. A deposit that is
+ * not unmatched (already assigned, or never unmatched) is a 409.
+ */
+export async function assignDeposit(caller: Caller, depositId: string, userId: string): Promise<DepositView> {
+  if (!isUuid(depositId)) throw validationError('deposit_id', 'must be a UUID');
+  if (!UUID_PATTERN.test(userId) || !(await findUser(userId))) throw validationError('user_id', 'must be the id of a user');
+  const assigned = await inTransaction(async (tx) => {
+    const d = await assignUnmatched(depositId, { userId, assignedBy: caller.id }, tx);
+    if (!d) return undefined;
+    const posting = { channel: d.channel, userId, currency: d.currency as Currency, amountMinor: d.amount_minor };
+    await postLines(tx, {
+      depositId: d.id,
+      kind: 'deposit_released',
+      currency: d.currency,
+      lines: depositLines('deposit_released', posting),
+    });
+    return d;
+  });
+  if (!assigned) {
+    const existing = await findDeposit(depositId);
+    if (!existing) throw notFound(`deposit ${depositId}`);
+    throw new AppError('conflict', `deposit ${depositId} is ${existing.status}, not unmatched: it can be assigned only once`);
+  }
+  log.info({ depositId, userId, assignedBy: caller.id }, 'unmatched deposit assigned');
+  return depositView(assigned);
+}

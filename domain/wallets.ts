@@ -1,0 +1,66 @@
+import { transfer, type LedgerLine } from './ledger';
+import type { Currency } from './money';
+import type { PaymentMethod } from './orders';
+
+/**
+ * Wallets and money in (SPEC §11), as pure rules. A wallet is the ledger account
+ * `wallet:<user_id>:<currency>`; money in is a deposit, posted from the rail it came through
+ * (`rail:<method>`, the platform's money at that rail) to the wallet, or to a suspense account while it
+ * cannot be credited yet: `suspense:compliance` for a payer on the blocklist, `suspense:unmatched` for a
+ * reference nobody has.
+ */
+
+export const DEPOSIT_CHANNELS = ['mpesa_stk', 'mpesa_c2b', 'bank_transfer', 'crypto'] as const;
+export type DepositChannel = (typeof DEPOSIT_CHANNELS)[number];
+
+export const DEPOSIT_STATUSES = ['pending', 'completed', 'failed', 'held', 'unmatched'] as const;
+export type DepositStatus = (typeof DEPOSIT_STATUSES)[number];
+
+export const DEPOSIT_KINDS = ['deposit', 'deposit_held', 'deposit_released'] as const;
+export type DepositKind = (typeof DEPOSIT_KINDS)[number];
+
+export const SUSPENSE_COMPLIANCE = 'suspense:compliance';
+export const SUSPENSE_UNMATCHED = 'suspense:unmatched';
+export type SuspenseAccount = typeof SUSPENSE_COMPLIANCE | typeof SUSPENSE_UNMATCHED;
+
+export const walletAccount = (userId: string, currency: string): string => `wallet:${userId}:${currency}`;
+
+/** The payment method whose rail account a channel's money arrives at. */
+export function railMethodOf(channel: DepositChannel): PaymentMethod {
+  switch (channel) {
+    case 'mpesa_stk':
+    case 'mpesa_c2b':
+      return 'mobile_money';
+    case 'bank_transfer':
+      return 'bank_transfer';
+    case 'crypto':
+      return 'crypto';
+  }
+}
+
+/** A deposit reference as users type it: trimmed, upper-cased, spaces and dashes dropped. */
+export const normaliseDepositReference = (raw: string): string =>
+  raw
+    .trim()
+    .toUpperCase()
+    .replace(/[\s-]+/g, '');
+
+export interface DepositPosting {
+  channel: DepositChannel;
+  /** The wallet's owner; null while the deposit is unmatched. */
+  userId: string | null;
+  currency: Currency;
+  amountMinor: string;
+}
+
+/**
+ * The balanced lines of each deposit posting: `deposit` credits the wallet from the rail, `deposit_held`
+ * parks the money in suspense, and `deposit_released` moves it from that suspense account to the wallet.
+ */
+export function depositLines(kind: DepositKind, d: DepositPosting, suspense: SuspenseAccount = SUSPENSE_UNMATCHED): LedgerLine[] {
+  const rail = `rail:${railMethodOf(d.channel)}`;
+  if (kind === 'deposit_held') return transfer(rail, suspense, d.amountMinor);
+  if (d.userId === null) throw new Error(`a ${kind} posting needs the wallet's owner`);
+  const wallet = walletAccount(d.userId, d.currency);
+  return kind === 'deposit' ? transfer(rail, wallet, d.amountMinor) : transfer(suspense, wallet, d.amountMinor);
+}

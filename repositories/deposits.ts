@@ -1,0 +1,113 @@
+import { QueryTypes, type Transaction } from 'sequelize';
+import { models } from '../models';
+import type { DepositChannel, DepositStatus } from '../domain/wallets';
+
+/**
+ * Deposits (`deposits`): every way money comes in, one row per provider transaction. The pair (channel,
+ * provider reference) is unique, so a replayed callback, a statement line seen on two polls or a txid
+ * reported twice finds the deposit it already made instead of making another.
+ */
+
+export interface DepositRow {
+  id: string;
+  user_id: string | null;
+  channel: DepositChannel;
+  rail: string;
+  currency: string;
+  amount_minor: string;
+  status: DepositStatus;
+  provider_reference: string | null;
+  quoted_reference: string | null;
+  payer_phone: string | null;
+  payer_name: string | null;
+  payer_address: string | null;
+  failure_code: string | null;
+  failure_reason: string | null;
+  assigned_by: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface NewDeposit {
+  userId: string | null;
+  channel: DepositChannel;
+  rail: string;
+  currency: string;
+  amountMinor: string;
+  status: DepositStatus;
+  providerReference: string | null;
+  quotedReference: string | null;
+  payerPhone: string | null;
+  payerName: string | null;
+  payerAddress: string | null;
+}
+
+const DEPOSIT_COLUMNS = `id, user_id, channel, rail, currency, amount_minor::text AS amount_minor, status, provider_reference,
+  quoted_reference, payer_phone, payer_name, payer_address, failure_code, failure_reason, assigned_by, created_at, updated_at`;
+
+/**
+ * Record a deposit inside `tx`, once per provider transaction: `created` is false when that (channel,
+ * provider reference) was recorded before, and the row is the one recorded then.
+ */
+export async function recordDeposit(deposit: NewDeposit, tx: Transaction): Promise<{ row: DepositRow; created: boolean }> {
+  const [inserted] = await models().query<DepositRow>(
+    `INSERT INTO deposits (user_id, channel, rail, currency, amount_minor, status, provider_reference, quoted_reference,
+                           payer_phone, payer_name, payer_address)
+     VALUES (:userId, :channel, :rail, :currency, :amountMinor, :status, :providerReference, :quotedReference,
+             :payerPhone, :payerName, :payerAddress)
+     ON CONFLICT (channel, provider_reference) DO NOTHING
+     RETURNING ${DEPOSIT_COLUMNS}`,
+    { replacements: { ...deposit }, type: QueryTypes.SELECT, transaction: tx },
+  );
+  if (inserted) return { row: inserted, created: true };
+  const [existing] = await models().query<DepositRow>(
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE channel = :channel AND provider_reference = :providerReference`,
+    { replacements: { channel: deposit.channel, providerReference: deposit.providerReference }, type: QueryTypes.SELECT, transaction: tx },
+  );
+  return { row: existing, created: false };
+}
+
+export async function findDeposit(depositId: string, tx?: Transaction): Promise<DepositRow | undefined> {
+  const [row] = await models().query<DepositRow>(`SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE id = :depositId`, {
+    replacements: { depositId },
+    type: QueryTypes.SELECT,
+    transaction: tx,
+  });
+  return row;
+}
+
+/**
+ * Give an unmatched deposit its owner, once: the update happens only while the deposit is still
+ * `unmatched`, so of two staff assigning it at the same time one wins and the other gets undefined.
+ */
+export async function assignUnmatched(
+  depositId: string,
+  assignment: { userId: string; assignedBy: string },
+  tx: Transaction,
+): Promise<DepositRow | undefined> {
+  const [row] = await models().query<DepositRow>(
+    `UPDATE deposits SET user_id = :userId, assigned_by = :assignedBy, status = 'completed', updated_at = now()
+      WHERE id = :depositId AND status = 'unmatched'
+     RETURNING ${DEPOSIT_COLUMNS}`,
+    { replacements: { depositId, ...assignment }, type: QueryTypes.SELECT, transaction: tx },
+  );
+  return row;
+}
+
+/** Unmatched deposits, newest first, keyset-paged on id. */
+export async function listUnmatched(before: string | null, take: number): Promise<DepositRow[]> {
+  return models().query<DepositRow>(
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+      WHERE status = 'unmatched' AND (CAST(:before AS uuid) IS NULL OR id < CAST(:before AS uuid))
+      ORDER BY id DESC LIMIT :take`,
+    { replacements: { before, take }, type: QueryTypes.SELECT },
+  );
+}
+
+/** What a user's deposits started and not yet confirmed add up to, per currency. */
+export async function pendingInForUser(userId: string): Promise<{ currency: string; pending: string }[]> {
+  return models().query<{ currency: string; pending: string }>(
+    `SELECT currency, sum(amount_minor)::text AS pending FROM deposits WHERE user_id = :userId AND status = 'pending' GROUP BY currency`,
+    { replacements: { userId }, type: QueryTypes.SELECT },
+  );
+}
