@@ -11,6 +11,35 @@ import { openRepositories } from '../repositories/transaction';
 import { AppError } from '../platform/errors';
 import { createApp } from './app';
 import { ensureAdmin } from './services/auth-service';
+import { registerPaybillUrls } from './services/mpesa-callback-service';
+
+/**
+ * Register the paybill URLs with Daraja in the background, retrying with backoff (5 s doubling to 5 min)
+ * until it works: the api serves meanwhile, and payouts do not depend on it. Returns a stop function.
+ */
+function keepRegisteringPaybill(log: Logger): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const attempt = (delayMs: number): void => {
+    registerPaybillUrls().then(
+      () => undefined,
+      (err: unknown) => {
+        if (stopped) return;
+        log.error(
+          { err, retryInMs: delayMs },
+          'could not register the paybill URLs with Daraja; paybill payments will not be confirmed until it works',
+        );
+        timer = setTimeout(() => attempt(Math.min(delayMs * 2, 300_000)), delayMs);
+        timer.unref();
+      },
+    );
+  };
+  attempt(5_000);
+  return () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+  };
+}
 
 /**
  * ADMIN_EMAIL/ADMIN_PASSWORD: create that admin when no account has the e-mail; leave an existing admin as
@@ -48,7 +77,9 @@ async function main(): Promise<void> {
     s.on('error', reject);
   });
   server.keepAliveTimeout = 65_000;
+  const stopRegistering = keepRegisteringPaybill(log);
   onShutdown(log, [
+    { name: 'paybill registration', run: () => Promise.resolve(stopRegistering()) },
     { name: 'http', run: () => new Promise<void>((resolve) => server.close(() => resolve())) },
     { name: 'temporal', run: closeTemporal },
     { name: 'redis', run: closeRedis },

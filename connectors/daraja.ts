@@ -60,6 +60,58 @@ export function verifyCallbackToken(secret: string, orderId: string, token: stri
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
+/** The token of the paybill (C2B) URLs, registered once for the shortcode rather than per request. */
+export const c2bToken = (secret: string): string => callbackToken(secret, 'c2b');
+
+export const verifyC2bToken = (secret: string, token: string | undefined): boolean => verifyCallbackToken(secret, 'c2b', token);
+
+/** What Daraja POSTs to the paybill's validation and confirmation URLs. */
+export interface C2bNotification {
+  TransactionType?: string;
+  TransID?: string;
+  TransTime?: string;
+  TransAmount?: string | number;
+  BusinessShortCode?: string | number;
+  BillRefNumber?: string;
+  InvoiceNumber?: string;
+  OrgAccountBalance?: string | number;
+  ThirdPartyTransID?: string;
+  MSISDN?: string | number;
+  FirstName?: string;
+  MiddleName?: string;
+  LastName?: string;
+}
+
+/** A paybill payment as Paygate reads it: its receipt, amount in cents, the account number typed, the payer. */
+export interface C2bPayment {
+  transId: string;
+  amountMinor: bigint;
+  billRef: string;
+  phone: string | null;
+  name: string | null;
+}
+
+/**
+ * Read a C2B notification, or null when it is not one: a receipt of 6 to 20 letters and digits, and a
+ * positive amount in shillings with at most two decimals (Daraja sends "200.00", or sometimes a number).
+ */
+export function parseC2bNotification(body: C2bNotification | undefined): C2bPayment | null {
+  const transId = typeof body?.TransID === 'string' ? body.TransID.trim() : '';
+  const amount = String(body?.TransAmount ?? '').trim();
+  const match = /^(\d{1,15})(?:\.(\d{1,2}))?$/.exec(amount);
+  if (!/^[A-Z0-9]{6,20}$/i.test(transId) || !match) return null;
+  const amountMinor = BigInt(match[1]) * 100n + BigInt((match[2] ?? '').padEnd(2, '0'));
+  if (amountMinor <= 0n) return null;
+  const name = [body?.FirstName, body?.MiddleName, body?.LastName].filter((n) => typeof n === 'string' && n.trim()).join(' ');
+  return {
+    transId: transId.toUpperCase(),
+    amountMinor,
+    billRef: typeof body?.BillRefNumber === 'string' ? body.BillRefNumber : '',
+    phone: normaliseKenyanPhone(String(body?.MSISDN ?? '')),
+    name: name || null,
+  };
+}
+
 /** A Daraja ResultCode as our outcome. */
 export function darajaOutcome(reference: string, resultCode: string, resultDesc: string | undefined): RailOutcome {
   if (resultCode === '0') return { state: 'succeeded', reference, providerCode: '0' };
@@ -264,6 +316,25 @@ export class DarajaConnector implements RailConnector {
       Password: stkPassword(this.options.shortcode, this.options.passkey, timestamp),
       Timestamp: timestamp,
     };
+  }
+
+  /**
+   * Register the paybill's validation and confirmation URLs for our shortcode (C2B RegisterURL). With
+   * `ResponseType: Completed`, M-Pesa completes a payment whose validation it could not reach: the money is
+   * the customer's either way, and one that matches nobody waits for staff rather than bouncing.
+   */
+  async registerC2bUrls(): Promise<{ confirmationUrl: string; validationUrl: string }> {
+    const base = `${this.options.publicBaseUrl}/api/v1/callbacks/mpesa/c2b`;
+    const token = c2bToken(this.options.callbackSecret);
+    const urls = { confirmationUrl: `${base}/confirmation?token=${token}`, validationUrl: `${base}/validation?token=${token}` };
+    const res = await this.call('/mpesa/c2b/v1/registerurl', {
+      ShortCode: this.options.shortcode,
+      ResponseType: 'Completed',
+      ConfirmationURL: urls.confirmationUrl,
+      ValidationURL: urls.validationUrl,
+    });
+    if (res.status !== 200 || str(res.body.ResponseCode) !== '0') throw refusal(res, 'URL registration');
+    return urls;
   }
 
   /** The URLs Daraja posts a payout's results to, each with the order's token. */

@@ -407,6 +407,69 @@ describe('real rails against local provider fakes', function () {
     });
   });
 
+  describe('when customers pay in through the M-Pesa paybill (C2B)', () => {
+    const walletOf = async (user: TestUser) =>
+      (await rails().get('/api/v1/wallets').set(user.auth)).body as {
+        deposit_reference: string;
+        data: { currency: string; available: string }[];
+      };
+    const kes = (w: { data: { currency: string; available: string }[] }) => w.data.find((d) => d.currency === 'KES')?.available;
+
+    it('then the api registered the paybill URLs at boot, under its public URL and with their token', async () => {
+      const registered = await until('the paybill registration', () => Promise.resolve(fakes.daraja.c2b), 20_000, 100);
+      expect(registered.responseType).to.equal('Completed');
+      expect(registered.confirmationUrl).to.match(new RegExp(`^${baseUrl}/api/v1/callbacks/mpesa/c2b/confirmation\\?token=.+`));
+      expect(registered.validationUrl).to.match(new RegExp(`^${baseUrl}/api/v1/callbacks/mpesa/c2b/validation\\?token=.+`));
+    });
+
+    it('then a payment quoting the deposit reference is validated, and its confirmation, delivered three times, credits once', async () => {
+      await until('the paybill registration', () => Promise.resolve(fakes.daraja.c2b), 20_000, 100);
+      const user = await newUser();
+      const { deposit_reference: reference } = await walletOf(user);
+      const paid = await fakes.daraja.payBill({ billRef: reference.toLowerCase(), amount: '2000.00', msisdn: '254712345678' });
+      expect(paid.validation).to.deep.equal({ ResultCode: 0, ResultDesc: 'Accepted' });
+      expect(paid.confirmation).to.deep.equal({ ResultCode: 0, ResultDesc: 'Accepted' });
+      for (let i = 0; i < 2; i++)
+        expect(await fakes.daraja.confirmAgain(paid.body)).to.deep.equal({ ResultCode: 0, ResultDesc: 'Accepted' });
+      expect(kes(await walletOf(user))).to.equal('2000.00');
+      const statement = await rails().get('/api/v1/wallets/KES/transactions').set(user.auth);
+      expect((statement.body as { data: { kind: string; amount: string; balance_after: string }[] }).data).to.have.length(1);
+      const [deposit] = await rows<{ provider_reference: string; rail: string; payer_phone: string; payer_name: string }>(
+        `SELECT provider_reference, rail, payer_phone, payer_name FROM deposits WHERE user_id = :id`,
+        { id: user.id },
+      );
+      expect(deposit).to.deep.equal({ provider_reference: paid.transId, rail: 'daraja', payer_phone: '+254712345678', payer_name: 'John' });
+    });
+
+    it('then a reference nobody has is refused at validation, and money M-Pesa completed anyway waits unmatched', async () => {
+      await until('the paybill registration', () => Promise.resolve(fakes.daraja.c2b), 20_000, 100);
+      const refused = await fakes.daraja.payBill({ billRef: 'NOBODY-123', amount: '500.00', msisdn: '254712345678' });
+      expect(refused.validation).to.deep.include({ ResultCode: 'C2B00012' });
+      expect(refused.confirmation).to.equal(undefined);
+      // Validation is optional on Daraja's side; when it was not asked, the confirmation still arrives.
+      const completed = await fakes.daraja.confirmAgain({ ...refused.body, TransID: `${refused.transId.slice(0, 9)}Z` });
+      expect(completed).to.deep.equal({ ResultCode: 0, ResultDesc: 'Accepted' });
+      const [row] = await rows<{ status: string; user_id: string | null }>(
+        `SELECT status, user_id FROM deposits WHERE provider_reference = :ref`,
+        {
+          ref: `${refused.transId.slice(0, 9)}Z`,
+        },
+      );
+      expect(row).to.deep.equal({ status: 'unmatched', user_id: null });
+    });
+
+    it('then a confirmation without the registered token credits nothing', async () => {
+      const user = await newUser();
+      const { deposit_reference: reference } = await walletOf(user);
+      const forged = await rails()
+        .post('/api/v1/callbacks/mpesa/c2b/confirmation?token=forged')
+        .send({ TransID: 'FORGED1234', TransAmount: '9999.00', BillRefNumber: reference, MSISDN: '254712345678' });
+      expect(forged.status).to.equal(200);
+      expect(forged.body).to.deep.equal({ ResultCode: 1, ResultDesc: 'Ignored' });
+      expect(kes(await walletOf(user))).to.equal('0.00');
+    });
+  });
+
   describe('when M-Pesa collects from a payer by STK Push', () => {
     let daraja: DarajaConnector;
     const collect = (orderId: string, phone: string) =>

@@ -1,7 +1,14 @@
 import { Body, Controller, Path, Post, Query, Response, Route, Tags } from 'tsoa';
 import type { Problem } from '../problem';
 import type { Uuid } from '../schema-types';
-import { handleB2cResult, handleStkCallback, type DarajaAck } from '../services/mpesa-callback-service';
+import {
+  handleB2cResult,
+  handleC2bConfirmation,
+  handleC2bValidation,
+  handleStkCallback,
+  type C2bAck,
+  type DarajaAck,
+} from '../services/mpesa-callback-service';
 
 interface StkCallbackItem {
   Name: string;
@@ -35,6 +42,26 @@ interface B2cResultBody {
     TransactionID?: string;
     ResultParameters?: { ResultParameter?: B2cResultParameter[] | B2cResultParameter };
   };
+}
+
+/** A paybill (C2B) payment as Daraja posts it to the validation and confirmation URLs. */
+interface C2bBody {
+  TransactionType?: string;
+  /** M-Pesa's receipt, unique per payment. */
+  TransID?: string;
+  TransTime?: string;
+  /** Shillings, e.g. "200.00". */
+  TransAmount?: string | number;
+  BusinessShortCode?: string | number;
+  /** The account number the customer typed: their Paygate deposit reference. */
+  BillRefNumber?: string;
+  InvoiceNumber?: string;
+  OrgAccountBalance?: string | number;
+  ThirdPartyTransID?: string;
+  MSISDN?: string | number;
+  FirstName?: string;
+  MiddleName?: string;
+  LastName?: string;
 }
 
 @Route('callbacks/mpesa')
@@ -81,5 +108,28 @@ export class MpesaCallbacksController extends Controller {
   @Response<Problem>(400, 'A body that is not a Daraja callback')
   public async b2cTimeout(@Path('order_id') orderId: Uuid, @Body() body: B2cResultBody, @Query() token?: string): Promise<DarajaAck> {
     return handleB2cResult(orderId, 'timeout', token, body);
+  }
+
+  /**
+   * Daraja's C2B validation for the paybill (the ValidationURL registered at boot): accepted (`ResultCode`
+   * 0) only when `BillRefNumber` is a user's deposit reference; otherwise refused with a `C2B000…` code
+   * before the customer pays. Provider-to-Paygate, no bearer token: without the registered URL's `token` it
+   * is acknowledged and ignored.
+   */
+  @Post('c2b/validation')
+  @Response<Problem>(400, 'A body that is not a Daraja callback')
+  public async c2bValidation(@Body() body: C2bBody, @Query() token?: string): Promise<C2bAck> {
+    return handleC2bValidation(token, body);
+  }
+
+  /**
+   * Daraja's C2B confirmation (the ConfirmationURL registered at boot): the payment is made, and is credited
+   * to the wallet of the deposit reference once per `TransID`, whatever the number of deliveries. Without
+   * the registered URL's `token` it is acknowledged and ignored.
+   */
+  @Post('c2b/confirmation')
+  @Response<Problem>(400, 'A body that is not a Daraja callback')
+  public async c2bConfirmation(@Body() body: C2bBody, @Query() token?: string): Promise<C2bAck> {
+    return handleC2bConfirmation(token, body);
   }
 }

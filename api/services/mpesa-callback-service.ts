@@ -1,10 +1,23 @@
 import { config } from '../../platform/config';
 import { isUuid } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
-import { resolveB2cResult, resolveStkCallback, type DarajaResult, type DarajaResultKind, type StkCallback } from '../../connectors/daraja';
-import type { RailOutcome } from '../../connectors';
+import {
+  DarajaConnector,
+  parseC2bNotification,
+  resolveB2cResult,
+  resolveStkCallback,
+  verifyC2bToken,
+  type C2bNotification,
+  type DarajaResult,
+  type DarajaResultKind,
+  type StkCallback,
+} from '../../connectors/daraja';
+import { normaliseDepositReference } from '../../domain/wallets';
+import { userByDepositReference } from '../../repositories/users';
+import { createConnectors, type RailOutcome } from '../../connectors';
 import { findOrder } from '../../repositories/orders';
 import { deliverRailOutcome } from './rail-outcome';
+import { creditIncoming } from './wallet-service';
 
 const log = componentLogger('mpesa-callbacks');
 
@@ -70,4 +83,79 @@ async function signalOutcome(orderId: string, outcome: RailOutcome): Promise<Dar
   // its poll reads it); for a closed order it is also recorded as a late result and raised to operators.
   await deliverRailOutcome(order, 'daraja', outcome);
   return { ResultCode: 0, ResultDesc: 'Accepted' };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paybill (C2B): money in without a prompt, quoting the user's deposit reference as the account number
+
+/** Daraja's answer to a C2B validation: `0` accepts; a `C2B000…` code refuses the payment before it is made. */
+export interface C2bAck {
+  ResultCode: number | string;
+  ResultDesc: string;
+}
+
+const C2B_ACCEPTED: C2bAck = { ResultCode: 0, ResultDesc: 'Accepted' };
+
+/** Whether a paybill callback carries the token of the URLs Paygate registered (and Daraja is the rail). */
+const c2bTrusted = (token: string | undefined): boolean => {
+  const cfg = config();
+  return cfg.rails.mobile_money === 'daraja' && cfg.daraja.callbackSecret !== '' && verifyC2bToken(cfg.daraja.callbackSecret, token);
+};
+
+/**
+ * Validation: before M-Pesa takes the customer's money, refuse an account number (`BillRefNumber`) that is no
+ * user's deposit reference (C2B00012) or a malformed payment (C2B00013), so the money never leaves the phone.
+ */
+export async function handleC2bValidation(token: string | undefined, body: C2bNotification): Promise<C2bAck> {
+  if (!c2bTrusted(token)) {
+    log.warn({ transId: body?.TransID }, 'ignored a C2B validation without our token');
+    return IGNORED;
+  }
+  const payment = parseC2bNotification(body);
+  if (!payment) return { ResultCode: 'C2B00013', ResultDesc: 'Rejected: invalid amount' };
+  if (!(await userByDepositReference(normaliseDepositReference(payment.billRef)))) {
+    log.info({ transId: payment.transId }, 'refused a paybill payment quoting an unknown deposit reference');
+    return { ResultCode: 'C2B00012', ResultDesc: 'Rejected: invalid account number' };
+  }
+  return C2B_ACCEPTED;
+}
+
+/**
+ * Confirmation: the money has arrived. It is credited once per `TransID` through the one crediting path
+ * (screened; an unknown reference waits unmatched for staff); a replay is acknowledged and moves nothing.
+ */
+export async function handleC2bConfirmation(token: string | undefined, body: C2bNotification): Promise<C2bAck> {
+  if (!c2bTrusted(token)) {
+    log.warn({ transId: body?.TransID }, 'ignored a C2B confirmation without our token');
+    return IGNORED;
+  }
+  const payment = parseC2bNotification(body);
+  if (!payment) {
+    log.error({ transId: body?.TransID }, 'a C2B confirmation Paygate cannot read: money may have arrived, check the paybill statement');
+    return IGNORED;
+  }
+  const { deposit, created } = await creditIncoming({
+    channel: 'mpesa_c2b',
+    rail: 'daraja',
+    providerReference: payment.transId,
+    currency: 'KES',
+    amountMinor: payment.amountMinor,
+    quotedReference: payment.billRef,
+    payer: { phone: payment.phone, name: payment.name },
+  });
+  if (!created)
+    log.info({ transId: payment.transId, depositId: deposit.deposit_id }, 'a C2B confirmation seen before: nothing credited again');
+  return C2B_ACCEPTED;
+}
+
+/**
+ * Register the paybill's URLs with Daraja (C2B RegisterURL) when M-Pesa runs on Daraja: the api does it at
+ * boot. Returns the URLs registered, or null when mobile money is not on Daraja (nothing to register).
+ */
+export async function registerPaybillUrls(): Promise<{ confirmationUrl: string; validationUrl: string } | null> {
+  const connector = createConnectors(config()).mobile_money;
+  if (!(connector instanceof DarajaConnector)) return null;
+  const urls = await connector.registerC2bUrls();
+  log.info({ shortcode: config().daraja.shortcode }, 'paybill URLs registered with Daraja');
+  return urls;
 }

@@ -53,6 +53,21 @@ export interface FakeDaraja extends FakeServer {
   posted: { url: string; body: unknown; answer: unknown }[];
   /** Phones whose result or callback is held back (the status query must resolve them). */
   silentPhones: Set<string>;
+  /** The paybill's URLs, once Paygate registered them (C2B RegisterURL). */
+  c2b: { shortcode: string; responseType: string; confirmationUrl: string; validationUrl: string } | undefined;
+  /**
+   * A customer pays the paybill from `msisdn`, typing `billRef` as the account number: M-Pesa asks the
+   * validation URL, and unless it refuses, takes the money and POSTs the confirmation. Returns the receipt
+   * and both answers (no confirmation when validation refused).
+   */
+  payBill(p: { billRef: string; amount: string; msisdn: string; firstName?: string }): Promise<{
+    transId: string;
+    validation: unknown;
+    confirmation: unknown;
+    body: Record<string, unknown>;
+  }>;
+  /** POST a confirmation body again, as M-Pesa does when it did not see our answer. */
+  confirmAgain(body: Record<string, unknown>): Promise<unknown>;
 }
 
 const SILENT = '254700000999';
@@ -64,6 +79,7 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
   const posted: FakeDaraja['posted'] = [];
   const busySeen = new Set<string>();
   const calls: FakeDaraja['calls'] = [];
+  let c2b: FakeDaraja['c2b'];
   const silentPhones = new Set([SILENT]);
   const error = (status: number, errorCode: string, errorMessage: string) => ({
     status,
@@ -296,6 +312,25 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
         },
       });
     }
+    if (req.path === '/mpesa/c2b/v1/registerurl' || req.path === '/mpesa/c2b/v2/registerurl') {
+      const { ShortCode, ResponseType, ConfirmationURL, ValidationURL } = body;
+      if (String(ShortCode) !== o.shortcode) return Promise.resolve(error(400, '400.003.01', 'Invalid ShortCode'));
+      if (ResponseType !== 'Completed' && ResponseType !== 'Cancelled') {
+        return Promise.resolve(error(400, '400.003.02', 'Bad Request - Invalid ResponseType'));
+      }
+      if (typeof ConfirmationURL !== 'string' || typeof ValidationURL !== 'string' || !/^https?:\/\//.test(ConfirmationURL)) {
+        return Promise.resolve(error(400, '400.003.02', 'Bad Request - Invalid URL'));
+      }
+      c2b = { shortcode: o.shortcode, responseType: ResponseType, confirmationUrl: ConfirmationURL, validationUrl: ValidationURL };
+      return Promise.resolve({
+        status: 200,
+        body: {
+          OriginatorCoversationID: `${randomBytes(4).toString('hex')}-${Date.now()}-1`,
+          ResponseCode: '0',
+          ResponseDescription: 'Success',
+        },
+      });
+    }
     if (req.path === '/mpesa/stkpushquery/v1/query') {
       if (!passwordValid(body)) return Promise.resolve(error(400, '400.002.02', 'Bad Request - Invalid Password'));
       const push = pushes.get(String(body.CheckoutRequestID));
@@ -315,5 +350,53 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
     }
     return Promise.resolve(error(404, '404.001.01', 'Resource not found'));
   });
-  return { ...server, calls, pushes, payouts, posted, silentPhones };
+  const postJson = (url: string, body: unknown): Promise<unknown> =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      .then((r) => r.json())
+      .catch((err: Error) => ({ error: err.message }));
+
+  const payBill: FakeDaraja['payBill'] = async (p) => {
+    if (!c2b) throw new Error('no paybill URLs registered yet');
+    const letters = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+    const transId = Array.from(randomBytes(10), (b) => letters[b % letters.length]).join('');
+    const body = {
+      TransactionType: 'Pay Bill',
+      TransID: transId,
+      TransTime: new Date(Date.now() + 3 * 3600 * 1000).toISOString().replace(/[-:T]/g, '').slice(0, 14),
+      TransAmount: p.amount,
+      BusinessShortCode: o.shortcode,
+      BillRefNumber: p.billRef,
+      InvoiceNumber: '',
+      OrgAccountBalance: '1000000.00',
+      ThirdPartyTransID: '',
+      MSISDN: p.msisdn,
+      FirstName: p.firstName ?? 'John',
+      MiddleName: '',
+      LastName: '',
+    };
+    const validation = await postJson(c2b.validationUrl, body);
+    const code = (validation as { ResultCode?: string | number }).ResultCode;
+    const refused = code !== undefined && `${code}` !== '0';
+    const confirmation = refused ? undefined : await postJson(c2b.confirmationUrl, body);
+    return { transId, validation, confirmation, body };
+  };
+
+  const confirmAgain: FakeDaraja['confirmAgain'] = (body) => {
+    if (!c2b) throw new Error('no paybill URLs registered yet');
+    return postJson(c2b.confirmationUrl, body);
+  };
+
+  return {
+    ...server,
+    calls,
+    pushes,
+    payouts,
+    posted,
+    silentPhones,
+    get c2b() {
+      return c2b;
+    },
+    payBill,
+    confirmAgain,
+  };
 }

@@ -66,6 +66,8 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'POST /callbacks/mpesa/b2c/{order_id}/result': ['signed', 'signed', 'signed', 'signed'],
   'POST /callbacks/mpesa/b2c/{order_id}/status': ['signed', 'signed', 'signed', 'signed'],
   'POST /callbacks/mpesa/b2c/{order_id}/timeout': ['signed', 'signed', 'signed', 'signed'],
+  'POST /callbacks/mpesa/c2b/validation': ['signed', 'signed', 'signed', 'signed'],
+  'POST /callbacks/mpesa/c2b/confirmation': ['signed', 'signed', 'signed', 'signed'],
 };
 
 /** Served only while their rail is the sandbox: with every method on a real rail they are gone (404). */
@@ -245,6 +247,11 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
         return v1('post', '/sandbox/bank-credits', { body: { deposit_reference: 'PGUNKNOWNREF', amount: '1.00' } });
       case 'POST /sandbox/crypto-deposits':
         return v1('post', '/sandbox/crypto-deposits', { body: { user_id: victim.id, currency: 'USDT', amount: '1.000000' } });
+      case 'POST /callbacks/mpesa/c2b/validation':
+      case 'POST /callbacks/mpesa/c2b/confirmation':
+        return v1('post', `/callbacks/mpesa/c2b/${key.endsWith('validation') ? 'validation' : 'confirmation'}`, {
+          body: { TransID: 'BFLA123456', TransAmount: '100.00', BillRefNumber: 'PGUNKNOWNREF', MSISDN: '254712345678' },
+        });
       case 'POST /compliance/blocklist':
         return v1('post', '/compliance/blocklist', {
           body: { type: 'crypto_address', value: `bc1q${randomUUID().replace(/-/g, '')}`, reason: 'matrix' },
