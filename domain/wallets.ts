@@ -38,6 +38,9 @@ export function railMethodOf(channel: DepositChannel): PaymentMethod {
   }
 }
 
+/** A deposit reference: "PG" and ten Crockford base32 characters (the database makes them). */
+export const DEPOSIT_REFERENCE_PATTERN = /PG[0-9A-HJKMNP-TV-Z]{10}/;
+
 /** A deposit reference as users type it: trimmed, upper-cased, spaces and dashes dropped. */
 export const normaliseDepositReference = (raw: string): string =>
   raw

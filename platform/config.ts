@@ -154,6 +154,7 @@ const schema = z
     SANDBOX_CALLBACK_SECRET: z.string().min(16).default(DEV_SANDBOX_CALLBACK_SECRET),
 
     RECONCILE_INTERVAL_MS: intFrom(15000, 100),
+    MATCH_BANK_DEPOSITS_EVERY_MS: intFrom(60_000, 100),
     RECONCILE_GRACE_MS: intFrom(5000, 0),
 
     PRIMARY_BANK_CODE: z
@@ -329,6 +330,8 @@ export interface Config {
   payments: { pollAfterMs: number; settleTimeoutMs: number; maxPollIntervalMs: number };
   sandbox: { callbackDelayMs: number; callbackSecret: string };
   reconciler: { intervalMs: number; graceMs: number };
+  /** How often the primary bank's statement is read for deposits quoting a deposit reference. */
+  wallets: { matchBankDepositsEveryMs: number };
   discovery: {
     primaryBankCode: string;
     refreshExchangesEveryMs: number;
@@ -455,6 +458,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     sandbox: { callbackDelayMs: e.SANDBOX_CALLBACK_DELAY_MS, callbackSecret: e.SANDBOX_CALLBACK_SECRET },
     reconciler: { intervalMs: e.RECONCILE_INTERVAL_MS, graceMs: e.RECONCILE_GRACE_MS },
+    wallets: { matchBankDepositsEveryMs: e.MATCH_BANK_DEPOSITS_EVERY_MS },
     discovery: {
       primaryBankCode: e.PRIMARY_BANK_CODE,
       refreshExchangesEveryMs: e.REFRESH_EXCHANGES_EVERY_MS,

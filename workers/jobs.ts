@@ -9,7 +9,16 @@ import { pruneExpiredKeys } from '../repositories/idempotency';
 import { openRepositories } from '../repositories/transaction';
 import { reconcileUnstartedOrders } from '../workflows/client';
 import { startDiscovery } from './discovery';
-import { EXPIRE_IDEMPOTENCY_KEYS, everyMs, IMPORT_SANCTIONS, MAINTENANCE_QUEUE, QUEUES, RECONCILE_ORDERS } from './queues';
+import { matchBankDeposits } from './bank-deposits';
+import {
+  EXPIRE_IDEMPOTENCY_KEYS,
+  everyMs,
+  IMPORT_SANCTIONS,
+  MAINTENANCE_QUEUE,
+  MATCH_BANK_DEPOSITS,
+  QUEUES,
+  RECONCILE_ORDERS,
+} from './queues';
 import { runSanctionsImport, scheduleSanctionsImport } from './sanctions-import';
 import { startWebhookDelivery } from './webhooks';
 
@@ -18,6 +27,7 @@ const processors: Record<string, () => Promise<unknown>> = {
   [RECONCILE_ORDERS]: () => reconcileUnstartedOrders(),
   [EXPIRE_IDEMPOTENCY_KEYS]: () => pruneExpiredKeys(),
   [IMPORT_SANCTIONS]: () => runSanctionsImport(),
+  [MATCH_BANK_DEPOSITS]: () => matchBankDeposits(),
 };
 
 export async function startJobs(cfg: Config): Promise<{ close: () => Promise<void> }> {
@@ -36,6 +46,11 @@ export async function startJobs(cfg: Config): Promise<{ close: () => Promise<voi
       EXPIRE_IDEMPOTENCY_KEYS,
       { every: everyMs(cfg, EXPIRE_IDEMPOTENCY_KEYS) },
       { name: EXPIRE_IDEMPOTENCY_KEYS, opts: { removeOnComplete: 24, removeOnFail: 100 } },
+    );
+    await queue.upsertJobScheduler(
+      MATCH_BANK_DEPOSITS,
+      { every: everyMs(cfg, MATCH_BANK_DEPOSITS) },
+      { name: MATCH_BANK_DEPOSITS, opts: { removeOnComplete: 100, removeOnFail: 500 } },
     );
     await scheduleSanctionsImport(queue, cfg);
   };

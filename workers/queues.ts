@@ -6,7 +6,7 @@ import type { Config } from '../platform/config';
  * beyond ids; the job name says what to do.
  */
 
-/** Order reconciliation, idempotency-key expiry and the sanctions-list import. */
+/** Order reconciliation, idempotency-key expiry, the sanctions-list import and bank-deposit matching. */
 export const MAINTENANCE_QUEUE = 'maintenance';
 /** The exchange and bank catalogue refreshes. */
 export const DISCOVERY_QUEUE = 'discovery';
@@ -20,6 +20,7 @@ export type QueueName = (typeof QUEUES)[number];
 export const RECONCILE_ORDERS = 'reconcile-orders';
 export const EXPIRE_IDEMPOTENCY_KEYS = 'expire-idempotency-keys';
 export const IMPORT_SANCTIONS = 'import-sanctions';
+export const MATCH_BANK_DEPOSITS = 'match-bank-deposits';
 export const REFRESH_EXCHANGES = 'refresh-exchanges';
 export const REFRESH_BANKS = 'refresh-banks';
 export const DISPATCH_WEBHOOKS = 'dispatch-webhooks';
@@ -42,6 +43,7 @@ export function schedules(cfg: Config): Schedule[] {
     { queue: MAINTENANCE_QUEUE, job: RECONCILE_ORDERS, everyMs: cfg.reconciler.intervalMs },
     { queue: MAINTENANCE_QUEUE, job: EXPIRE_IDEMPOTENCY_KEYS, everyMs: 60 * 60 * 1000 },
     { queue: MAINTENANCE_QUEUE, job: IMPORT_SANCTIONS, everyMs: cfg.compliance.sanctionsImportEveryMs },
+    { queue: MAINTENANCE_QUEUE, job: MATCH_BANK_DEPOSITS, everyMs: cfg.wallets.matchBankDepositsEveryMs },
     { queue: DISCOVERY_QUEUE, job: REFRESH_EXCHANGES, everyMs: cfg.discovery.refreshExchangesEveryMs },
     { queue: DISCOVERY_QUEUE, job: REFRESH_BANKS, everyMs: cfg.discovery.refreshBanksEveryMs },
     { queue: WEBHOOK_QUEUE, job: DISPATCH_WEBHOOKS, everyMs: cfg.webhooks.dispatchEveryMs },

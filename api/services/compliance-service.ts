@@ -13,7 +13,7 @@ import {
 } from '../../domain/compliance/normalise';
 import { reportToCsv, usdToKesMinorCeil, type ReportSections } from '../../domain/compliance/report';
 import { REPORT_SECTIONS, type ComplianceReportInput } from '../../domain/compliance/report-contract';
-import { Screener, type ScreeningContext, type ScreeningItem, type ScreeningMatch } from '../../domain/compliance/screening';
+import { Screener, type ScreeningContext, type ScreeningItem } from '../../domain/compliance/screening';
 import {
   addEntry,
   blocklistChangesSince,
@@ -47,12 +47,6 @@ export async function refuseOnScreeningHit(context: ScreeningContext, userId: st
   await recordScreeningHit({ context, match: best, userId });
   log.info({ context, userId, entryId: best.entryId, field: best.field, score: best.score }, 'screening hit');
   throw new AppError('blocked_by_compliance', 'this request cannot be accepted; contact support if you think this is a mistake');
-}
-
-/** The best blocklist match for the items, without refusing anything (money that has already arrived). */
-export async function bestScreeningMatch(items: ScreeningItem[]): Promise<ScreeningMatch | undefined> {
-  const [best] = await screener().screen(items);
-  return best;
 }
 
 // ---------------------------------------------------------------------------------------------

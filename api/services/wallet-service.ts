@@ -2,23 +2,16 @@ import { AppError, notFound, validationError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
 import { CURRENCIES, formatAmount, isCurrency, type Currency } from '../../domain/money';
-import {
-  SUSPENSE_COMPLIANCE,
-  SUSPENSE_UNMATCHED,
-  depositLines,
-  normaliseDepositReference,
-  walletAccount,
-  type DepositChannel,
-  type DepositStatus,
-} from '../../domain/wallets';
-import { assignUnmatched, findDeposit, listUnmatched, pendingInForUser, recordDeposit, type DepositRow } from '../../repositories/deposits';
+import { depositLines, walletAccount, type DepositChannel, type DepositStatus } from '../../domain/wallets';
+import { assignUnmatched, findDeposit, listUnmatched, pendingInForUser, type DepositRow } from '../../repositories/deposits';
+import { recordMoneyIn, type IncomingMoney } from '../../workflows/activities/deposits';
 import { accountStatement, heldForUser, postLines, walletBalances } from '../../repositories/ledger';
-import { recordScreeningHit } from '../../repositories/compliance';
 import { inTransaction } from '../../repositories/transaction';
-import { depositReferenceOf, findUser, userByDepositReference } from '../../repositories/users';
+import { depositReferenceOf, findUser } from '../../repositories/users';
 import { isStaff, type Caller } from '../auth/authentication';
-import { bestScreeningMatch } from './compliance-service';
 import { decodeCursorKey, encodeCursor, pageLimit, UUID_PATTERN, decodeCursor, type Page } from './paging';
+
+export type { IncomingMoney };
 
 const log = componentLogger('wallets');
 
@@ -177,79 +170,13 @@ const unmatchedView = (d: DepositRow): UnmatchedDepositView => ({
   payer_name: d.payer_name,
 });
 
-/** Money a rail says has arrived, as its connector (or the sandbox simulator) reports it. */
-export interface IncomingMoney {
-  channel: DepositChannel;
-  /** The connector: `sandbox`, `daraja`, `jenga`, `ccxt`. */
-  rail: string;
-  /** The provider's transaction id: the deposit is credited once per (channel, this). */
-  providerReference: string;
-  currency: Currency;
-  amountMinor: bigint;
-  /** Who it is for: a user id (crypto sub-addresses) or the deposit reference the payer quoted. */
-  userId?: string;
-  quotedReference?: string;
-  payer: { phone?: string | null; name?: string | null; address?: string | null };
-}
-
 /**
- * Credit money that has arrived, exactly once per provider transaction: a repeat of the same (channel,
- * provider reference) returns the deposit it made the first time and moves nothing. The payer is screened
- * first; on a blocklist hit the money waits in `suspense:compliance` (status `held`, with the hit recorded
- * for staff) instead of reaching the wallet. A reference nobody has leaves it in `suspense:unmatched`
- * (status `unmatched`) for staff to assign.
+ * Credit money that has arrived, exactly once per provider transaction (see `recordMoneyIn`): the deposit
+ * as the API shows it, and whether this call made it.
  */
 export async function creditIncoming(incoming: IncomingMoney): Promise<{ deposit: DepositView; created: boolean }> {
-  const owner =
-    incoming.userId ??
-    (incoming.quotedReference ? (await userByDepositReference(normaliseDepositReference(incoming.quotedReference)))?.id : undefined);
-  const hit = await bestScreeningMatch([
-    { field: 'payer.phone', type: 'phone', value: incoming.payer.phone },
-    { field: 'payer.name', type: 'name', value: incoming.payer.name },
-    { field: 'payer.address', type: 'crypto_address', value: incoming.payer.address },
-  ]);
-  const status: DepositStatus = hit ? 'held' : owner ? 'completed' : 'unmatched';
-  const result = await inTransaction(async (tx) => {
-    const recorded = await recordDeposit(
-      {
-        userId: status === 'unmatched' ? null : (owner ?? null),
-        channel: incoming.channel,
-        rail: incoming.rail,
-        currency: incoming.currency,
-        amountMinor: incoming.amountMinor.toString(),
-        status,
-        providerReference: incoming.providerReference,
-        quotedReference: incoming.quotedReference ?? null,
-        payerPhone: incoming.payer.phone ?? null,
-        payerName: incoming.payer.name ?? null,
-        payerAddress: incoming.payer.address ?? null,
-      },
-      tx,
-    );
-    if (!recorded.created) return recorded;
-    const d = recorded.row;
-    const posting = { channel: d.channel, userId: d.user_id, currency: incoming.currency, amountMinor: d.amount_minor };
-    if (status === 'completed') {
-      await postLines(tx, { depositId: d.id, kind: 'deposit', currency: d.currency, lines: depositLines('deposit', posting) });
-    } else {
-      const suspense = status === 'held' ? SUSPENSE_COMPLIANCE : SUSPENSE_UNMATCHED;
-      await postLines(tx, {
-        depositId: d.id,
-        kind: 'deposit_held',
-        currency: d.currency,
-        lines: depositLines('deposit_held', posting, suspense),
-      });
-    }
-    if (hit) await recordScreeningHit({ context: 'deposit', match: hit, userId: d.user_id, depositId: d.id }, tx);
-    return recorded;
-  });
-  if (result.created) {
-    log.info(
-      { depositId: result.row.id, channel: incoming.channel, rail: incoming.rail, status: result.row.status, userId: result.row.user_id },
-      'money in recorded',
-    );
-  }
-  return { deposit: depositView(result.row), created: result.created };
+  const { row, created } = await recordMoneyIn(incoming);
+  return { deposit: depositView(row), created };
 }
 
 /** One deposit: its owner's, or anyone's for staff; others get 404. */

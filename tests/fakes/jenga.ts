@@ -21,6 +21,8 @@ export interface FakeJenga extends FakeServer {
   /** Register another public key: the merchant's signatures no longer verify. */
   setPublicKey(key: KeyObject): void;
   transfers: Map<string, { kind: JengaTransferKind; body: JengaTransferBody; status: 'SUCCESS' | 'FAILED' }>;
+  /** Money arrives on the account: a credit line appears on the statement (newest first), and stays there. */
+  credit(line: { reference: string; amount: string; description: string }): void;
 }
 
 const fail = (status: number, code: number, message: string) => ({ status, body: { status: false, code, message } });
@@ -151,5 +153,8 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
     }
     return Promise.resolve(fail(404, 404, 'Not found'));
   });
-  return { ...server, calls, transfers, setPublicKey: (key) => (publicKey = key) };
+  const credit: FakeJenga['credit'] = (line) => {
+    statement.unshift({ date: new Date().toISOString().slice(0, 19), chequeNumber: null, type: 'Credit', ...line });
+  };
+  return { ...server, calls, transfers, setPublicKey: (key) => (publicKey = key), credit };
 }

@@ -1,0 +1,50 @@
+import { config } from '../platform/config';
+import { componentLogger } from '../platform/logger';
+import { createConnectors } from '../connectors';
+import { JengaConnector } from '../connectors/jenga';
+import { DEPOSIT_REFERENCE_PATTERN } from '../domain/wallets';
+import { recordMoneyIn } from '../workflows/activities/deposits';
+
+const log = componentLogger('bank-deposits');
+
+/** Shillings as the statement writes them ("2,500.00", "2500.5") in cents; null when it is not an amount. */
+function statementCents(amount: string): bigint | null {
+  const match = /^(\d{1,15})(?:\.(\d{1,2}))?$/.exec(amount.replace(/,/g, '').trim());
+  if (!match) return null;
+  const cents = BigInt(match[1]) * 100n + BigInt((match[2] ?? '').padEnd(2, '0'));
+  return cents > 0n ? cents : null;
+}
+
+/**
+ * The `match-bank-deposits` job: read the primary bank's account statement (Jenga) and credit every credit
+ * line once per bank reference, to the user whose deposit reference its narrative quotes (anything else
+ * waits unmatched for staff). Lines stay on the statement from poll to poll; the deposit's uniqueness on
+ * (channel, reference) is what makes a line seen twice count once. On the sandbox bank there is no
+ * statement: money arrives through the admin simulator instead.
+ */
+export async function matchBankDeposits(): Promise<{ lines: number; credited: number }> {
+  const bank = createConnectors(config()).bank_transfer;
+  if (!(bank instanceof JengaConnector)) return { lines: 0, credited: 0 };
+  const lines = (await bank.miniStatement()).filter((l) => l.type === 'Credit');
+  let credited = 0;
+  for (const line of lines) {
+    const cents = statementCents(line.amount);
+    if (!line.reference || cents === null) {
+      log.error({ line }, 'a credit on the statement without a reference or a readable amount: left for staff to reconcile');
+      continue;
+    }
+    const quoted = DEPOSIT_REFERENCE_PATTERN.exec(line.description.toUpperCase().replace(/[\s-]+/g, ''))?.[0];
+    const { created } = await recordMoneyIn({
+      channel: 'bank_transfer',
+      rail: 'jenga',
+      providerReference: line.reference,
+      currency: 'KES',
+      amountMinor: cents,
+      quotedReference: quoted ?? line.description.slice(0, 64),
+      payer: { name: null },
+    });
+    if (created) credited += 1;
+  }
+  if (credited > 0) log.info({ lines: lines.length, credited }, 'bank deposits recorded from the statement');
+  return { lines: lines.length, credited };
+}
