@@ -99,7 +99,7 @@ export function createApp(): Express {
   RegisterRoutes(api);
   if (!sandboxRailInUse()) unmountRoute(api, '/callbacks/sandbox');
   for (const path of unservedSimulators()) unmountRoute(api, path);
-  app.use('/api/v1', noStore, idempotency({ requiredOn: ['/payments/initiate'] }), api);
+  app.use('/api/v1', noStore, idempotency({ requiredOn: ['/payments/initiate', '/wallets/deposits'] }), api);
 
   app.use(routeFallback([{ base: '/api/v1', router: api }]));
   app.use(problemHandler);

@@ -17,6 +17,7 @@ export interface DepositRow {
   amount_minor: string;
   status: DepositStatus;
   provider_reference: string | null;
+  rail_reference: string | null;
   quoted_reference: string | null;
   payer_phone: string | null;
   payer_name: string | null;
@@ -43,7 +44,7 @@ export interface NewDeposit {
 }
 
 const DEPOSIT_COLUMNS = `id, user_id, channel, rail, currency, amount_minor::text AS amount_minor, status, provider_reference,
-  quoted_reference, payer_phone, payer_name, payer_address, failure_code, failure_reason, assigned_by, created_at, updated_at`;
+  rail_reference, quoted_reference, payer_phone, payer_name, payer_address, failure_code, failure_reason, assigned_by, created_at, updated_at`;
 
 /**
  * Record a deposit inside `tx`, once per provider transaction: `created` is false when that (channel,
@@ -110,4 +111,61 @@ export async function pendingInForUser(userId: string): Promise<{ currency: stri
     `SELECT currency, sum(amount_minor)::text AS pending FROM deposits WHERE user_id = :userId AND status = 'pending' GROUP BY currency`,
     { replacements: { userId }, type: QueryTypes.SELECT },
   );
+}
+
+// --- deposits Paygate asks for (STK Push): pending until the rail answers
+
+/** Open a pending deposit that Paygate will collect (its workflow asks the payer's phone). */
+export async function openPendingDeposit(d: {
+  userId: string;
+  channel: DepositChannel;
+  rail: string;
+  currency: string;
+  amountMinor: string;
+  payerPhone: string;
+}): Promise<DepositRow> {
+  const [row] = await models().query<DepositRow>(
+    `INSERT INTO deposits (user_id, channel, rail, currency, amount_minor, status, payer_phone)
+     VALUES (:userId, :channel, :rail, :currency, :amountMinor, 'pending', :payerPhone)
+     RETURNING ${DEPOSIT_COLUMNS}`,
+    { replacements: { ...d }, type: QueryTypes.SELECT },
+  );
+  return row;
+}
+
+/** Record the rail's id of the collection request, once (a retried request keeps the first). */
+export async function recordDepositRailReference(depositId: string, railReference: string): Promise<void> {
+  await models().query(
+    `UPDATE deposits SET rail_reference = :railReference, updated_at = now() WHERE id = :depositId AND rail_reference IS NULL`,
+    { replacements: { depositId, railReference } },
+  );
+}
+
+/**
+ * Settle a pending deposit inside `tx`: `completed` with the provider's id, or `failed` with a code. Only a
+ * pending deposit moves; returns it, or undefined when it had already settled (a replay).
+ */
+export async function settlePendingDeposit(
+  depositId: string,
+  outcome: { status: 'completed'; providerReference: string } | { status: 'failed'; failureCode: string; reason: string },
+  tx: Transaction,
+): Promise<DepositRow | undefined> {
+  const [row] = await models().query<DepositRow>(
+    `UPDATE deposits SET status = :status, provider_reference = coalesce(:providerReference, provider_reference),
+            failure_code = :failureCode, failure_reason = :reason, updated_at = now()
+      WHERE id = :depositId AND status = 'pending'
+     RETURNING ${DEPOSIT_COLUMNS}`,
+    {
+      replacements: {
+        depositId,
+        status: outcome.status,
+        providerReference: outcome.status === 'completed' ? outcome.providerReference : null,
+        failureCode: outcome.status === 'failed' ? outcome.failureCode : null,
+        reason: outcome.status === 'failed' ? outcome.reason : null,
+      },
+      type: QueryTypes.SELECT,
+      transaction: tx,
+    },
+  );
+  return row;
 }

@@ -8,6 +8,7 @@ import { onShutdown } from '../platform/shutdown';
 import { temporalConnectionOptions } from '../platform/temporal';
 import { openRepositories } from '../repositories/transaction';
 import { createConnectors } from '../connectors';
+import { createDepositActivities } from '../workflows/activities/deposits';
 import { createActivities } from '../workflows/activities';
 import { createComplianceActivities } from '../workflows/activities/compliance';
 import { createP2pActivities } from '../workflows/activities/p2p';
@@ -46,6 +47,7 @@ export async function createPaygateWorker({
       ...createComplianceActivities({ config }),
       ...createP2pActivities({ connectors: createConnectors(config), config }),
       ...createAppealActivities(),
+      ...createDepositActivities({ connectors: createConnectors(config), config }),
     },
     // Parked workflows (awaiting callbacks) are evicted and replayed on demand rather than held in memory.
     maxCachedWorkflows: 500,

@@ -29,7 +29,16 @@ import {
 import { paymentSummary, type OrderFacts } from '../domain/orders';
 import { findOrder, markWorkflowStarted, unstartedOrders } from '../repositories/orders';
 import { orderSearchAttributes } from './search-attributes';
-import { PAYMENT_WORKFLOW, paymentWorkflowId, railOutcomeSignal, type PaymentWorkflowInput, type RailOutcomeSignal } from './shared';
+import {
+  DEPOSIT_WORKFLOW,
+  PAYMENT_WORKFLOW,
+  depositWorkflowId,
+  paymentWorkflowId,
+  railOutcomeSignal,
+  type DepositWorkflowInput,
+  type PaymentWorkflowInput,
+  type RailOutcomeSignal,
+} from './shared';
 
 /**
  * Every call the api and the jobs make to Temporal as a client — start, signal, update, query — is in
@@ -116,6 +125,43 @@ export async function signalRailOutcome(workflowId: string, outcome: RailOutcome
     throw err;
   }
 }
+
+// --- deposits
+
+/**
+ * Start the `deposit` workflow of a pending STK Push deposit (workflow id `deposit-<deposit_id>`, never a
+ * second run for the same deposit). Throws `dependency_unavailable` when Temporal does not take it in time.
+ */
+export async function startDepositWorkflow(depositId: string): Promise<void> {
+  const cfg = config();
+  const client = temporalClient();
+  const input: DepositWorkflowInput = {
+    depositId,
+    pollAfterMs: cfg.payments.pollAfterMs,
+    settleTimeoutMs: cfg.payments.settleTimeoutMs,
+    maxPollIntervalMs: cfg.payments.maxPollIntervalMs,
+  };
+  try {
+    await ensureTemporalConnected(client);
+    await client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
+      client.workflow.start(DEPOSIT_WORKFLOW, {
+        workflowId: depositWorkflowId(depositId),
+        taskQueue: cfg.temporal.taskQueue,
+        args: [input],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        staticSummary: 'M-Pesa STK Push deposit',
+        memo: { depositId },
+      }),
+    );
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+    throw err;
+  }
+}
+
+/** Deliver the rail's outcome to a deposit's workflow; false when it has no running workflow. */
+export const signalDepositOutcome = (depositId: string, outcome: RailOutcomeSignal): Promise<boolean> =>
+  signalRailOutcome(depositWorkflowId(depositId), outcome);
 
 // --- the compliance report
 

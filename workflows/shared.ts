@@ -52,3 +52,24 @@ export type PaymentStage = 'screening' | 'checking_limits' | 'holding' | 'submit
 export const railOutcomeSignal = defineSignal<[RailOutcomeSignal]>('railOutcome');
 /** Where the workflow is, for operators and tests. */
 export const paymentStageQuery = defineQuery<PaymentStage>('stage');
+
+// --- the deposit workflow (SPEC §11): an STK Push collection, signalled like a payment by the rail's callback
+
+export const DEPOSIT_WORKFLOW = 'deposit';
+export const depositWorkflowId = (depositId: string): string => `deposit-${depositId}`;
+
+export interface DepositWorkflowInput {
+  depositId: string;
+  /** How long to wait for the callback before asking the rail. */
+  pollAfterMs: number;
+  /** How long a prompt may stay unanswered before the deposit fails. */
+  settleTimeoutMs: number;
+  /** The cap of the growing interval between polls; 60 s when absent. */
+  maxPollIntervalMs?: number;
+}
+
+export interface DepositResult {
+  depositId: string;
+  status: 'completed' | 'failed';
+  failureCode?: string;
+}

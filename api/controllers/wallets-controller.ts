@@ -1,5 +1,5 @@
 import type { Request as ExpressRequest } from 'express';
-import { Body, Controller, Get, Path, Post, Query, Request, Response, Route, Security, Tags } from 'tsoa';
+import { Body, Controller, Get, Header, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { CurrencyCode, Uuid } from '../schema-types';
@@ -8,13 +8,40 @@ import {
   assignDeposit,
   getDeposit,
   getWallets,
+  startStkDeposit,
   unmatchedDeposits,
   walletStatement,
+  type DepositAccepted,
   type DepositView,
   type StatementLine,
   type UnmatchedDepositView,
   type Wallets,
 } from '../services/wallet-service';
+
+interface DepositBody {
+  /**
+   * Whole shillings, as a decimal string.
+   * @example "2000.00"
+   */
+  amount: string;
+  /**
+   * KES.
+   * @example "KES"
+   */
+  currency: string;
+  /**
+   * `mobile_money`: an M-Pesa STK Push to `phone`.
+   * @example "mobile_money"
+   */
+  method: string;
+  /**
+   * The payer's M-Pesa number (E.164). Sandbox: `+254700001032` is cancelled by the user (also 1, 1037,
+   * 2001), `+254700000999` never calls back (settled by the STK query).
+   * @maxLength 20
+   * @example "+254712345678"
+   */
+  phone: string;
+}
 
 interface AssignDepositBody {
   /** The user whose wallet the deposit is credited to. */
@@ -71,6 +98,29 @@ export class WalletsController extends Controller {
     @Request() req: ExpressRequest & { user: Caller },
   ): Promise<DepositView> {
     return assignDeposit(req.user, depositId, body.user_id);
+  }
+
+  /**
+   * Deposit by M-Pesa STK Push: the payer's phone is asked to pay, by workflow `deposit-<deposit_id>`; poll
+   * the deposit for the outcome. The wallet is credited once the rail confirms it.
+   * @param idempotencyKey 1 to 255 visible ASCII characters, e.g. a UUID; a repeat replays the first answer
+   * @pattern idempotencyKey ^[!-~]{1,255}$
+   */
+  @Post('deposits')
+  @SuccessResponse(202, 'Accepted')
+  @Response<Problem>(400, 'Validation failed or Idempotency-Key missing')
+  @Response<Problem>(409, 'Same Idempotency-Key still in progress')
+  @Response<Problem>(422, 'blocked_by_compliance or idempotency_key_reused')
+  @Response<Problem>(503, 'Deposits cannot be started right now')
+  public async startDeposit(
+    @Body() body: DepositBody,
+    @Header('Idempotency-Key') _idempotencyKey: string,
+    @Request() req: ExpressRequest & { user: Caller },
+  ): Promise<DepositAccepted> {
+    const accepted = await startStkDeposit(req.user, body);
+    this.setStatus(202);
+    this.setHeader('Location', accepted.links.self);
+    return accepted;
   }
 
   /** One deposit and its status. Others' deposits are 404. */

@@ -15,7 +15,9 @@ import {
 import { normaliseDepositReference } from '../../domain/wallets';
 import { userByDepositReference } from '../../repositories/users';
 import { createConnectors, type RailOutcome } from '../../connectors';
+import { findDeposit } from '../../repositories/deposits';
 import { findOrder } from '../../repositories/orders';
+import { signalDepositOutcome } from '../../workflows/client';
 import { deliverRailOutcome } from './rail-outcome';
 import { creditIncoming } from './wallet-service';
 
@@ -78,7 +80,13 @@ async function onDaraja(orderId: string): Promise<boolean> {
 
 async function signalOutcome(orderId: string, outcome: RailOutcome): Promise<DarajaAck> {
   const order = await findOrder(orderId);
-  if (!order) return IGNORED;
+  if (!order) {
+    // An STK Push Paygate made for a deposit: its id stands where an order's would.
+    const deposit = await findDeposit(orderId);
+    if (!deposit || deposit.rail !== 'daraja') return IGNORED;
+    if (deposit.status === 'pending') await signalDepositOutcome(deposit.id, outcome);
+    return { ResultCode: 0, ResultDesc: 'Accepted' };
+  }
   // The result is recorded on the request whatever happens next: a workflow still running takes it (or
   // its poll reads it); for a closed order it is also recorded as a late result and raised to operators.
   await deliverRailOutcome(order, 'daraja', outcome);

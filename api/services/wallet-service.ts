@@ -1,9 +1,21 @@
 import { AppError, notFound, validationError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
-import { CURRENCIES, formatAmount, isCurrency, type Currency } from '../../domain/money';
+import { CURRENCIES, formatAmount, isCurrency, parseAmount, type Currency } from '../../domain/money';
 import { depositLines, walletAccount, type DepositChannel, type DepositStatus } from '../../domain/wallets';
-import { assignUnmatched, findDeposit, listUnmatched, pendingInForUser, type DepositRow } from '../../repositories/deposits';
+import {
+  assignUnmatched,
+  findDeposit,
+  listUnmatched,
+  openPendingDeposit,
+  pendingInForUser,
+  settlePendingDeposit,
+  type DepositRow,
+} from '../../repositories/deposits';
+import { startDepositWorkflow } from '../../workflows/client';
+import { normaliseKenyanPhone } from '../../domain/phone';
+import { config } from '../../platform/config';
+import { refuseOnScreeningHit } from './compliance-service';
 import { recordMoneyIn, type IncomingMoney } from '../../workflows/activities/deposits';
 import { accountStatement, heldForUser, postLines, walletBalances } from '../../repositories/ledger';
 import { inTransaction } from '../../repositories/transaction';
@@ -177,6 +189,61 @@ const unmatchedView = (d: DepositRow): UnmatchedDepositView => ({
 export async function creditIncoming(incoming: IncomingMoney): Promise<{ deposit: DepositView; created: boolean }> {
   const { row, created } = await recordMoneyIn(incoming);
   return { deposit: depositView(row), created };
+}
+
+export interface DepositRequestInput {
+  amount: string;
+  currency: string;
+  method: string;
+  phone: string;
+}
+
+export interface DepositAccepted {
+  deposit_id: string;
+  status: DepositStatus;
+  links: { self: string };
+}
+
+/**
+ * Start an M-Pesa STK Push deposit: the payer's phone is asked to pay, by workflow `deposit-<deposit_id>`,
+ * and the wallet is credited when the rail confirms it. The phone is screened first (422
+ * `blocked_by_compliance`). When Temporal does not take the workflow, the deposit is failed at once and the
+ * answer is 503: no prompt was sent and nothing moved.
+ */
+export async function startStkDeposit(caller: Caller, body: DepositRequestInput): Promise<DepositAccepted> {
+  if (body.currency !== 'KES') throw validationError('currency', 'M-Pesa deposits are in KES');
+  if (body.method !== 'mobile_money') throw validationError('method', 'must be mobile_money (M-Pesa STK Push)');
+  const amountMinor = parseAmount(body.amount, 'KES');
+  if (amountMinor % 100n !== 0n) throw validationError('amount', 'M-Pesa takes whole shillings, e.g. "2000.00"');
+  const phone = normaliseKenyanPhone(body.phone);
+  if (!phone) throw validationError('phone', 'must be a Kenyan mobile number, e.g. +254712345678');
+  await refuseOnScreeningHit('deposit', caller.id, [{ field: 'phone', type: 'phone', value: phone }]);
+  const deposit = await openPendingDeposit({
+    userId: caller.id,
+    channel: 'mpesa_stk',
+    rail: config().rails.mobile_money,
+    currency: 'KES',
+    amountMinor: amountMinor.toString(),
+    payerPhone: phone,
+  });
+  try {
+    await startDepositWorkflow(deposit.id);
+  } catch (err) {
+    log.error(
+      { depositId: deposit.id, err },
+      'the deposit workflow could not be started; the deposit is failed, nothing was asked of the payer',
+    );
+    await inTransaction((tx) =>
+      settlePendingDeposit(
+        deposit.id,
+        { status: 'failed', failureCode: 'dependency_unavailable', reason: 'the deposit could not be started' },
+        tx,
+      ),
+    );
+    throw new AppError('dependency_unavailable', 'deposits cannot be started right now; nothing was charged, try again shortly');
+  }
+  log.info({ depositId: deposit.id, userId: caller.id }, 'STK Push deposit started');
+  return { deposit_id: deposit.id, status: 'pending', links: { self: `/api/v1/wallets/deposits/${deposit.id}` } };
 }
 
 /** One deposit: its owner's, or anyone's for staff; others get 404. */

@@ -8,7 +8,9 @@ import type { Migration } from '../migrator';
  * never be credited twice. Ledger postings are now made for a deposit as well as for an order (exactly
  * one of them), once per (deposit, kind): `deposit` (rail → wallet), `deposit_held` (rail → suspense,
  * a compliance hit or an unknown reference) and `deposit_released` (suspense → wallet).
- * Each deposit's status change is also an event in the webhook outbox, as an order's is.
+ * An STK Push deposit (`mpesa_stk`) starts `pending` with the rail's request id in `rail_reference`, and its
+ * `deposit` workflow completes or fails it. Each deposit's status change is also an event in the webhook
+ * outbox, as an order's is.
  */
 export const up: Migration = async ({ context: sql }) => {
   await sql.query(`
@@ -36,6 +38,7 @@ export const up: Migration = async ({ context: sql }) => {
       amount_minor numeric(38, 0) NOT NULL CHECK (amount_minor > 0),
       status text NOT NULL CHECK (status IN ('pending', 'completed', 'failed', 'held', 'unmatched')),
       provider_reference text,
+      rail_reference text,
       quoted_reference text,
       payer_phone text,
       payer_name text,

@@ -55,6 +55,7 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'POST /callbacks/sandbox': ['signed', 'signed', 'signed', 'signed'],
   // Wallets (SPEC §11): each caller's own, staff anyone's; unmatched money is staff's; simulators admin's.
   'GET /wallets': [401, 'own', 'all', 'all'],
+  'POST /wallets/deposits': [401, 'own', 'own', 'own'],
   'GET /wallets/{currency}/transactions': [401, 'own', 'all', 'all'],
   'GET /wallets/deposits/{deposit_id}': [401, 'own', 'all', 'all'],
   'GET /wallets/unmatched-deposits': [401, 403, 'allow', 'allow'],
@@ -230,6 +231,11 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
         });
       case 'GET /wallets':
         return v1('get', role === 'compliance' || role === 'admin' ? `/wallets?user_id=${victim.id}` : '/wallets');
+      case 'POST /wallets/deposits':
+        return v1('post', '/wallets/deposits', {
+          body: { amount: '100.00', currency: 'KES', method: 'mobile_money', phone: '+254712345678' },
+          headers: { 'Idempotency-Key': randomUUID() },
+        });
       case 'GET /wallets/{currency}/transactions':
         return v1(
           'get',

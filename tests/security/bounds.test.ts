@@ -74,6 +74,12 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
       },
     }),
     'POST /webhooks/endpoints': () => ({ token: user.token, path: {}, body: { url: 'https://93.184.215.14/hooks', description: 'shop' } }),
+    'POST /wallets/deposits': () => ({
+      token: user.token,
+      path: {},
+      body: { amount: '100.00', currency: 'KES', method: 'mobile_money', phone: '+254712345678' },
+      headers: { 'Idempotency-Key': randomUUID() },
+    }),
     'POST /wallets/unmatched-deposits/{deposit_id}/assign': () => ({
       token: staff.token,
       path: { deposit_id: UNKNOWN_ID },

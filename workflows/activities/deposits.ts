@@ -1,7 +1,9 @@
-import { config } from '../../platform/config';
+import { ApplicationFailure } from '@temporalio/activity';
+import { RailError, type Connectors, type RailStatus } from '../../connectors';
+import { config, type Config } from '../../platform/config';
 import { componentLogger } from '../../platform/logger';
 import { Screener } from '../../domain/compliance/screening';
-import type { Currency } from '../../domain/money';
+import { formatAmount, type Currency } from '../../domain/money';
 import {
   SUSPENSE_COMPLIANCE,
   SUSPENSE_UNMATCHED,
@@ -11,10 +13,11 @@ import {
   type DepositStatus,
 } from '../../domain/wallets';
 import { blocklistChangesSince, recordScreeningHit } from '../../repositories/compliance';
-import { recordDeposit, type DepositRow } from '../../repositories/deposits';
+import { findDeposit, recordDeposit, recordDepositRailReference, settlePendingDeposit, type DepositRow } from '../../repositories/deposits';
 import { postLines } from '../../repositories/ledger';
 import { inTransaction } from '../../repositories/transaction';
 import { userByDepositReference } from '../../repositories/users';
+import { heartbeating } from './heartbeat';
 
 /**
  * Money in (SPEC §11): the one crediting path every way in goes through — a paybill confirmation, a bank
@@ -107,3 +110,91 @@ export async function recordMoneyIn(incoming: IncomingMoney): Promise<{ row: Dep
   }
   return result;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The `deposit` workflow's activities: an STK Push collection from the payer's phone
+
+interface DepositRef {
+  depositId: string;
+}
+
+async function pendingDeposit(depositId: string): Promise<DepositRow> {
+  const deposit = await findDeposit(depositId);
+  if (!deposit) throw ApplicationFailure.nonRetryable(`deposit ${depositId} not found`, 'DepositNotFound');
+  return deposit;
+}
+
+/** A RailError as the failure types the workflows' retry presets know. */
+function railFailure(err: unknown): unknown {
+  if (!(err instanceof RailError)) return err;
+  const details = { failureCode: err.failureCode, providerCode: err.providerCode };
+  return err.retryable
+    ? ApplicationFailure.retryable(err.message, 'RailUnavailable', details)
+    : ApplicationFailure.nonRetryable(err.message, 'RailRejected', details);
+}
+
+export function createDepositActivities({ connectors }: { connectors: Connectors; config: Config }) {
+  return {
+    /**
+     * Ask the payer's phone to pay (STK Push), keyed on the deposit id: a retry after a crash is the same
+     * request at the rail. Returns the rail's reference, recorded on the deposit.
+     */
+    async requestCollection({ depositId }: DepositRef): Promise<{ reference: string }> {
+      const deposit = await pendingDeposit(depositId);
+      if (deposit.rail_reference) return { reference: deposit.rail_reference };
+      const connector = connectors.mobile_money;
+      try {
+        const accepted = await heartbeating(`collecting ${depositId}`, () =>
+          connector.submit({
+            idempotencyKey: deposit.id,
+            orderId: deposit.id,
+            method: 'mobile_money',
+            amount: formatAmount(deposit.amount_minor, deposit.currency as Currency),
+            currency: deposit.currency as Currency,
+            destination: { provider: 'mpesa', phone: deposit.payer_phone ?? '' },
+            description: 'Paygate deposit',
+            direction: 'collection',
+          }),
+        );
+        await recordDepositRailReference(deposit.id, accepted.reference);
+        return accepted;
+      } catch (err) {
+        throw railFailure(err);
+      }
+    },
+
+    /** What the rail says of the collection now (the STK query when the callback is late). */
+    async pollCollection({ depositId }: DepositRef): Promise<RailStatus> {
+      const deposit = await pendingDeposit(depositId);
+      const reference = deposit.rail_reference;
+      if (!reference)
+        throw ApplicationFailure.nonRetryable('the collection was never requested', 'RailRejected', { failureCode: 'rail_error' });
+      try {
+        return await heartbeating(`polling ${depositId}`, () =>
+          connectors.mobile_money.status(reference, { currency: deposit.currency, since: new Date(deposit.created_at).getTime() }),
+        );
+      } catch (err) {
+        throw railFailure(err);
+      }
+    },
+
+    /** The payer paid: `rail:mobile_money → wallet`, and the deposit `completed`, once. */
+    async creditDeposit({ depositId, reference }: DepositRef & { reference: string }): Promise<void> {
+      await inTransaction(async (tx) => {
+        const d = await settlePendingDeposit(depositId, { status: 'completed', providerReference: reference }, tx);
+        if (!d) return;
+        const posting = { channel: d.channel, userId: d.user_id, currency: d.currency as Currency, amountMinor: d.amount_minor };
+        await postLines(tx, { depositId: d.id, kind: 'deposit', currency: d.currency, lines: depositLines('deposit', posting) });
+      });
+      log.info({ depositId, reference }, 'deposit collected and credited');
+    },
+
+    /** The payer did not pay (cancelled, wrong PIN, unreachable…) or the rail refused: `failed`, nothing moved. */
+    async failDeposit({ depositId, failureCode, reason }: DepositRef & { failureCode: string; reason: string }): Promise<void> {
+      await inTransaction((tx) => settlePendingDeposit(depositId, { status: 'failed', failureCode, reason }, tx));
+      log.info({ depositId, failureCode }, 'deposit failed');
+    },
+  };
+}
+
+export type DepositActivities = ReturnType<typeof createDepositActivities>;
