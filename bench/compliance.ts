@@ -7,7 +7,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { migrateUp } from '../models/migrate';
 import { SECTIONS, usdToKesMinorCeil } from '../domain/compliance/report';
 import { REPORT_SECTIONS, type ComplianceReportInput } from '../domain/compliance/report-contract';
-import { freePort, median, percentile, spawnNode, temporalCliPath, waitForHttp, type Child } from './support';
+import { freePort, fundBenchUser, median, percentile, spawnNode, temporalCliPath, waitForHttp, type Child } from './support';
 
 /**
  * Compliance benchmarks (issue 4), each against its bare baseline, interleaved A/B in one run:
@@ -162,6 +162,7 @@ async function newUser(stack: Stack, label: string, roles: string[]): Promise<{ 
   if (registered.status !== 201) throw new Error(`register failed: ${registered.status} ${JSON.stringify(registered.json)}`);
   const id = (registered.json as { user_id: string }).user_id;
   await stack.db.query(`UPDATE users SET kyc_status = 'verified', roles = $2 WHERE id = $1`, [id, roles]);
+  await fundBenchUser(stack.db, id);
   const login = await postJson(`${stack.apiUrl}/api/v1/auth/login`, { email, password: PASSWORD });
   if (login.status !== 200) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.json)}`);
   return { id, token: (login.json as { access_token: string }).access_token };

@@ -16,6 +16,7 @@ import {
   childPids,
   envInt,
   freePort,
+  fundBenchUser,
   median,
   percentile,
   pool,
@@ -251,6 +252,7 @@ async function newVerifiedUser(apiUrl: string, db: PgClient, label: string): Pro
   if (registered.status !== 201) throw new Error(`register failed: ${registered.status} ${JSON.stringify(registered.json)}`);
   const id = (registered.json as { user_id: string }).user_id;
   await db.query(`UPDATE users SET kyc_status = 'verified' WHERE id = $1`, [id]);
+  await fundBenchUser(db, id);
   const login = await postJson(`${apiUrl}/api/v1/auth/login`, { email, password: PASSWORD });
   if (login.status !== 200) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.json)}`);
   return { id, token: (login.json as { access_token: string }).access_token };

@@ -155,3 +155,23 @@ export function childPids(pattern: string): number[] {
   }
   return pids;
 }
+
+/**
+ * Money in for a bench user, as a completed bank deposit would leave it: a `deposits` row and its posting
+ * `rail:bank_transfer → wallet:<user>:KES` (the database moves the balance). Payments are paid from the
+ * wallet, so every payer is funded first; enough that no measured payment is refused for funds.
+ */
+export async function fundBenchUser(db: { query: (sql: string, values: unknown[]) => Promise<unknown> }, userId: string): Promise<void> {
+  await db.query(
+    `WITH d AS (
+       INSERT INTO deposits (user_id, channel, rail, currency, amount_minor, status, provider_reference)
+       VALUES ($1, 'bank_transfer', 'sandbox', 'KES', $2, 'completed', 'BENCH-' || $1::text) RETURNING id
+     ), t AS (
+       INSERT INTO ledger_transactions (id, deposit_id, kind, currency) SELECT gen_random_uuid(), id, 'deposit', 'KES' FROM d RETURNING id
+     )
+     INSERT INTO ledger_entries (transaction_id, account, currency, direction, amount_minor)
+     SELECT id, 'rail:bank_transfer', 'KES', 'debit', $2 FROM t
+     UNION ALL SELECT id, 'wallet:' || $1::text || ':KES', 'KES', 'credit', $2 FROM t`,
+    [userId, '100000000000000'],
+  );
+}

@@ -6,8 +6,10 @@ export type LedgerKind = (typeof LEDGER_KINDS)[number];
  * its balanced entries: posting the same kind for the same order twice is a no-op, so retries and
  * replays never move money twice. The database refuses updates, deletes and unbalanced transactions.
  *
- * Accounts: `user:<user_id>` (the customer's funds), `hold:<order_id>` (funds reserved for one payment),
- * `rail:<method>` (settlement with the payment rail).
+ * Accounts: `wallet:<user_id>:<currency>` (the customer's funds, never below zero), `hold:<order_id>`
+ * (funds reserved for one payment), `rail:<method>` (settlement with the payment rail). Payments held before
+ * wallets existed debited `user:<user_id>`; their release or refund goes back to whichever account the hold
+ * debited (`payer`).
  */
 
 export interface LedgerLine {
@@ -22,7 +24,12 @@ export interface PaymentAccounts {
   method: string;
   currency: string;
   amountMinor: string;
+  /** The account the hold debited, when it is known: a release or refund goes back there. */
+  payer?: string;
 }
+
+/** The account a payment is paid from: the payer's wallet in the payment's currency. */
+export const payerWallet = (p: Pick<PaymentAccounts, 'userId' | 'currency'>): string => `wallet:${p.userId}:${p.currency}`;
 
 export const transfer = (from: string, to: string, amountMinor: string): LedgerLine[] => [
   { account: from, direction: 'debit', amountMinor },
@@ -31,7 +38,7 @@ export const transfer = (from: string, to: string, amountMinor: string): LedgerL
 
 /** The balanced lines each kind of posting makes for a payment. */
 export function paymentLines(kind: LedgerKind, p: PaymentAccounts): LedgerLine[] {
-  const user = `user:${p.userId}`;
+  const user = p.payer ?? payerWallet(p);
   const hold = `hold:${p.orderId}`;
   const rail = `rail:${p.method}`;
   switch (kind) {

@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'idempotency_in_progress'
   | 'kyc_required'
   | 'limit_exceeded'
+  | 'insufficient_funds'
   | 'blocked_by_compliance'
   | 'rate_limited'
   | 'dependency_unavailable'
@@ -43,6 +44,7 @@ const STATUS: Record<ErrorCode, number> = {
   idempotency_key_reused: 422,
   kyc_required: 422,
   limit_exceeded: 422,
+  insufficient_funds: 422,
   blocked_by_compliance: 422,
   rate_limited: 429,
   internal: 500,
@@ -64,6 +66,7 @@ const TITLE: Record<ErrorCode, string> = {
   idempotency_key_reused: 'Idempotency-Key reused with a different request',
   kyc_required: 'KYC verification required',
   limit_exceeded: 'Limit exceeded',
+  insufficient_funds: 'Insufficient funds',
   blocked_by_compliance: 'Blocked by compliance',
   rate_limited: 'Too many requests',
   internal: 'Internal server error',

@@ -31,9 +31,23 @@ function overdraftOf(err: unknown, lines: LedgerLine[]): InsufficientFunds | und
   return new InsufficientFunds(account ?? lines.find((l) => l.direction === 'debit')?.account ?? 'an account');
 }
 
-/** Post `kind` for the payment inside `tx`; returns false when it was already posted. */
+/**
+ * Post `kind` for the payment inside `tx`; returns false when it was already posted. A release or a refund
+ * goes back to the account the hold debited (a wallet, or for payments held before wallets, `user:<id>`).
+ */
 export async function postPayment(tx: Transaction, kind: LedgerKind, p: PaymentAccounts): Promise<boolean> {
-  return postLines(tx, { orderId: p.orderId, kind, currency: p.currency, lines: paymentLines(kind, p) });
+  const payer = kind === 'release' || kind === 'reverse' ? await holdPayer(p.orderId, tx) : undefined;
+  return postLines(tx, { orderId: p.orderId, kind, currency: p.currency, lines: paymentLines(kind, { ...p, payer: payer ?? p.payer }) });
+}
+
+/** The account the order's hold debited, or undefined when nothing was held. */
+async function holdPayer(orderId: string, tx: Transaction): Promise<string | undefined> {
+  const [row] = await models().query<{ account: string }>(
+    `SELECT e.account FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
+      WHERE t.order_id = :orderId AND t.kind = 'hold' AND e.direction = 'debit'`,
+    { replacements: { orderId }, type: QueryTypes.SELECT, transaction: tx },
+  );
+  return row?.account;
 }
 
 /**

@@ -158,7 +158,7 @@ describe('appeals', () => {
       );
       expect(reverse).to.deep.equal([
         { account: 'rail:mobile_money', direction: 'debit', amount: '150000' },
-        { account: `user:${owner.id}`, direction: 'credit', amount: '150000' },
+        { account: `wallet:${owner.id}:KES`, direction: 'credit', amount: '150000' },
       ]);
       const imbalance = await ledgerImbalanceByCurrency();
       for (const value of Object.values(imbalance)) expect(value).to.equal('0');

@@ -44,7 +44,7 @@ describe('money in by bank transfer, matched from the primary bank statement', f
 
   describe('when a transfer quoting a deposit reference lands on the account', () => {
     it('then it is credited to that wallet, and the same line seen on later polls is credited once', async () => {
-      const user = await newUser();
+      const user = await newUser({ funded: false });
       const { deposit_reference: reference } = await walletOf(user);
       const bankReference = `FT${randomUUID().replace(/-/g, '').slice(0, 12).toUpperCase()}`;
       // As people write narratives: lower case, a dash, other words around it.

@@ -7,6 +7,7 @@ import { api, uniqueKenyanPhone } from './support/api';
 import { ARTIFACTS, launchBrowser, type ConsoleBrowser } from './support/browser';
 import { ROOT } from './support/local-tools';
 import { stack } from './support/stack';
+import { fundWallets } from './support/funding';
 
 /**
  * The console in headless Chromium, driven only by clicking and typing: every section against the real
@@ -109,6 +110,9 @@ describe('console (headless Chromium)', function () {
   it('registers, logs in, and follows a payment until it is completed', async () => {
     await register(customer, 'Console Customer');
     await logIn(customer);
+    // Money in first: payments are paid from the wallet.
+    const registered = await User.findOne({ where: { email: customer } });
+    await fundWallets(registered!.id, { KES: 200000n });
     const s = section('initiate-payment');
     await s.getByRole('combobox', { name: /^Method/ }).selectOption('mobile_money');
     await s.getByLabel('Amount').fill('1500.00');

@@ -77,7 +77,7 @@ async function replayCallback(depositId: string): Promise<void> {
 describe('deposits by M-Pesa STK Push', () => {
   describe('when a user deposits KES 2,000 from their phone', () => {
     it('then the deposit is accepted pending, completes through its workflow, and the wallet and statement show it', async () => {
-      const user = await newUser();
+      const user = await newUser({ funded: false });
       const res = await deposit(user, stk(uniqueKenyanPhone()));
       expect(res.status, res.text).to.equal(202);
       const accepted = res.body as { deposit_id: string; status: string; links: { self: string } };
@@ -106,7 +106,7 @@ describe('deposits by M-Pesa STK Push', () => {
     });
 
     it('then a duplicate callback credits nothing more', async () => {
-      const user = await newUser();
+      const user = await newUser({ funded: false });
       const res = await deposit(user, stk(uniqueKenyanPhone(), '300.00'));
       const id = (res.body as { deposit_id: string }).deposit_id;
       expect((await settled(user, id)).status).to.equal('completed');
@@ -117,7 +117,7 @@ describe('deposits by M-Pesa STK Push', () => {
     });
 
     it('then the same Idempotency-Key replays the same deposit and asks the phone once', async () => {
-      const user = await newUser();
+      const user = await newUser({ funded: false });
       const key = randomUUID();
       const body = stk(uniqueKenyanPhone(), '50.00');
       const [a, b] = [await deposit(user, body, key), await deposit(user, body, key)];
@@ -130,7 +130,7 @@ describe('deposits by M-Pesa STK Push', () => {
 
   describe('when the payer cancels, or the phone never calls back', () => {
     it('then a cancelled prompt ends failed with cancelled_by_user and credits nothing', async () => {
-      const user = await newUser();
+      const user = await newUser({ funded: false });
       const res = await deposit(user, stk('+254700001032'));
       const done = await settled(user, (res.body as { deposit_id: string }).deposit_id);
       expect(done).to.include({ status: 'failed', failure_code: 'cancelled_by_user' });
@@ -138,7 +138,7 @@ describe('deposits by M-Pesa STK Push', () => {
     });
 
     it('then a phone that never calls back is settled by the STK query', async () => {
-      const user = await newUser();
+      const user = await newUser({ funded: false });
       const res = await deposit(user, stk('+254700000999', '120.00'));
       const done = await settled(user, (res.body as { deposit_id: string }).deposit_id);
       expect(done.status).to.equal('completed');
@@ -148,7 +148,7 @@ describe('deposits by M-Pesa STK Push', () => {
 
   describe('when the request is not one Paygate can collect', () => {
     it('then cents, another currency or method, a bad phone and a missing key are 400s naming the field', async () => {
-      const user = await newUser();
+      const user = await newUser({ funded: false });
       for (const [body, field] of [
         [stk(uniqueKenyanPhone(), '10.50'), 'amount'],
         [{ ...stk(uniqueKenyanPhone()), currency: 'USD' }, 'currency'],
@@ -165,8 +165,8 @@ describe('deposits by M-Pesa STK Push', () => {
     });
 
     it('then a blocklisted phone is refused with blocked_by_compliance before any prompt', async () => {
-      const admin = await newUser({ roles: ['admin'] });
-      const user = await newUser();
+      const admin = await newUser({ roles: ['admin'], funded: false });
+      const user = await newUser({ funded: false });
       const phone = uniqueKenyanPhone();
       await blocklist(admin, { type: 'phone', value: phone, reason: 'deposit test' });
       const res = await deposit(user, stk(phone));

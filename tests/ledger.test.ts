@@ -20,7 +20,7 @@ describe('the double-entry ledger', () => {
         { id: order.order_id },
       );
       expect(entries).to.deep.equal([
-        { account: `user:${user.id}`, direction: 'debit', amount_minor: '250000', currency: 'KES' },
+        { account: `wallet:${user.id}:KES`, direction: 'debit', amount_minor: '250000', currency: 'KES' },
         { account: `hold:${order.order_id}`, direction: 'credit', amount_minor: '250000', currency: 'KES' },
         { account: `hold:${order.order_id}`, direction: 'debit', amount_minor: '250000', currency: 'KES' },
         { account: 'rail:mobile_money', direction: 'credit', amount_minor: '250000', currency: 'KES' },
@@ -51,7 +51,7 @@ describe('the double-entry ledger', () => {
       await waitForOrder(user, (res.body as { order_id: string }).order_id);
       let updateError: unknown;
       await database()
-        .query(`UPDATE ledger_entries SET amount_minor = 1 WHERE account = 'user:${user.id}'`)
+        .query(`UPDATE ledger_entries SET amount_minor = 1 WHERE account = 'wallet:${user.id}:KES'`)
         .catch((err: unknown) => (updateError = err));
       expect(String(updateError)).to.match(/append-only/);
       let deleteError: unknown;

@@ -424,7 +424,7 @@ describe('real rails against local provider fakes', function () {
 
     it('then a payment quoting the deposit reference is validated, and its confirmation, delivered three times, credits once', async () => {
       await until('the paybill registration', () => Promise.resolve(fakes.daraja.c2b), 20_000, 100);
-      const user = await newUser();
+      const user = await newUser({ funded: false });
       const { deposit_reference: reference } = await walletOf(user);
       const paid = await fakes.daraja.payBill({ billRef: reference.toLowerCase(), amount: '2000.00', msisdn: '254712345678' });
       expect(paid.validation).to.deep.equal({ ResultCode: 0, ResultDesc: 'Accepted' });
@@ -459,7 +459,7 @@ describe('real rails against local provider fakes', function () {
     });
 
     it('then a confirmation without the registered token credits nothing', async () => {
-      const user = await newUser();
+      const user = await newUser({ funded: false });
       const { deposit_reference: reference } = await walletOf(user);
       const forged = await rails()
         .post('/api/v1/callbacks/mpesa/c2b/confirmation?token=forged')

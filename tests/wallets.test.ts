@@ -72,12 +72,12 @@ describe('wallets and money in', () => {
   let admin: TestUser;
 
   before(async () => {
-    admin = await newUser({ roles: ['admin'] });
+    admin = await newUser({ roles: ['admin'], funded: false });
   });
 
   describe('when a new user reads their wallets', () => {
     it('then every currency is at zero, and they have their own deposit reference', async () => {
-      const [a, b] = [await newUser(), await newUser()];
+      const [a, b] = [await newUser({ funded: false }), await newUser({ funded: false })];
       const wa = await walletsOf(a);
       expect(wa.user_id).to.equal(a.id);
       expect(wa.data.map((d) => d.currency)).to.deep.equal(['KES', 'USD', 'USDT', 'USDC', 'BTC', 'ETH']);
@@ -95,7 +95,7 @@ describe('wallets and money in', () => {
 
   describe('when money arrives by paybill (C2B) quoting the user deposit reference', () => {
     it('then the wallet is credited, the statement shows it with its balance, and the deposit is an event', async () => {
-      const user = await newUser();
+      const user = await newUser({ funded: false });
       const { deposit_reference: reference } = await walletsOf(user);
       const first = await c2b(admin, { deposit_reference: reference, amount: '2000.00', phone: uniqueKenyanPhone() });
       expect(first.provider_reference).to.match(/^[A-Z0-9]{10}$/);
@@ -128,7 +128,7 @@ describe('wallets and money in', () => {
 
   describe('when the same provider transaction is reported again', () => {
     it('then a confirmation replayed three times, or twenty at once, credits once', async () => {
-      const user = await newUser();
+      const user = await newUser({ funded: false });
       const { deposit_reference: reference } = await walletsOf(user);
       const transId = `R${randomUUID().replace(/-/g, '').slice(0, 9).toUpperCase()}`;
       const confirmation = {
@@ -156,8 +156,8 @@ describe('wallets and money in', () => {
 
   describe('when money arrives with a reference nobody has', () => {
     it('then it waits unmatched until staff assign it, once, to a user wallet', async () => {
-      const user = await newUser();
-      const compliance = await newUser({ roles: ['compliance'] });
+      const user = await newUser({ funded: false });
+      const compliance = await newUser({ roles: ['compliance'], funded: false });
       const reference = `PGNOBODY${Date.now() % 10_000}`;
       const arrival = await c2b(admin, { deposit_reference: reference, amount: '750.00', phone: uniqueKenyanPhone() });
       expect(arrival.deposit.status).to.equal('unmatched');
@@ -191,7 +191,7 @@ describe('wallets and money in', () => {
 
   describe('when the payer is on the blocklist', () => {
     it('then the money waits in compliance suspense with a screening hit, and the wallet is not credited', async () => {
-      const user = await newUser();
+      const user = await newUser({ funded: false });
       const phone = uniqueKenyanPhone();
       await blocklist(admin, { type: 'phone', value: phone, reason: 'deposit screening test' });
       const arrival = await c2b(admin, { deposit_reference: (await walletsOf(user)).deposit_reference, amount: '300.00', phone });
@@ -212,7 +212,7 @@ describe('wallets and money in', () => {
 
   onSandboxRails('when crypto and bank money arrive through the other simulators', () => {
     it('then each credits its own currency wallet, with the provider id it made up', async () => {
-      const user = await newUser();
+      const user = await newUser({ funded: false });
       const crypto = await api()
         .post('/api/v1/sandbox/crypto-deposits')
         .set(admin.auth)
@@ -231,8 +231,8 @@ describe('wallets and money in', () => {
     });
 
     it('then a user who is not an admin cannot make money arrive', async () => {
-      const user = await newUser();
-      const compliance = await newUser({ roles: ['compliance'] });
+      const user = await newUser({ funded: false });
+      const compliance = await newUser({ roles: ['compliance'], funded: false });
       for (const caller of [user, compliance]) {
         const res = await api()
           .post('/api/v1/sandbox/c2b')
@@ -257,8 +257,8 @@ describe('wallets and money in', () => {
 
   describe('when someone reads wallets that are not theirs', () => {
     it('then another user gets 404, and staff read them with user_id', async () => {
-      const [owner, other] = [await newUser(), await newUser()];
-      const staff = await newUser({ roles: ['compliance'] });
+      const [owner, other] = [await newUser({ funded: false }), await newUser({ funded: false })];
+      const staff = await newUser({ roles: ['compliance'], funded: false });
       await c2b(admin, { deposit_reference: (await walletsOf(owner)).deposit_reference, amount: '42.00', phone: uniqueKenyanPhone() });
       expect((await api().get(`/api/v1/wallets?user_id=${owner.id}`).set(other.auth)).status).to.equal(404);
       expect((await api().get(`/api/v1/wallets/KES/transactions?user_id=${owner.id}`).set(other.auth)).status).to.equal(404);
@@ -271,7 +271,7 @@ describe('wallets and money in', () => {
 
   describe('when a statement is longer than a page', () => {
     it('then it pages newest first by cursor, and a forged cursor is a 400', async () => {
-      const user = await newUser();
+      const user = await newUser({ funded: false });
       const { deposit_reference: reference } = await walletsOf(user);
       for (const amount of ['1.00', '2.00', '3.00']) await c2b(admin, { deposit_reference: reference, amount, phone: uniqueKenyanPhone() });
       const first = await statementOf(user, 'KES', '?limit=2');

@@ -120,7 +120,14 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   }
 
   stage = 'holding';
-  await db.holdFunds({ orderId });
+  const unheld = await holdOrRefuse(orderId);
+  if (unheld) {
+    // Nothing was held, so there is nothing to give back: the order fails as it stands.
+    await db.failOrder({ orderId, ...unheld });
+    report('failed');
+    stage = 'done';
+    return { orderId, status: 'failed', failureCode: unheld.failureCode };
+  }
   report('processing');
 
   stage = 'submitting';
@@ -141,6 +148,23 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   const result = await concludePayment(orderId, final, report);
   stage = 'done';
   return result;
+}
+
+/**
+ * Hold the payment from the payer's wallet. Returns the failure when the wallet cannot cover it (the
+ * database refused the hold; nothing moved), undefined once held.
+ */
+async function holdOrRefuse(orderId: string): Promise<{ failureCode: string; reason: string } | undefined> {
+  try {
+    await db.holdFunds({ orderId });
+    return undefined;
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : err;
+    if (cause instanceof ApplicationFailure && cause.type === 'InsufficientFunds') {
+      return { failureCode: 'insufficient_funds', reason: 'the wallet cannot cover this payment' };
+    }
+    throw err;
+  }
 }
 
 /** The rail's definite answer: settle the hold, or release it and fail the order. */
@@ -201,7 +225,14 @@ async function p2pTrade(
     setStage('done');
     return { orderId, status: 'rejected', failureCode: 'ad_unavailable' };
   }
-  await db.holdFunds({ orderId });
+  const unheld = await holdOrRefuse(orderId);
+  if (unheld) {
+    // The escrow is locked but no fiat was held: give the escrow back, then fail the trade.
+    await compensateAndFailTrade(orderId, unheld);
+    report('failed');
+    setStage('done');
+    return { orderId, status: 'failed', failureCode: unheld.failureCode };
+  }
   report('processing');
 
   setStage('submitting');

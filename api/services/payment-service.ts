@@ -26,6 +26,8 @@ import {
 import { inTransaction, isDuplicate, type Tx } from '../../repositories/transaction';
 import { kycStatusOf } from '../../repositories/users';
 import { paymentWorkflowId } from '../../workflows/shared';
+import { payerWallet } from '../../domain/ledger';
+import { balanceOf } from '../../repositories/ledger';
 import { startPaymentWorkflow } from '../../workflows/client';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 import { quoteTrade, recordTrade } from './p2p-service';
@@ -102,6 +104,19 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
   if (!standing) throw new AppError('unauthenticated', 'the account no longer exists');
   const breach = evaluateTierLimits(standing.kycStatus, kes, standing.usedKesMinor, cfg.limits);
   if (breach) throw new AppError(breach.code, breach.reason);
+  // Visibly short: refused now. (Under a race the database refuses the hold itself, and the order fails.)
+  const fundingCurrency = request.method === 'p2p' ? 'KES' : request.currency;
+  const available = BigInt(await balanceOf(payerWallet({ userId: caller.id, currency: fundingCurrency }), fundingCurrency));
+  if (available < request.amountMinor) {
+    // A retry of a payment already accepted (and held) under this key is answered with that order.
+    const accepted = await findOrderByIdempotencyKey(caller.id, idempotencyKey);
+    if (accepted)
+      return { order_id: accepted.id, status: accepted.status, workflow_id: accepted.workflowId, links: { self: orderLink(accepted.id) } };
+    throw new AppError(
+      'insufficient_funds',
+      `the ${fundingCurrency} wallet holds ${formatAmount(available, fundingCurrency as Currency)}, less than this payment`,
+    );
+  }
 
   const id = uuidv7();
   let order: OrderRecord;

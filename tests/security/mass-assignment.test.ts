@@ -165,7 +165,7 @@ describe('security: mass assignment', () => {
         `SELECT DISTINCT e.account FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id WHERE t.order_id = :id`,
         { id: accepted.order_id },
       );
-      expect(touched.map((t) => t.account)).not.to.include(`user:${other.id}`);
+      expect(touched.map((t) => t.account)).not.to.include(`wallet:${other.id}:KES`);
       const amounts = await rows<{ amount_minor: string }>(
         `SELECT DISTINCT e.amount_minor::text FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id WHERE t.order_id = :id`,
         { id: accepted.order_id },

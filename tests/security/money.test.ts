@@ -179,7 +179,7 @@ describe('money invariants kept by the database', () => {
           });
           expect(await overpaidOrders(tx)).to.deep.include({
             order_id: failed.order_id,
-            payer: `user:${failedOwner.user_id}`,
+            payer: `wallet:${failedOwner.user_id}:KES`,
             lowest: '-70013',
             highest: '70013',
             held: '70013',

@@ -3,6 +3,7 @@ import request from 'supertest';
 import { expect } from 'chai';
 import { User } from '../../models';
 import type { KycStatus, Role } from '../../domain/users';
+import { fundWallets } from './funding';
 import { stack } from './stack';
 
 export const api = () => request(stack.baseUrl);
@@ -17,14 +18,20 @@ export interface TestUser {
 
 let counter = 0;
 
-/** Register and log in a fresh user through the API; KYC status and roles are set directly for the arrangement. */
-export async function newUser(options: { kycStatus?: KycStatus; roles?: Role[]; phone?: string } = {}): Promise<TestUser> {
+/**
+ * Register and log in a fresh user through the API; KYC status and roles are set directly for the arrangement.
+ * The user's wallets are funded (`fundWallets`) unless `funded: false`: a payer needs money in first.
+ */
+export async function newUser(
+  options: { kycStatus?: KycStatus; roles?: Role[]; phone?: string; funded?: boolean } = {},
+): Promise<TestUser> {
   counter += 1;
   const email = `user-${Date.now()}-${counter}-${randomUUID().slice(0, 6)}@example.com`;
   const password = 'a-long-enough-password';
   const registered = await api().post('/api/v1/auth/register').send({ email, password, full_name: 'Test User', phone: options.phone });
   expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
   const id = (registered.body as { user_id: string }).user_id;
+  if (options.funded !== false) await fundWallets(id);
   if (options.kycStatus || options.roles) {
     await User.update(
       { ...(options.kycStatus ? { kycStatus: options.kycStatus } : {}), ...(options.roles ? { roles: options.roles } : {}) },
@@ -88,6 +95,7 @@ export async function newNamedUser(fullName: string, options: { phone?: string; 
   const registered = await api().post('/api/v1/auth/register').send({ email, password, full_name: fullName, phone: options.phone });
   expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
   const id = (registered.body as { user_id: string }).user_id;
+  await fundWallets(id);
   if (options.roles) await User.update({ roles: options.roles }, { where: { id } });
   const login = await api().post('/api/v1/auth/login').send({ email, password });
   expect(login.status, JSON.stringify(login.body)).to.equal(200);

@@ -37,7 +37,7 @@ describe('unit: ledger lines', () => {
 
   describe('when each kind is posted', () => {
     it('then the accounts move as documented', () => {
-      const user = `user:${payment.userId}`;
+      const user = `wallet:${payment.userId}:${payment.currency}`;
       const hold = `hold:${payment.orderId}`;
       const rail = 'rail:mobile_money';
       expect(balances(['hold'])).to.deep.equal({ [user]: -150000n, [hold]: 150000n });

@@ -5,7 +5,7 @@ import { type Connectors, type RailStatus } from '../../connectors';
 import { evaluateTierLimits, type LimitBreach } from '../../domain/limits';
 import { formatAmount, type Currency } from '../../domain/money';
 import { isTerminal, ledgerAccountsOf } from '../../domain/orders';
-import { postPayment, postedKinds } from '../../repositories/ledger';
+import { InsufficientFunds, postPayment, postedKinds } from '../../repositories/ledger';
 import {
   findOrder,
   limitUsage,
@@ -93,14 +93,25 @@ export function createActivities({ connectors, config }: ActivityDeps) {
       });
     },
 
-    /** Reserve the amount in the ledger and mark the order `processing`. */
+    /**
+     * Reserve the amount from the payer's wallet (`wallet → hold:<order_id>`) and mark the order
+     * `processing`. The database refuses a hold the wallet cannot cover, however many payments race for it:
+     * that is a final `InsufficientFunds` failure, and nothing was held.
+     */
     async holdFunds({ orderId }: OrderRef): Promise<void> {
-      await inTransaction(async (tx) => {
-        const order = await lockedOrder(orderId, tx);
-        if (order.status !== 'pending' && order.status !== 'screening') return;
-        await postPayment(tx, 'hold', ledgerAccountsOf(order));
-        await transitionOrder(order.id, { from: [order.status], to: 'processing', note: 'funds held' }, tx);
-      });
+      try {
+        await inTransaction(async (tx) => {
+          const order = await lockedOrder(orderId, tx);
+          if (order.status !== 'pending' && order.status !== 'screening') return;
+          await postPayment(tx, 'hold', ledgerAccountsOf(order));
+          await transitionOrder(order.id, { from: [order.status], to: 'processing', note: 'funds held' }, tx);
+        });
+      } catch (err) {
+        if (!(err instanceof InsufficientFunds)) throw err;
+        throw ApplicationFailure.nonRetryable('the wallet cannot cover this payment', 'InsufficientFunds', {
+          failureCode: 'insufficient_funds',
+        });
+      }
     },
 
     /** Hand the transfer to the rail; the order id is the provider-side idempotency key. */

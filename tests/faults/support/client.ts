@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { query } from './db';
 import { sleep } from './wait';
+import { TEST_FUNDING, fundWallets } from '../../support/funding';
 
 /**
  * An API client that behaves as a careful payments client does: every payment has its own
@@ -44,7 +45,7 @@ async function call(baseUrl: string, method: string, route: string, options: { t
   return { status: res.status, body, headers: res.headers } satisfies HttpAnswer;
 }
 
-/** Register and log in a customer, made KYC-verified so that the tier limits never get in the way. */
+/** Register and log in a customer, made KYC-verified so that the tier limits never get in the way, with a funded KES wallet. */
 export async function newCustomer(baseUrl: string): Promise<Customer> {
   const email = `faults-${Date.now()}-${randomUUID().slice(0, 8)}@example.com`;
   const password = 'a-long-enough-password';
@@ -52,6 +53,8 @@ export async function newCustomer(baseUrl: string): Promise<Customer> {
   expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
   const userId = registered.body.user_id as string;
   await query("UPDATE users SET kyc_status = 'verified' WHERE id = $1", [userId]);
+  // Every payout is paid from the wallet: the customer's money comes in first.
+  await fundWallets(userId, { KES: TEST_FUNDING.KES });
   const login = await call(baseUrl, 'POST', '/auth/login', { body: { email, password } });
   expect(login.status, JSON.stringify(login.body)).to.equal(200);
   return { userId, email, token: login.body.access_token as string };
