@@ -114,7 +114,7 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
       return { order_id: accepted.id, status: accepted.status, workflow_id: accepted.workflowId, links: { self: orderLink(accepted.id) } };
     throw new AppError(
       'insufficient_funds',
-      `the ${fundingCurrency} wallet holds ${formatAmount(available, fundingCurrency as Currency)}, less than this payment`,
+      `the ${fundingCurrency} wallet holds ${formatAmount(available, fundingCurrency)}, less than this payment`,
     );
   }
 
