@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { query } from './db';
 import { sleep } from './wait';
-import { TEST_FUNDING, fundWallets } from '../../support/funding';
 
 /**
  * An API client that behaves as a careful payments client does: every payment has its own
@@ -45,7 +44,7 @@ async function call(baseUrl: string, method: string, route: string, options: { t
   return { status: res.status, body, headers: res.headers } satisfies HttpAnswer;
 }
 
-/** Register and log in a customer, made KYC-verified so that the tier limits never get in the way, with a funded KES wallet. */
+/** Register and log in a customer, made KYC-verified so that the tier limits never get in the way, with money in the KES wallet. */
 export async function newCustomer(baseUrl: string): Promise<Customer> {
   const email = `faults-${Date.now()}-${randomUUID().slice(0, 8)}@example.com`;
   const password = 'a-long-enough-password';
@@ -53,11 +52,47 @@ export async function newCustomer(baseUrl: string): Promise<Customer> {
   expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
   const userId = registered.body.user_id as string;
   await query("UPDATE users SET kyc_status = 'verified' WHERE id = $1", [userId]);
-  // Every payout is paid from the wallet: the customer's money comes in first.
-  await fundWallets(userId, { KES: TEST_FUNDING.KES });
   const login = await call(baseUrl, 'POST', '/auth/login', { body: { email, password } });
   expect(login.status, JSON.stringify(login.body)).to.equal(200);
-  return { userId, email, token: login.body.access_token as string };
+  const customer = { userId, email, token: login.body.access_token as string };
+  await fund(baseUrl, customer);
+  return customer;
+}
+
+const funders = new Map<string, Promise<string>>();
+
+/** An admin of the deployment at `baseUrl`, who makes money arrive through the sandbox simulators. */
+function funder(baseUrl: string): Promise<string> {
+  let token = funders.get(baseUrl);
+  if (!token) {
+    token = (async () => {
+      const email = `faults-funder-${randomUUID().slice(0, 8)}@example.com`;
+      const password = 'a-long-enough-password';
+      const registered = await call(baseUrl, 'POST', '/auth/register', { body: { email, password, full_name: 'Funding Desk' } });
+      expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
+      await query("UPDATE users SET roles = '{user,compliance,admin}' WHERE id = $1", [registered.body.user_id as string]);
+      const login = await call(baseUrl, 'POST', '/auth/login', { body: { email, password } });
+      expect(login.status, JSON.stringify(login.body)).to.equal(200);
+      return login.body.access_token as string;
+    })();
+    funders.set(baseUrl, token);
+  }
+  return token;
+}
+
+/**
+ * Every payout is paid from the wallet: KES 10,000,000 arrives first, as a bank transfer quoting the
+ * customer's deposit reference, through the sandbox simulator (the crediting path a real bank credit takes).
+ */
+async function fund(baseUrl: string, customer: Customer): Promise<void> {
+  const wallets = await call(baseUrl, 'GET', '/wallets', { token: customer.token });
+  expect(wallets.status, JSON.stringify(wallets.body)).to.equal(200);
+  const credited = await call(baseUrl, 'POST', '/sandbox/bank-credits', {
+    token: await funder(baseUrl),
+    body: { deposit_reference: wallets.body.deposit_reference, amount: '10000000.00' },
+  });
+  expect(credited.status, JSON.stringify(credited.body)).to.equal(202);
+  expect((credited.body.deposit as { status: string }).status).to.equal('completed');
 }
 
 export type PaymentKind = 'mpesa_callback' | 'mpesa_polled' | 'bank_transfer';
