@@ -165,13 +165,13 @@ export async function fundBenchUser(db: { query: (sql: string, values: unknown[]
   await db.query(
     `WITH d AS (
        INSERT INTO deposits (user_id, channel, rail, currency, amount_minor, status, provider_reference)
-       VALUES ($1, 'bank_transfer', 'sandbox', 'KES', $2, 'completed', 'BENCH-' || $1::text) RETURNING id
+       VALUES ($1::uuid, 'bank_transfer', 'sandbox', 'KES', $2::numeric, 'completed', 'BENCH-' || $1::text) RETURNING id
      ), t AS (
        INSERT INTO ledger_transactions (id, deposit_id, kind, currency) SELECT gen_random_uuid(), id, 'deposit', 'KES' FROM d RETURNING id
      )
      INSERT INTO ledger_entries (transaction_id, account, currency, direction, amount_minor)
-     SELECT id, 'rail:bank_transfer', 'KES', 'debit', $2 FROM t
-     UNION ALL SELECT id, 'wallet:' || $1::text || ':KES', 'KES', 'credit', $2 FROM t`,
+     SELECT id, 'rail:bank_transfer', 'KES', 'debit', $2::numeric FROM t
+     UNION ALL SELECT id, 'wallet:' || $1::text || ':KES', 'KES', 'credit', $2::numeric FROM t`,
     [userId, '100000000000000'],
   );
 }
