@@ -2,6 +2,7 @@ import { DatabaseError, QueryTypes, type Transaction } from 'sequelize';
 import { models } from '../models';
 import { uuidv7 } from '../platform/ids';
 import { paymentLines, type LedgerKind, type LedgerLine, type PaymentAccounts } from '../domain/ledger';
+import type { ClassBalance } from '../domain/reconciliation';
 
 /**
  * The double-entry ledger (`ledger_transactions`, `ledger_entries`) and the balances it keeps (`accounts`).
@@ -257,5 +258,27 @@ export async function accountStatement(account: string, currency: string, before
       WHERE e.account = :account AND e.currency = :currency AND (CAST(:before AS bigint) IS NULL OR e.id < CAST(:before AS bigint))
       ORDER BY e.id DESC LIMIT :take`,
     { replacements: { account, currency, before, take }, type: QueryTypes.SELECT },
+  );
+}
+
+// --- reconciliation
+
+/**
+ * Stored balances summed per currency and account class (wallets, holds, escrows, suspense, fees, other),
+ * with each `rail:` account on its own line: what float reconciliation sets against the rails.
+ */
+export async function classBalances(): Promise<ClassBalance[]> {
+  return models().query<ClassBalance>(
+    `SELECT currency, cls AS account, sum(balance_minor)::text AS balance_minor
+       FROM (SELECT currency, balance_minor,
+                    CASE WHEN account LIKE 'rail:%' OR account = 'revenue:fees' THEN account
+                         WHEN account LIKE 'wallet:%' THEN 'wallet:'
+                         WHEN account LIKE 'hold:%' THEN 'hold:'
+                         WHEN account LIKE 'escrow:%' THEN 'escrow:'
+                         WHEN account LIKE 'suspense:%' THEN 'suspense:'
+                         ELSE 'other' END AS cls
+               FROM accounts) a
+      GROUP BY currency, cls`,
+    { type: QueryTypes.SELECT },
   );
 }

@@ -80,3 +80,21 @@ export async function findTransfer(
 export async function markCallbackSent(reference: string): Promise<void> {
   await SandboxTransfer.update({ callbackSentAt: models().fn('now') }, { where: { reference } });
 }
+
+export interface SandboxOutflow {
+  method: string;
+  currency: string;
+  /** Decimal, in the currency's unit, as the submissions carried it. */
+  amount: string;
+}
+
+/** What the simulated provider paid out: settled, successful payouts per method and currency. */
+export async function settledSandboxPayouts(): Promise<SandboxOutflow[]> {
+  return models().query<SandboxOutflow>(
+    `SELECT method, request->>'currency' AS currency, sum((request->>'amount')::numeric)::text AS amount
+       FROM sandbox_transfers
+      WHERE outcome = 'succeeded' AND settles_at <= now() AND coalesce(request->>'direction', 'payout') = 'payout'
+      GROUP BY method, request->>'currency'`,
+    { type: QueryTypes.SELECT },
+  );
+}

@@ -1,6 +1,7 @@
 import './support/env';
 import { expect } from 'chai';
-import { balanceDrift, ledgerImbalanceByCurrency, overpaidOrders, runningBalanceDrift } from '../repositories/ledger';
+import { balanceDrift, classBalances, ledgerImbalanceByCurrency, overpaidOrders, runningBalanceDrift } from '../repositories/ledger';
+import { reconcile } from '../domain/reconciliation';
 import { startStack, stopStack } from './support/stack';
 
 /** Root hooks: one real stack for the whole suite, and the ledger invariants checked after it. */
@@ -20,6 +21,11 @@ export const mochaHooks = {
       expect(await balanceDrift(), 'stored account balances that differ from the sum of their entries').to.deep.equal([]);
       expect(await runningBalanceDrift(), "entries whose balance_after is not their account's running balance").to.deep.equal([]);
       expect(await overpaidOrders(), 'payers refunded more than taken, or charged more than held').to.deep.equal([]);
+      // Float: what the rail accounts say the platform holds is what it owes its customers plus its fee revenue.
+      for (const c of reconcile(await classBalances(), [])) {
+        const owed = BigInt(c.liabilities.total.replace('.', '')) + BigInt(c.fee_revenue.replace('.', ''));
+        expect(BigInt(c.rails_per_ledger.replace('.', '')), `${c.currency}: rails against liabilities + fees`).to.equal(owed);
+      }
     } finally {
       await stopStack();
     }

@@ -12,6 +12,7 @@ import {
   type ComplianceReportView,
 } from '../services/compliance-service';
 import type { Page } from '../services/paging';
+import { floatReconciliation, type ReconciliationView } from '../services/reconciliation-service';
 
 interface BlocklistEntryBody {
   /**
@@ -115,5 +116,17 @@ export class ComplianceController extends Controller {
     this.setHeader('Content-Type', 'text/csv; charset=utf-8');
     this.setHeader('Content-Disposition', `attachment; filename="${rendered.filename}"`);
     return Readable.from([rendered.csv]);
+  }
+
+  /**
+   * Float reconciliation: per currency, what Paygate owes its customers (wallets, holds, escrows, suspense)
+   * and its fee revenue, against what the ledger says each rail holds and what each rail reports itself
+   * (the primary bank's balance; the sandbox's own records), with the differences.
+   */
+  @Get('reconciliation')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(403, 'Not compliance staff')
+  public async reconciliation(): Promise<ReconciliationView> {
+    return floatReconciliation();
   }
 }

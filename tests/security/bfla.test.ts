@@ -45,6 +45,7 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'POST /compliance/blocklist': [401, 403, 'allow', 'allow'],
   'GET /compliance/blocklist': [401, 403, 'allow', 'allow'],
   'GET /compliance/report': [401, 403, 'allow', 'allow'],
+  'GET /compliance/reconciliation': [401, 403, 'allow', 'allow'],
   // Extensions: the primary bank's account (admin only), webhooks (each caller's own), provider callbacks.
   'GET /platforms/banks/primary/balance': [401, 403, 403, 'allow'],
   'GET /platforms/banks/primary/transactions': [401, 403, 403, 'allow'],
@@ -266,6 +267,8 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
         return v1('get', '/compliance/blocklist?limit=5');
       case 'GET /compliance/report':
         return v1('get', '/compliance/report?from=2020-01-01&to=2020-01-02');
+      case 'GET /compliance/reconciliation':
+        return v1('get', '/compliance/reconciliation');
       case 'GET /platforms/banks/primary/balance':
         return v1('get', '/platforms/banks/primary/balance');
       case 'GET /platforms/banks/primary/transactions':
