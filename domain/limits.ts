@@ -31,3 +31,17 @@ export function evaluateTierLimits(
   }
   return null;
 }
+
+/**
+ * The wallet cap by tier (SPEC §11): no wallet may hold more than the tier allows, as its KES equivalent.
+ * `balanceAfterKesMinor` is what the wallet would hold with the money credited.
+ */
+export function evaluateBalanceCap(kycStatus: KycStatus, balanceAfterKesMinor: bigint, limits: Config['limits']): LimitBreach | null {
+  const verified = kycStatus === 'verified';
+  const tier = verified ? limits.verified : limits.unverified;
+  if (balanceAfterKesMinor <= decimalToScaled(tier.balanceKes, 2)) return null;
+  return {
+    code: verified ? 'limit_exceeded' : 'kyc_required',
+    reason: `the ${verified ? 'verified' : 'unverified'} tier allows a wallet to hold at most KES ${tier.balanceKes}`,
+  };
+}

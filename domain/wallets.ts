@@ -7,7 +7,7 @@ import type { PaymentMethod } from './orders';
  * `wallet:<user_id>:<currency>`; money in is a deposit, posted from the rail it came through
  * (`rail:<method>`, the platform's money at that rail) to the wallet, or to a suspense account while it
  * cannot be credited yet: `suspense:compliance` for a payer on the blocklist, `suspense:unmatched` for a
- * reference nobody has.
+ * reference nobody has, `suspense:limits` for money that would take a wallet over its KYC tier's cap.
  */
 
 export const DEPOSIT_CHANNELS = ['mpesa_stk', 'mpesa_c2b', 'bank_transfer', 'crypto'] as const;
@@ -21,7 +21,9 @@ export type DepositKind = (typeof DEPOSIT_KINDS)[number];
 
 export const SUSPENSE_COMPLIANCE = 'suspense:compliance';
 export const SUSPENSE_UNMATCHED = 'suspense:unmatched';
-export type SuspenseAccount = typeof SUSPENSE_COMPLIANCE | typeof SUSPENSE_UNMATCHED;
+/** Money that would take a wallet over its KYC tier's cap waits here. */
+export const SUSPENSE_LIMITS = 'suspense:limits';
+export type SuspenseAccount = typeof SUSPENSE_COMPLIANCE | typeof SUSPENSE_UNMATCHED | typeof SUSPENSE_LIMITS;
 
 export const walletAccount = (userId: string, currency: string): string => `wallet:${userId}:${currency}`;
 

@@ -145,6 +145,14 @@ const schema = z
       .string()
       .regex(/^\d+(\.\d+)?$/)
       .default('5000000'),
+    LIMIT_UNVERIFIED_BALANCE_KES: z
+      .string()
+      .regex(/^\d+(\.\d+)?$/)
+      .default('50000'),
+    LIMIT_VERIFIED_BALANCE_KES: z
+      .string()
+      .regex(/^\d+(\.\d+)?$/)
+      .default('10000000'),
     FX_RATES_TO_KES: fxRates,
 
     PAYMENT_POLL_AFTER_MS: intFrom(5000, 10),
@@ -323,8 +331,9 @@ export interface Config {
   admin?: { email: string; password: string };
   rateLimits: { loginPerIp: number; loginPerAccountAndIp: number; loginPerAccount: number; registerPerIp: number };
   limits: {
-    unverified: { perPaymentKes: string; dailyKes: string };
-    verified: { perPaymentKes: string; dailyKes: string };
+    /** Per payment, per 24 h, and the most any one wallet may hold (its KES equivalent), by tier. */
+    unverified: { perPaymentKes: string; dailyKes: string; balanceKes: string };
+    verified: { perPaymentKes: string; dailyKes: string; balanceKes: string };
     fxToKes: Record<string, string>;
   };
   payments: { pollAfterMs: number; settleTimeoutMs: number; maxPollIntervalMs: number };
@@ -447,8 +456,16 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       registerPerIp: e.RATE_LIMIT_REGISTER_PER_IP,
     },
     limits: {
-      unverified: { perPaymentKes: e.LIMIT_UNVERIFIED_PER_PAYMENT_KES, dailyKes: e.LIMIT_UNVERIFIED_DAILY_KES },
-      verified: { perPaymentKes: e.LIMIT_VERIFIED_PER_PAYMENT_KES, dailyKes: e.LIMIT_VERIFIED_DAILY_KES },
+      unverified: {
+        perPaymentKes: e.LIMIT_UNVERIFIED_PER_PAYMENT_KES,
+        dailyKes: e.LIMIT_UNVERIFIED_DAILY_KES,
+        balanceKes: e.LIMIT_UNVERIFIED_BALANCE_KES,
+      },
+      verified: {
+        perPaymentKes: e.LIMIT_VERIFIED_PER_PAYMENT_KES,
+        dailyKes: e.LIMIT_VERIFIED_DAILY_KES,
+        balanceKes: e.LIMIT_VERIFIED_BALANCE_KES,
+      },
       fxToKes: e.FX_RATES_TO_KES,
     },
     payments: {

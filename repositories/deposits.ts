@@ -179,3 +179,22 @@ export async function sandboxInflows(): Promise<{ channel: DepositChannel; curre
     { type: QueryTypes.SELECT },
   );
 }
+
+/**
+ * A deposit just recorded as credited goes to suspense instead (its wallet would pass the KYC tier's cap):
+ * `held`, with why.
+ */
+export async function holdRecordedDeposit(
+  depositId: string,
+  reason: { failureCode: string; failureReason: string },
+  tx: Transaction,
+): Promise<DepositRow> {
+  const [row] = await models().query<DepositRow>(
+    `UPDATE deposits SET status = 'held', failure_code = :failureCode, failure_reason = :failureReason, updated_at = now()
+      WHERE id = :depositId AND status = 'completed'
+      RETURNING ${DEPOSIT_COLUMNS}`,
+    { replacements: { depositId, ...reason }, type: QueryTypes.SELECT, transaction: tx },
+  );
+  if (!row) throw new Error(`deposit ${depositId} was not a credited deposit`);
+  return row;
+}

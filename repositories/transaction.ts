@@ -14,6 +14,14 @@ export function inTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
 }
 
 /**
+ * Run `work` inside `tx` under a savepoint: when it throws, only what it wrote is undone and `tx` goes on.
+ * How a step can try a write the database may refuse, or one it decides to take back.
+ */
+export function inSavepoint<T>(tx: Tx, work: (sp: Tx) => Promise<T>): Promise<T> {
+  return models().transaction({ transaction: tx }, work);
+}
+
+/**
  * Bind the repositories to the process's database (once). Entry points call it at boot, so the first
  * request or job does not pay for it.
  */

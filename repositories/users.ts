@@ -15,10 +15,11 @@ export async function lockKycStatus(userId: string, tx: Transaction): Promise<Ky
 }
 
 /** The user's KYC status, or null when there is no such user. */
-export async function kycStatusOf(userId: string): Promise<KycStatus | null> {
+export async function kycStatusOf(userId: string, tx?: Transaction): Promise<KycStatus | null> {
   const [row] = await models().query<{ kyc_status: KycStatus }>('SELECT kyc_status FROM users WHERE id = :userId', {
     replacements: { userId },
     type: QueryTypes.SELECT,
+    transaction: tx,
   });
   return row?.kyc_status ?? null;
 }

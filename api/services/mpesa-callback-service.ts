@@ -19,7 +19,7 @@ import { findDeposit } from '../../repositories/deposits';
 import { findOrder } from '../../repositories/orders';
 import { signalDepositOutcome } from '../../workflows/client';
 import { deliverRailOutcome } from './rail-outcome';
-import { creditIncoming } from './wallet-service';
+import { creditIncoming, depositOverCap } from './wallet-service';
 
 const log = componentLogger('mpesa-callbacks');
 
@@ -112,7 +112,8 @@ const c2bTrusted = (token: string | undefined): boolean => {
 
 /**
  * Validation: before M-Pesa takes the customer's money, refuse an account number (`BillRefNumber`) that is no
- * user's deposit reference (C2B00012) or a malformed payment (C2B00013), so the money never leaves the phone.
+ * user's deposit reference (C2B00012), a malformed payment (C2B00013), or an amount that would take the
+ * wallet past its KYC tier's cap (C2B00016), so the money never leaves the phone.
  */
 export async function handleC2bValidation(token: string | undefined, body: C2bNotification): Promise<C2bAck> {
   if (!c2bTrusted(token)) {
@@ -121,9 +122,14 @@ export async function handleC2bValidation(token: string | undefined, body: C2bNo
   }
   const payment = parseC2bNotification(body);
   if (!payment) return { ResultCode: 'C2B00013', ResultDesc: 'Rejected: invalid amount' };
-  if (!(await userByDepositReference(normaliseDepositReference(payment.billRef)))) {
+  const owner = await userByDepositReference(normaliseDepositReference(payment.billRef));
+  if (!owner) {
     log.info({ transId: payment.transId }, 'refused a paybill payment quoting an unknown deposit reference');
     return { ResultCode: 'C2B00012', ResultDesc: 'Rejected: invalid account number' };
+  }
+  if (await depositOverCap(owner.id, 'KES', payment.amountMinor)) {
+    log.info({ transId: payment.transId, userId: owner.id }, "refused a paybill payment that would take the wallet past its tier's cap");
+    return { ResultCode: 'C2B00016', ResultDesc: 'Rejected: the account cannot take this amount' };
   }
   return C2B_ACCEPTED;
 }

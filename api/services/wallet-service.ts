@@ -1,7 +1,8 @@
 import { AppError, notFound, validationError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
-import { CURRENCIES, formatAmount, isCurrency, parseAmount, type Currency } from '../../domain/money';
+import { CURRENCIES, formatAmount, isCurrency, parseAmount, toKesMinor, type Currency } from '../../domain/money';
+import { evaluateBalanceCap, type LimitBreach } from '../../domain/limits';
 import { depositLines, walletAccount, type DepositChannel, type DepositStatus } from '../../domain/wallets';
 import {
   assignUnmatched,
@@ -19,7 +20,7 @@ import { refuseOnScreeningHit } from './compliance-service';
 import { recordMoneyIn, type IncomingMoney } from '../../workflows/activities/deposits';
 import { accountStatement, heldForUser, postLines, walletBalances } from '../../repositories/ledger';
 import { inTransaction } from '../../repositories/transaction';
-import { depositReferenceOf, findUser } from '../../repositories/users';
+import { depositReferenceOf, findUser, kycStatusOf } from '../../repositories/users';
 import { isStaff, type Caller } from '../auth/authentication';
 import { decodeCursorKey, encodeCursor, pageLimit, UUID_PATTERN, decodeCursor, type Page } from './paging';
 
@@ -210,6 +211,24 @@ export interface DepositAccepted {
  * `blocked_by_compliance`). When Temporal does not take the workflow, the deposit is failed at once and the
  * answer is 503: no prompt was sent and nothing moved.
  */
+/**
+ * Refuse, before anything is asked of the payer, a deposit that would visibly take the wallet past its KYC
+ * tier's cap: what it holds, plus deposits still on their way, plus this one. (Money that arrives anyway is
+ * held in suspense by the crediting path, which the database keeps exact.)
+ */
+export async function depositOverCap(userId: string, currency: Currency, amountMinor: bigint): Promise<LimitBreach | null> {
+  const [balances, pending, kyc] = await Promise.all([walletBalances(userId), pendingInForUser(userId), kycStatusOf(userId)]);
+  const have = BigInt(balances.find((b) => b.currency === currency)?.balance ?? '0');
+  const coming = BigInt(pending.find((p) => p.currency === currency)?.pending ?? '0');
+  const { limits } = config();
+  return evaluateBalanceCap(kyc ?? 'unverified', toKesMinor(have + coming + amountMinor, currency, limits.fxToKes), limits);
+}
+
+async function refuseOverCap(userId: string, currency: Currency, amountMinor: bigint): Promise<void> {
+  const breach = await depositOverCap(userId, currency, amountMinor);
+  if (breach) throw new AppError(breach.code, breach.reason);
+}
+
 export async function startStkDeposit(caller: Caller, body: DepositRequestInput): Promise<DepositAccepted> {
   if (body.currency !== 'KES') throw validationError('currency', 'M-Pesa deposits are in KES');
   if (body.method !== 'mobile_money') throw validationError('method', 'must be mobile_money (M-Pesa STK Push)');
@@ -218,6 +237,7 @@ export async function startStkDeposit(caller: Caller, body: DepositRequestInput)
   const phone = normaliseKenyanPhone(body.phone);
   if (!phone) throw validationError('phone', 'must be a Kenyan mobile number, e.g. +254712345678');
   await refuseOnScreeningHit('deposit', caller.id, [{ field: 'phone', type: 'phone', value: phone }]);
+  await refuseOverCap(caller.id, 'KES', amountMinor);
   const deposit = await openPendingDeposit({
     userId: caller.id,
     channel: 'mpesa_stk',

@@ -19,6 +19,9 @@ const defaults: Record<string, string> = {
   PAYMENT_POLL_AFTER_MS: '1000',
   SANDBOX_CALLBACK_DELAY_MS: '150',
   RECONCILE_GRACE_MS: '0',
+  // Every test payer is funded generously (tests/support/funding.ts); the wallet-cap tests lower the caps.
+  LIMIT_UNVERIFIED_BALANCE_KES: '100000000000',
+  LIMIT_VERIFIED_BALANCE_KES: '100000000000',
 };
 
 for (const [name, value] of Object.entries(defaults)) process.env[name] = value;

@@ -1,15 +1,16 @@
 import { expect } from 'chai';
-import { evaluateTierLimits } from '../../domain/limits';
+import { evaluateBalanceCap, evaluateTierLimits } from '../../domain/limits';
 import { loadConfig } from '../../platform/config';
 
-// The default tiers: unverified 10,000 per payment / 50,000 a day; verified 1,000,000 / 5,000,000 (KES).
+// The default tiers: unverified 10,000 per payment / 50,000 a day / wallets up to 50,000; verified 1,000,000 /
+// 5,000,000 / 10,000,000 (KES).
 const limits = loadConfig({}).limits;
 const kes = (whole: number) => BigInt(whole) * 100n;
 
 describe('unit: tier limits', () => {
   it('then the defaults are the documented tiers', () => {
-    expect(limits.unverified).to.deep.equal({ perPaymentKes: '10000', dailyKes: '50000' });
-    expect(limits.verified).to.deep.equal({ perPaymentKes: '1000000', dailyKes: '5000000' });
+    expect(limits.unverified).to.deep.equal({ perPaymentKes: '10000', dailyKes: '50000', balanceKes: '50000' });
+    expect(limits.verified).to.deep.equal({ perPaymentKes: '1000000', dailyKes: '5000000', balanceKes: '10000000' });
   });
 
   describe('when an unverified user pays', () => {
@@ -68,6 +69,20 @@ describe('unit: tier limits', () => {
       const custom = loadConfig({ LIMIT_UNVERIFIED_PER_PAYMENT_KES: '99.99' }).limits;
       expect(evaluateTierLimits('unverified', 9_999n, 0n, custom)).to.equal(null);
       expect(evaluateTierLimits('unverified', 10_000n, 0n, custom)?.code).to.equal('kyc_required');
+    });
+  });
+
+  describe('when money would be credited to a wallet', () => {
+    it('then an unverified wallet may reach exactly KES 50,000, and one cent more is kyc_required', () => {
+      expect(evaluateBalanceCap('unverified', kes(50_000), limits)).to.equal(null);
+      const breach = evaluateBalanceCap('unverified', kes(50_000) + 1n, limits);
+      expect(breach?.code).to.equal('kyc_required');
+      expect(breach?.reason).to.equal('the unverified tier allows a wallet to hold at most KES 50000');
+    });
+
+    it('then a verified wallet over its higher cap is limit_exceeded', () => {
+      expect(evaluateBalanceCap('verified', kes(10_000_000), limits)).to.equal(null);
+      expect(evaluateBalanceCap('verified', kes(10_000_000) + 1n, limits)?.code).to.equal('limit_exceeded');
     });
   });
 });

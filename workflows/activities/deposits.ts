@@ -3,20 +3,31 @@ import { RailError, type Connectors, type RailStatus } from '../../connectors';
 import { config, type Config } from '../../platform/config';
 import { componentLogger } from '../../platform/logger';
 import { Screener } from '../../domain/compliance/screening';
-import { formatAmount, type Currency } from '../../domain/money';
+import { evaluateBalanceCap, type LimitBreach } from '../../domain/limits';
+import { formatAmount, toKesMinor, type Currency } from '../../domain/money';
 import {
   SUSPENSE_COMPLIANCE,
+  SUSPENSE_LIMITS,
   SUSPENSE_UNMATCHED,
+  walletAccount,
   depositLines,
   normaliseDepositReference,
   type DepositChannel,
+  type DepositPosting,
   type DepositStatus,
 } from '../../domain/wallets';
 import { blocklistChangesSince, recordScreeningHit } from '../../repositories/compliance';
-import { findDeposit, recordDeposit, recordDepositRailReference, settlePendingDeposit, type DepositRow } from '../../repositories/deposits';
-import { postLines } from '../../repositories/ledger';
-import { inTransaction } from '../../repositories/transaction';
-import { userByDepositReference } from '../../repositories/users';
+import {
+  findDeposit,
+  holdRecordedDeposit,
+  recordDeposit,
+  recordDepositRailReference,
+  settlePendingDeposit,
+  type DepositRow,
+} from '../../repositories/deposits';
+import { balanceOf, postLines } from '../../repositories/ledger';
+import { inSavepoint, inTransaction, type Tx } from '../../repositories/transaction';
+import { kycStatusOf, userByDepositReference } from '../../repositories/users';
 import { heartbeating } from './heartbeat';
 
 /**
@@ -49,6 +60,43 @@ let shared: Screener | undefined;
 function screener(): Screener {
   shared ??= new Screener(blocklistChangesSince, { nameThreshold: config().compliance.screeningNameThreshold });
   return shared;
+}
+
+class OverCap extends Error {
+  constructor(readonly breach: LimitBreach) {
+    super(breach.reason);
+  }
+}
+
+/**
+ * Credit a recorded deposit to its owner's wallet, unless that would take the wallet past the KYC tier's
+ * cap (SPEC §11): then the money waits in `suspense:limits` and the deposit is `held`, with why. The credit
+ * is tried under a savepoint and the cap read from the balance the database just moved, so two deposits
+ * racing into one wallet cannot both slip under it.
+ */
+async function creditWithinCap(tx: Tx, d: DepositRow, posting: DepositPosting): Promise<DepositRow> {
+  const { limits } = config();
+  const kyc = (d.user_id ? await kycStatusOf(d.user_id, tx) : null) ?? 'unverified';
+  try {
+    await inSavepoint(tx, async (sp) => {
+      await postLines(sp, { depositId: d.id, kind: 'deposit', currency: d.currency, lines: depositLines('deposit', posting) });
+      if (posting.userId === null) return;
+      const after = BigInt(await balanceOf(walletAccount(posting.userId, posting.currency), posting.currency, sp));
+      const breach = evaluateBalanceCap(kyc, toKesMinor(after, posting.currency, limits.fxToKes), limits);
+      if (breach) throw new OverCap(breach);
+    });
+    return d;
+  } catch (err) {
+    if (!(err instanceof OverCap)) throw err;
+    await postLines(tx, {
+      depositId: d.id,
+      kind: 'deposit_held',
+      currency: d.currency,
+      lines: depositLines('deposit_held', posting, SUSPENSE_LIMITS),
+    });
+    log.warn({ depositId: d.id, userId: d.user_id, failureCode: err.breach.code }, 'deposit held: the wallet would pass its cap');
+    return holdRecordedDeposit(d.id, { failureCode: err.breach.code, failureReason: err.breach.reason }, tx);
+  }
 }
 
 /**
@@ -89,7 +137,7 @@ export async function recordMoneyIn(incoming: IncomingMoney): Promise<{ row: Dep
     const d = recorded.row;
     const posting = { channel: d.channel, userId: d.user_id, currency: incoming.currency, amountMinor: d.amount_minor };
     if (status === 'completed') {
-      await postLines(tx, { depositId: d.id, kind: 'deposit', currency: d.currency, lines: depositLines('deposit', posting) });
+      return { row: await creditWithinCap(tx, d, posting), created: true };
     } else {
       const suspense = status === 'held' ? SUSPENSE_COMPLIANCE : SUSPENSE_UNMATCHED;
       await postLines(tx, {
@@ -184,7 +232,7 @@ export function createDepositActivities({ connectors }: { connectors: Connectors
         const d = await settlePendingDeposit(depositId, { status: 'completed', providerReference: reference }, tx);
         if (!d) return;
         const posting = { channel: d.channel, userId: d.user_id, currency: d.currency as Currency, amountMinor: d.amount_minor };
-        await postLines(tx, { depositId: d.id, kind: 'deposit', currency: d.currency, lines: depositLines('deposit', posting) });
+        await creditWithinCap(tx, d, posting);
       });
       log.info({ depositId, reference }, 'deposit collected and credited');
     },
