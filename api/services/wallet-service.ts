@@ -108,6 +108,7 @@ const DESCRIPTIONS: Record<string, string> = {
   escrow_release: 'P2P: escrow released',
   escrow_return: 'P2P: escrow returned',
   escrow_reverse: 'P2P: trade reversed',
+  wallet_migration: 'Balance carried over from before wallets',
 };
 
 const ENTRY_ID = /^[1-9]\d{0,18}$/;
