@@ -7,7 +7,6 @@ import { api, uniqueKenyanPhone } from './support/api';
 import { ARTIFACTS, launchBrowser, type ConsoleBrowser } from './support/browser';
 import { ROOT } from './support/local-tools';
 import { stack } from './support/stack';
-import { fundWallets } from './support/funding';
 
 /**
  * The console in headless Chromium, driven only by clicking and typing: every section against the real
@@ -67,6 +66,7 @@ describe('console (headless Chromium)', function () {
     for (const name of [
       'Register user',
       'Login',
+      'Wallet',
       'Order status',
       'Initiate payment',
       'Exchange discovery',
@@ -107,12 +107,26 @@ describe('console (headless Chromium)', function () {
     await shot('errors');
   });
 
-  it('registers, logs in, and follows a payment until it is completed', async () => {
+  it('registers, logs in, deposits KES 2,000 by M-Pesa, pays out 1,500 and reads a statement ending at 500', async () => {
     await register(customer, 'Console Customer');
     await logIn(customer);
     // Money in first: payments are paid from the wallet.
-    const registered = await User.findOne({ where: { email: customer } });
-    await fundWallets(registered!.id, { KES: 200000n });
+    const w = section('wallet');
+    await w.getByRole('button', { name: 'Show balances' }).click();
+    expect(await w.locator('.deposit-reference').textContent()).to.match(/^PG[0-9A-Z]{10}$/);
+    expect(await w.locator('.instructions').textContent()).to.match(/Pay Bill/);
+    await w.getByLabel('Deposit amount (KES)').fill('2000.00');
+    await w.getByLabel('M-Pesa phone').fill(uniqueKenyanPhone());
+    await w.getByRole('button', { name: 'Deposit by M-Pesa' }).click();
+    await w
+      .locator('[data-result="deposit"] .status')
+      .filter({ hasText: /^completed$/ })
+      .waitFor({ timeout: 30_000 });
+    await w
+      .locator('[data-result="wallet"] td')
+      .filter({ hasText: /^2000\.00$/ })
+      .first()
+      .waitFor();
     const s = section('initiate-payment');
     await s.getByRole('combobox', { name: /^Method/ }).selectOption('mobile_money');
     await s.getByLabel('Amount').fill('1500.00');
@@ -133,6 +147,12 @@ describe('console (headless Chromium)', function () {
     expect(order.status).to.equal(200);
     expect((order.body as { status: string }).status).to.equal('completed');
     expect(user).to.not.equal(null);
+    await w.getByRole('button', { name: 'Show statement' }).click();
+    const lines = w.locator('[data-result="statement"] tbody tr');
+    await lines.nth(1).waitFor();
+    const cells = async (i: number) => (await lines.nth(i).locator('td').allTextContents()).slice(1, 4);
+    expect(await cells(0)).to.deep.equal(['hold', '-1500.00', '500.00']);
+    expect(await cells(1)).to.deep.equal(['deposit', '2000.00', '2000.00']);
     await shot('payment-completed');
   });
 

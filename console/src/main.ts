@@ -205,7 +205,59 @@ function setField(form: string, name: string, value: string): void {
   if (input) input.value = value;
 }
 
+/** The caller's balances, with their deposit reference and how to pay in with it. */
+async function showWallet(): Promise<void> {
+  const wallets = await call('GET', '/wallets');
+  if (!isObject(wallets)) return show('wallet', pre(wallets));
+  const rows = Array.isArray(wallets.data) ? wallets.data.filter(isObject) : [];
+  const reference = text(wallets.deposit_reference);
+  show(
+    'wallet',
+    ok(
+      el('p', {}, 'Your deposit reference: ', el('code', { class: 'deposit-reference' }, reference)),
+      el(
+        'p',
+        { class: 'instructions' },
+        `To pay in by M-Pesa: Lipa na M-Pesa → Pay Bill → Paygate's business number, account number ${reference}. ` +
+          `By bank: transfer to Paygate's collection account at the primary bank, quoting ${reference} as the reference.`,
+      ),
+      table(rows, ['currency', 'available', 'held', 'pending_in']),
+    ),
+  );
+}
+
 const actions: Record<string, (f: Fields) => Promise<void>> = {
+  async wallet() {
+    await showWallet();
+  },
+  async deposit(f) {
+    const body: JsonObject = { amount: f.amount, currency: 'KES', method: 'mobile_money', phone: f.phone };
+    const accepted = await call('POST', '/wallets/deposits', { body, idempotent: true });
+    const depositId = isObject(accepted) ? text(accepted.deposit_id) : '';
+    // The phone is asked to pay (STK Push); the deposit settles when M-Pesa answers.
+    for (let attempt = 0; ; attempt += 1) {
+      const deposit = await call('GET', `/wallets/deposits/${encodeURIComponent(depositId)}`);
+      const status = isObject(deposit) ? text(deposit.status) : '';
+      show(
+        'deposit',
+        ok(
+          'Deposit ',
+          el('code', { class: 'deposit-id' }, depositId),
+          ': ',
+          el('span', { class: 'status' }, status),
+          isObject(deposit) && deposit.failure_reason ? ` (${text(deposit.failure_code)}: ${text(deposit.failure_reason)})` : '',
+        ),
+      );
+      if (status !== 'pending' || attempt > 300) break;
+      await sleep(attempt < 20 ? 500 : 2000);
+    }
+    await showWallet().catch((err: unknown) => showError('wallet', err));
+  },
+  async statement(f) {
+    const page = await call('GET', `/wallets/${encodeURIComponent(f.currency.toUpperCase())}/transactions?limit=50`);
+    const rows = isObject(page) && Array.isArray(page.data) ? page.data.filter(isObject) : [];
+    show('statement', table(rows, ['at', 'kind', 'amount', 'balance_after', 'description']));
+  },
   async register(f) {
     const user = await call('POST', '/auth/register', { body: pick(f, ['email', 'password', 'full_name', 'phone']) });
     show('register', ok(`Registered ${isObject(user) ? text(user.email) : ''}. Log in below.`));
