@@ -9,7 +9,16 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../platform/config';
 import { migrateUp } from '../models/migrate';
-import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentResult, type PaymentWorkflowInput } from '../workflows/shared';
+import {
+  DEPOSIT_WORKFLOW,
+  PAYMENT_WORKFLOW,
+  depositWorkflowId,
+  paymentWorkflowId,
+  type DepositResult,
+  type DepositWorkflowInput,
+  type PaymentResult,
+  type PaymentWorkflowInput,
+} from '../workflows/shared';
 import type { BackgroundRefreshes } from './discovery';
 import {
   RESULTS_DIR,
@@ -57,6 +66,10 @@ import type { ParkedAppealsResult } from './appeals';
  *     (bench/compliance.ts, own stack and database).
  * (h) a Temporal worker's RSS with 1,000 parked appeal workflows  vs  the same worker warm and idle
  *     (bench/appeals.ts in a child process with --expose-gc); the target is on the growth per appeal.
+ * (i) payouts completed, all held from one hot wallet       vs  the same batch spread over 100 wallets: same
+ *     worker; each hold takes its wallet's row lock, so one busy merchant must not serialise the rest.
+ * (j) STK Push deposits credited (sandbox rail)             vs  payments completed: same api and worker, same
+ *     batch size; the rail calls back after BENCH_CALLBACK_DELAY_MS.
  *
  * Every run writes bench/REPORT.md (the ratios against their targets, the machine, how to reproduce)
  * and bench/results/latest.json.
@@ -65,7 +78,7 @@ import type { ParkedAppealsResult } from './appeals';
  * volume (which the limit checks sum) does not make later rounds slower than earlier ones.
  */
 
-const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'];
 
 const settings = {
   seconds: envInt('BENCH_SECONDS', 5),
@@ -588,72 +601,89 @@ async function benchInitiate(ctx: Ctx, users: BenchUser[], warmupUser: BenchUser
   return result;
 }
 
-async function benchCompletion(ctx: Ctx, payers: BenchUser[], warmupPayer: BenchUser): Promise<RateResult> {
-  const temporal = ctx.temporal!;
-  const cfg = loadConfig(ctx.apiEnv);
-  const worker = track(
+/** Orders for payment workflows started directly (as the api would after accepting them), round-robin over payers. */
+async function insertBenchOrders(db: PgClient, userIds: string[], count: number, tag: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO orders (id, user_id, idempotency_key, amount_minor, kes_equivalent_minor, currency, method, destination,
+                         description, workflow_id, workflow_started_at)
+     SELECT id, ($1::uuid[])[1 + (g % array_length($1::uuid[], 1))], $3 || '-' || id, 150000, 150000, 'KES', 'mobile_money',
+            '{"provider": "mpesa", "phone": "+254712345678"}'::jsonb, 'bench payment', 'payment-' || id, now()
+       FROM (SELECT g, gen_random_uuid() AS id FROM generate_series(1, $2::int) AS g) AS s
+     RETURNING id`,
+    [userIds, count, tag],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** A worker on the work queue, as the worker process is started in production. */
+function startBenchWorker(ctx: Ctx): Child {
+  return track(
     spawnNode('worker', path.resolve(__dirname, '..', 'workers', 'temporal-worker.js'), {
       ...ctx.apiEnv,
       TEMPORAL_TASK_QUEUE: ctx.workQueue,
     }),
   );
+}
 
-  const roundTimeoutMs = Math.max(60, 12 * settings.seconds) * 1000;
-  const createOrders = async (userId: string, count: number): Promise<string[]> => {
-    const { rows } = await ctx.db.query<{ id: string }>(
-      `INSERT INTO orders (id, user_id, idempotency_key, amount_minor, kes_equivalent_minor, currency, method, destination,
-                           description, workflow_id, workflow_started_at)
-       SELECT id, $1, 'bench-c-' || id, 150000, 150000, 'KES', 'mobile_money',
-              '{"provider": "mpesa", "phone": "+254712345678"}'::jsonb, 'bench payment', 'payment-' || id, now()
-         FROM (SELECT gen_random_uuid() AS id FROM generate_series(1, $2::int)) AS s
-       RETURNING id`,
-      [userId, count],
-    );
-    return rows.map((r) => r.id);
-  };
-  const payments = async (payer: BenchUser, count: number) => {
-    const orderIds = await createOrders(payer.id, count);
-    return completeAll(count, settings.connections, roundTimeoutMs, async (i) => {
-      const input: PaymentWorkflowInput = {
-        orderId: orderIds[i],
-        pollAfterMs: cfg.payments.pollAfterMs,
-        settleTimeoutMs: cfg.payments.settleTimeoutMs,
-      };
-      const handle = await temporal.workflow.start(PAYMENT_WORKFLOW, {
-        workflowId: paymentWorkflowId(input.orderId),
-        taskQueue: ctx.workQueue,
-        args: [input],
-      });
-      return async () => ((await handle.result()) as PaymentResult).status === 'completed';
-    });
-  };
-  const hellos = (count: number) =>
-    completeAll(count, settings.connections, roundTimeoutMs, async () => {
-      const handle = await temporal.workflow.start('hello', {
-        workflowId: `bench-hello-${randomUUID()}`,
-        taskQueue: ctx.workQueue,
-        args: ['bench'],
-      });
-      return async () => (await handle.result()) === 'hello, bench';
-    });
+const roundTimeoutMs = () => Math.max(60, 12 * settings.seconds) * 1000;
 
-  // Warm up (this also waits for the worker to poll).
-  const warm = 40;
-  const warmHello = await Promise.race([
-    hellos(warm),
+/** Start `count` payment workflows for orders of `payerIds` and wait for each to complete. */
+async function paymentBatch(ctx: Ctx, payerIds: string[], count: number, tag: string): Promise<Round> {
+  const temporal = ctx.temporal!;
+  const cfg = loadConfig(ctx.apiEnv);
+  const orderIds = await insertBenchOrders(ctx.db, payerIds, count, tag);
+  return completeAll(count, settings.connections, roundTimeoutMs(), async (i) => {
+    const input: PaymentWorkflowInput = {
+      orderId: orderIds[i],
+      pollAfterMs: cfg.payments.pollAfterMs,
+      settleTimeoutMs: cfg.payments.settleTimeoutMs,
+    };
+    const handle = await temporal.workflow.start(PAYMENT_WORKFLOW, {
+      workflowId: paymentWorkflowId(input.orderId),
+      taskQueue: ctx.workQueue,
+      args: [input],
+    });
+    return async () => ((await handle.result()) as PaymentResult).status === 'completed';
+  });
+}
+
+async function helloBatch(ctx: Ctx, count: number): Promise<Round> {
+  const temporal = ctx.temporal!;
+  return completeAll(count, settings.connections, roundTimeoutMs(), async () => {
+    const handle = await temporal.workflow.start('hello', {
+      workflowId: `bench-hello-${randomUUID()}`,
+      taskQueue: ctx.workQueue,
+      args: ['bench'],
+    });
+    return async () => (await handle.result()) === 'hello, bench';
+  });
+}
+
+/** Warm the worker up with hello workflows (this also waits for it to poll); their rate sizes the batches. */
+async function warmWorker(ctx: Ctx, worker: Child): Promise<Round> {
+  return Promise.race([
+    helloBatch(ctx, 40),
     worker.exited.then(() => {
       throw new Error(`the worker exited; see ${worker.logFile}`);
     }),
   ]);
-  const warmPay = await payments(warmupPayer, warm / 2);
+}
+
+const batchSize = (warm: Round) => settings.cWorkflows ?? Math.max(50, Math.min(5000, Math.round(warm.rate * settings.seconds)));
+
+async function benchCompletion(ctx: Ctx, payers: BenchUser[], warmupPayer: BenchUser): Promise<RateResult> {
+  const cfg = loadConfig(ctx.apiEnv);
+  const worker = startBenchWorker(ctx);
+  const warmHello = await warmWorker(ctx, worker);
+  const warmPay = await paymentBatch(ctx, [warmupPayer.id], 20, 'bench-c');
   // The same batch for both sides, sized so that the hello round lasts about BENCH_SECONDS.
-  const n = settings.cWorkflows ?? Math.max(50, Math.min(5000, Math.round(warmHello.rate * settings.seconds)));
+  const n = batchSize(warmHello);
   progress(`  batches of ${n} workflows (warm-up: payments ${warmPay.rate.toFixed(1)}/s, hello ${warmHello.rate.toFixed(1)}/s)`);
 
   const [a, b] = await interleave(
     settings.rounds,
-    (i) => measured(worker.proc.pid, () => payments(payers[i], n)),
-    () => measured(worker.proc.pid, () => hellos(n)),
+    (i) => measured(worker.proc.pid, () => paymentBatch(ctx, [payers[i].id], n, 'bench-c')),
+    () => measured(worker.proc.pid, () => helloBatch(ctx, n)),
   );
   const result = compare(
     'c',
@@ -663,7 +693,9 @@ async function benchCompletion(ctx: Ctx, payers: BenchUser[], warmupPayer: Bench
     side('bare', 'worker process', b),
     0.5,
   );
-  result.notes.push(`batches of ${n} workflows per round (each round stops after ${roundTimeoutMs / 1000} s); latency is start to result`);
+  result.notes.push(
+    `batches of ${n} workflows per round (each round stops after ${roundTimeoutMs() / 1000} s); latency is start to result`,
+  );
   const { rows } = await ctx.db.query<{ missed: string }>(
     'SELECT count(*) AS missed FROM sandbox_transfers WHERE sends_callback AND callback_sent_at IS NULL',
   );
@@ -672,6 +704,109 @@ async function benchCompletion(ctx: Ctx, payers: BenchUser[], warmupPayer: Bench
       `Paygate: ${rows[0].missed} sandbox callbacks were not accepted; those payments waited for polling (PAYMENT_POLL_AFTER_MS=${cfg.payments.pollAfterMs})`,
     );
   }
+  await worker.stop();
+  return result;
+}
+
+/** Verified, funded payers made straight in the database: (i) needs a hundred, and none of them logs in. */
+async function benchPayers(db: PgClient, count: number, label: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO users (id, email, password_hash, full_name, kyc_status)
+     SELECT id, 'bench-' || $2 || '-' || id || '@example.com', 'not-a-login', 'Bench ' || $2, 'verified'
+       FROM (SELECT gen_random_uuid() AS id FROM generate_series(1, $1::int)) AS s
+     RETURNING id`,
+    [count, label],
+  );
+  for (const { id } of rows) await fundBenchUser(db, id);
+  return rows.map((r) => r.id);
+}
+
+/**
+ * (i) A hot merchant wallet: the same batch of payouts, all held from one wallet, against spread over a
+ * hundred wallets. Every hold takes its wallet's row lock in \`accounts\`: one wallet must not serialise
+ * the system.
+ */
+async function benchHotWallet(ctx: Ctx): Promise<RateResult> {
+  const worker = startBenchWorker(ctx);
+  const warm = await warmWorker(ctx, worker);
+  const [hot] = await benchPayers(ctx.db, 1, 'hot');
+  const spread = await benchPayers(ctx.db, 100, 'spread');
+  await paymentBatch(ctx, spread, 20, 'bench-i-warm');
+  const n = batchSize(warm);
+  progress(`  batches of ${n} payouts (hello warm-up ${warm.rate.toFixed(1)}/s)`);
+  const [a, b] = await interleave(
+    settings.rounds,
+    () => measured(worker.proc.pid, () => paymentBatch(ctx, [hot], n, 'bench-i-hot')),
+    () => measured(worker.proc.pid, () => paymentBatch(ctx, spread, n, 'bench-i-spread')),
+    ['hot', 'spread'],
+  );
+  const result = compare(
+    'i',
+    'payouts completed from one hot wallet vs the same number spread over 100 wallets, same worker',
+    'payouts/s',
+    side('hot', 'worker process', a),
+    side('spread', 'worker process', b),
+    0.5,
+  );
+  result.notes.push(`batches of ${n} payouts per round; latency is start to result`);
+  await worker.stop();
+  return result;
+}
+
+/**
+ * (j) Money in as fast as money out: STK Push deposits (sandbox, callback after BENCH_CALLBACK_DELAY_MS)
+ * credited, against payments completed on the same api and worker.
+ */
+async function benchDepositCredits(ctx: Ctx): Promise<RateResult> {
+  const temporal = ctx.temporal!;
+  const cfg = loadConfig(ctx.apiEnv);
+  const worker = startBenchWorker(ctx);
+  const warm = await warmWorker(ctx, worker);
+  const [payer, depositor] = await benchPayers(ctx.db, 2, 'deposits');
+  const deposits = async (count: number): Promise<Round> => {
+    const { rows } = await ctx.db.query<{ id: string }>(
+      `INSERT INTO deposits (user_id, channel, rail, currency, amount_minor, status, payer_phone)
+       SELECT $1, 'mpesa_stk', 'sandbox', 'KES', 200000, 'pending', '+254712345678' FROM generate_series(1, $2::int)
+       RETURNING id`,
+      [depositor, count],
+    );
+    return completeAll(count, settings.connections, roundTimeoutMs(), async (i) => {
+      const input: DepositWorkflowInput = {
+        depositId: rows[i].id,
+        pollAfterMs: cfg.payments.pollAfterMs,
+        settleTimeoutMs: cfg.payments.settleTimeoutMs,
+      };
+      const handle = await temporal.workflow.start(DEPOSIT_WORKFLOW, {
+        workflowId: depositWorkflowId(input.depositId),
+        taskQueue: ctx.workQueue,
+        args: [input],
+      });
+      return async () => ((await handle.result()) as DepositResult).status === 'completed';
+    });
+  };
+  await deposits(20);
+  await paymentBatch(ctx, [payer], 20, 'bench-j-warm');
+  const n = batchSize(warm);
+  progress(`  batches of ${n} deposits and payments (hello warm-up ${warm.rate.toFixed(1)}/s)`);
+  const [a, b] = await interleave(
+    settings.rounds,
+    () => measured(worker.proc.pid, () => deposits(n)),
+    () => measured(worker.proc.pid, () => paymentBatch(ctx, [payer], n, 'bench-j')),
+    ['deposits', 'payments'],
+  );
+  const result = compare(
+    'j',
+    `STK Push deposits credited (sandbox, callback after ${settings.callbackDelayMs} ms) vs payments completed, same api and worker`,
+    'workflows/s',
+    side('deposits', 'worker process', a),
+    side('payments', 'worker process', b),
+    0.9,
+  );
+  const { rows } = await ctx.db.query<{ credited: string }>(
+    `SELECT count(*) AS credited FROM deposits WHERE user_id = $1 AND status = 'completed'`,
+    [depositor],
+  );
+  result.notes.push(`batches of ${n} per round; ${rows[0].credited} deposits credited in all (warm-up included)`);
   await worker.stop();
   return result;
 }
@@ -904,7 +1039,7 @@ function print(results: BenchResult[], machine: Record<string, unknown>, wallSec
   say('reproduce: npm run bench');
   say('  knobs: BENCH_SECONDS (per round, default 5), BENCH_ROUNDS (default 3, also (f) and (g)), BENCH_CONNECTIONS (default 20),');
   say('         BENCH_WARMUP_SECONDS (default 2), BENCH_ORDERS (default 10000), BENCH_C_WORKFLOWS (default: sized from warm-up),');
-  say(`         BENCH_ONLY=${BENCHMARKS.join(',')}, BENCH_CALLBACK_DELAY_MS (sandbox rail callback delay in (c), default 0),`);
+  say(`         BENCH_ONLY=${BENCHMARKS.join(',')}, BENCH_CALLBACK_DELAY_MS (sandbox rail callback delay in (c) and (j), default 0),`);
   say('         BENCH_REFRESH_ROUNDS (refreshes in (d), default 15), BENCH_REPORT_PAYMENTS (seeded payments in (f), default 1000000),');
   say('         BENCH_APPEALS (parked appeals in (h), default 1000), BENCH_KEEP_DATABASE=1 (keep the databases of (f) and (g)),');
   say('         BENCH_STRICT=1 (exit 1 when a target is missed), BENCH_DATABASE_URL, BENCH_REDIS_URL,');
@@ -1026,7 +1161,7 @@ async function main(): Promise<void> {
   let temporalAddress = '127.0.0.1:7233';
   let externalTemporal = false;
   const acceptQueue = `paygate-bench-accept-${runTag}`;
-  if (['b', 'c', 'f', 'g', 'h'].some((id) => wanted.has(id))) {
+  if (['b', 'c', 'f', 'g', 'h', 'i', 'j'].some((id) => wanted.has(id))) {
     Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
     progress(process.env.TEMPORAL_ADDRESS ? `temporal at ${process.env.TEMPORAL_ADDRESS}` : 'starting a Temporal dev server');
     ({ address: temporalAddress, external: externalTemporal } = await startTemporal());
@@ -1073,6 +1208,7 @@ async function main(): Promise<void> {
     RATE_LIMIT_REGISTER_PER_IP: '1000000',
     LIMIT_VERIFIED_PER_PAYMENT_KES: HUGE_LIMIT_KES,
     LIMIT_VERIFIED_DAILY_KES: HUGE_LIMIT_KES,
+    LIMIT_VERIFIED_BALANCE_KES: HUGE_LIMIT_KES,
     SANDBOX_CALLBACK_DELAY_MS: String(settings.callbackDelayMs),
   };
   delete apiEnv.ADMIN_EMAIL;
@@ -1080,7 +1216,7 @@ async function main(): Promise<void> {
 
   // (d), (f) and (g) do not use this api: (f) and (g) start their own stack.
   let apiPid: number | undefined;
-  if (['a', 'b', 'c', 'e'].some((id) => wanted.has(id))) {
+  if (['a', 'b', 'c', 'e', 'i', 'j'].some((id) => wanted.has(id))) {
     progress(`starting the api on ${apiUrl}`);
     const api = track(spawnNode('api', path.resolve(__dirname, '..', 'api', 'server.js'), apiEnv));
     await waitForHttp(`${apiUrl}/healthz`, api);
@@ -1150,6 +1286,8 @@ async function main(): Promise<void> {
   await run('f', 'compliance report', () => benchReport(temporalAddress));
   await run('g', 'payment latency with a full blocklist', () => benchScreening(temporalAddress));
   await run('h', 'worker memory per parked appeal', () => benchParkedAppeals(temporalAddress));
+  await run('i', 'payouts from one hot wallet', () => benchHotWallet(ctx));
+  await run('j', 'deposits credited', () => benchDepositCredits(ctx));
 
   const wallSeconds = (performance.now() - startedAt) / 1000;
   print(results, machine, wallSeconds);
