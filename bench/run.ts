@@ -627,24 +627,25 @@ function startBenchWorker(ctx: Ctx): Child {
 
 const roundTimeoutMs = () => Math.max(60, 12 * settings.seconds) * 1000;
 
+/** Start one workflow per business id on the work queue, and wait for each to end `completed`. */
+function completedBatch(ctx: Ctx, type: string, workflowId: (id: string) => string, input: (id: string) => unknown, ids: string[]) {
+  const temporal = ctx.temporal!;
+  return completeAll(ids.length, settings.connections, roundTimeoutMs(), async (i) => {
+    const handle = await temporal.workflow.start(type, { workflowId: workflowId(ids[i]), taskQueue: ctx.workQueue, args: [input(ids[i])] });
+    return async () => ((await handle.result()) as PaymentResult | DepositResult).status === 'completed';
+  });
+}
+
 /** Start `count` payment workflows for orders of `payerIds` and wait for each to complete. */
 async function paymentBatch(ctx: Ctx, payerIds: string[], count: number, tag: string): Promise<Round> {
-  const temporal = ctx.temporal!;
   const cfg = loadConfig(ctx.apiEnv);
   const orderIds = await insertBenchOrders(ctx.db, payerIds, count, tag);
-  return completeAll(count, settings.connections, roundTimeoutMs(), async (i) => {
-    const input: PaymentWorkflowInput = {
-      orderId: orderIds[i],
-      pollAfterMs: cfg.payments.pollAfterMs,
-      settleTimeoutMs: cfg.payments.settleTimeoutMs,
-    };
-    const handle = await temporal.workflow.start(PAYMENT_WORKFLOW, {
-      workflowId: paymentWorkflowId(input.orderId),
-      taskQueue: ctx.workQueue,
-      args: [input],
-    });
-    return async () => ((await handle.result()) as PaymentResult).status === 'completed';
+  const input = (orderId: string): PaymentWorkflowInput => ({
+    orderId,
+    pollAfterMs: cfg.payments.pollAfterMs,
+    settleTimeoutMs: cfg.payments.settleTimeoutMs,
   });
+  return completedBatch(ctx, PAYMENT_WORKFLOW, paymentWorkflowId, input, orderIds);
 }
 
 async function helloBatch(ctx: Ctx, count: number): Promise<Round> {
@@ -758,7 +759,6 @@ async function benchHotWallet(ctx: Ctx): Promise<RateResult> {
  * credited, against payments completed on the same api and worker.
  */
 async function benchDepositCredits(ctx: Ctx): Promise<RateResult> {
-  const temporal = ctx.temporal!;
   const cfg = loadConfig(ctx.apiEnv);
   const worker = startBenchWorker(ctx);
   const warm = await warmWorker(ctx, worker);
@@ -770,19 +770,18 @@ async function benchDepositCredits(ctx: Ctx): Promise<RateResult> {
        RETURNING id`,
       [depositor, count],
     );
-    return completeAll(count, settings.connections, roundTimeoutMs(), async (i) => {
-      const input: DepositWorkflowInput = {
-        depositId: rows[i].id,
-        pollAfterMs: cfg.payments.pollAfterMs,
-        settleTimeoutMs: cfg.payments.settleTimeoutMs,
-      };
-      const handle = await temporal.workflow.start(DEPOSIT_WORKFLOW, {
-        workflowId: depositWorkflowId(input.depositId),
-        taskQueue: ctx.workQueue,
-        args: [input],
-      });
-      return async () => ((await handle.result()) as DepositResult).status === 'completed';
+    const input = (depositId: string): DepositWorkflowInput => ({
+      depositId,
+      pollAfterMs: cfg.payments.pollAfterMs,
+      settleTimeoutMs: cfg.payments.settleTimeoutMs,
     });
+    return completedBatch(
+      ctx,
+      DEPOSIT_WORKFLOW,
+      depositWorkflowId,
+      input,
+      rows.map((r) => r.id),
+    );
   };
   await deposits(20);
   await paymentBatch(ctx, [payer], 20, 'bench-j-warm');
