@@ -116,6 +116,19 @@ export async function changeAd(caller: Caller, adId: string, body: AdChange): Pr
   const given = AD_CHANGE_FIELDS.filter((f) => body[f] !== undefined);
   if (given.length === 0) throw validationError('body', `give at least one of ${AD_CHANGE_FIELDS.join(', ')}`);
   const status = body.status === undefined ? undefined : oneOf(AD_STATUSES, body.status, 'status');
+  // Each field's own shape first, whatever the ad: the rules across fields need the ad, under its lock.
+  for (const field of ['price', 'min_order', 'max_order'] as const) {
+    if (body[field] !== undefined) parseAmount(body[field], 'KES', field);
+  }
+  if (
+    body.price_margin_pct !== undefined &&
+    (typeof body.price_margin_pct !== 'string' || !/^[+-]?\d{1,3}(\.\d{1,2})?$/.test(body.price_margin_pct))
+  ) {
+    throw validationError('price_margin_pct', 'must be a percentage with at most 2 decimals, e.g. "1.5" or "-0.75"');
+  }
+  if (body.terms !== undefined && body.terms !== null && (typeof body.terms !== 'string' || body.terms.length > 1000)) {
+    throw validationError('terms', 'must be at most 1000 characters');
+  }
   await inTransaction(async (tx) => {
     const ad = await lockAd(adId, tx);
     if (!ad) throw new AppError('not_found', `ad ${adId} not found`);
