@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { Worker } from '@temporalio/worker';
+import { temporalClient } from '../platform/temporal';
+import { paymentWorkflowId } from '../workflows/shared';
 import { api, initiate, newUser, p2pTrade, postAd, postAppeal, sellAd, waitForOrder, type OrderBody, type TestUser } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';
 import { fundWallets } from './support/funding';
@@ -140,6 +143,28 @@ describe('p2p on wallets', () => {
       expect((await statement(buyer, 'KES'))[0]).to.include({ kind: 'trade_fiat', amount: '-1300.00', order_id: order.order_id });
       expect((await statement(buyer, 'USDT'))[0]).to.include({ kind: 'trade_asset', amount: '10.000000', order_id: order.order_id });
       expect((await statement(seller, 'KES'))[0]).to.include({ kind: 'trade_fiat', amount: '1300.00', order_id: order.order_id });
+    });
+  });
+
+  describe('when a trade’s workflow history is replayed', () => {
+    it('then it carries the wallet-settlement patch marker and replays on this code without a nondeterminism error', async function () {
+      this.timeout(60_000);
+      const seller = await userWith({ USDT: 100_000000n });
+      const buyer = await userWith({ KES: 5_000_00n });
+      const ad = await adOf(seller);
+      const order = await trade(buyer, ad.ad_id, '1300.00');
+      const handle = temporalClient().workflow.getHandle(paymentWorkflowId(order.order_id));
+      expect(await handle.result()).to.deep.equal({ orderId: order.order_id, status: 'completed' });
+      const history = await handle.fetchHistory();
+      const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+      expect(markers.length).to.be.greaterThan(0);
+      const patches = markers.flatMap((m) =>
+        Object.values(m.markerRecordedEventAttributes!.details ?? {}).flatMap((d) =>
+          (d.payloads ?? []).map((p) => Buffer.from(p.data ?? []).toString()),
+        ),
+      );
+      expect(patches.join(' ')).to.include('p2p-on-wallets');
+      await Worker.runReplayHistory({ workflowsPath: require.resolve('../workflows') }, history, paymentWorkflowId(order.order_id));
     });
   });
 
