@@ -400,4 +400,25 @@ describe('p2p on wallets', () => {
       expect((await api().get(`/api/v1/payments/orders/${order.order_id}`).set(buyer.auth)).body).to.include({ status: 'reversed' });
     });
   });
+
+  describe('when an approved refund would overdraw the party who received a leg', () => {
+    it('then the decision is refused (409), the appeal stays open and no wallet moves', async () => {
+      const compliance = await newUser({ roles: ['compliance'] });
+      const seller = await userWith({ USDT: 100_000000n });
+      const buyer = await userWith({ KES: 5_000_00n });
+      const ad = await adOf(seller);
+      const order = await trade(buyer, ad.ad_id, '1300.00');
+      // The seller puts the 1300.00 KES received straight into a buy ad's escrow.
+      await adOf(seller, { side: 'buy', price: '130.00', total_amount: '10.000000', max_order: '1300.00' });
+      expect(await available(seller, 'KES')).to.equal('0.00');
+      const appeal = await postAppeal(buyer, { order_id: order.order_id, reason: 'other', description: 'undo it' });
+      const appealId = (appeal.body as { appeal_id: string }).appeal_id;
+      const res = await api().put(`/api/v1/appeals/${appealId}/approve`).set(compliance.auth).send({ note: 'undo', action: 'refund' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(409);
+      expect((await api().get(`/api/v1/appeals/${appealId}`).set(buyer.auth)).body).to.include({ status: 'open' });
+      expect(await ledgerKindsOf(order.order_id)).to.have.members(['trade_fiat', 'trade_asset']);
+      expect(await available(buyer, 'KES')).to.equal('3700.00');
+      expect(await available(buyer, 'USDT')).to.equal('10.000000');
+    });
+  });
 });

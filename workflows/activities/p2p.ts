@@ -82,6 +82,7 @@ const buyAdFiat = (trade: TradeRow, asset: string): string =>
 /**
  * An approved appeal on a trade settled between wallets: post the mirror of both legs, once. Returns false
  * for a trade that was not settled that way (an older, rail-settled trade), which the caller refunds as before.
+ * When a wallet no longer holds what it received, the database refuses and the decision fails (`conflict`).
  */
 export async function reverseWalletTrade(tx: Transaction, trade: TradeRow, fiatAmountMinor: string): Promise<boolean> {
   const posted: string[] = await postedKinds(trade.order_id, tx);
@@ -94,8 +95,16 @@ export async function reverseWalletTrade(tx: Transaction, trade: TradeRow, fiatA
       side === 'sell' ? fiatAmountMinor : buyAdFiat(trade, trade.asset),
     ),
   );
-  for (const leg of legs) {
-    await postLines(tx, { orderId: trade.order_id, kind: TRADE_REVERSE_KIND[leg.kind], currency: leg.currency, lines: leg.lines });
+  try {
+    for (const leg of legs) {
+      await postLines(tx, { orderId: trade.order_id, kind: TRADE_REVERSE_KIND[leg.kind], currency: leg.currency, lines: leg.lines });
+    }
+  } catch (err) {
+    // The database refused to overdraw a wallet: the party no longer holds what they received. Nothing moves.
+    if (err instanceof InsufficientFunds) {
+      throw ApplicationFailure.nonRetryable(`the trade cannot be reversed: ${err.account} no longer holds what it received`, 'conflict');
+    }
+    throw err;
   }
   return true;
 }
