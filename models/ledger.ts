@@ -4,9 +4,10 @@ import type { LedgerKind } from '../domain/ledger';
 
 export class LedgerTransaction extends Model<InferAttributes<LedgerTransaction>, InferCreationAttributes<LedgerTransaction>> {
   declare id: string;
-  /** Exactly one of `orderId` and `depositId`: what the posting is for. */
+  /** Exactly one of `orderId`, `depositId` and `adId` (a P2P ad's escrow): what the posting is for. */
   declare orderId: string | null;
   declare depositId: string | null;
+  declare adId: string | null;
   declare kind: LedgerKind;
   declare currency: string;
   declare createdAt: CreationOptional<Date>;
@@ -17,6 +18,7 @@ export class LedgerTransaction extends Model<InferAttributes<LedgerTransaction>,
         id: { type: DataTypes.UUID, primaryKey: true },
         orderId: { type: DataTypes.UUID, allowNull: true },
         depositId: { type: DataTypes.UUID, allowNull: true },
+        adId: { type: DataTypes.UUID, allowNull: true },
         kind: { type: DataTypes.TEXT, allowNull: false },
         currency: { type: DataTypes.TEXT, allowNull: false },
         createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },

@@ -52,13 +52,17 @@ async function holdPayer(orderId: string, tx: Transaction): Promise<string | und
 }
 
 /**
- * Post one balanced transaction of `kind` for an order or a deposit inside `tx`, once per (order, kind) or
- * (deposit, kind): returns false when it was already posted. Other features (P2P escrow, deposits) post
- * their own kinds through here.
+ * Post one balanced transaction of `kind` for an order, a deposit or a P2P ad inside `tx`, once per
+ * (order, kind), (deposit, kind) or (ad, kind): returns false when it was already posted. Other features
+ * (P2P escrow and trades, deposits) post their own kinds through here.
  */
 export async function postLines(
   tx: Transaction,
-  posting: ({ orderId: string; depositId?: undefined } | { depositId: string; orderId?: undefined }) & {
+  posting: (
+    | { orderId: string; depositId?: undefined; adId?: undefined }
+    | { depositId: string; orderId?: undefined; adId?: undefined }
+    | { adId: string; orderId?: undefined; depositId?: undefined }
+  ) & {
     kind: string;
     currency: string;
     lines: LedgerLine[];
@@ -66,13 +70,15 @@ export async function postLines(
 ): Promise<boolean> {
   const id = uuidv7();
   const inserted = await models().query<{ id: string }>(
-    `INSERT INTO ledger_transactions (id, order_id, deposit_id, kind, currency) VALUES (:id, :orderId, :depositId, :kind, :currency)
+    `INSERT INTO ledger_transactions (id, order_id, deposit_id, ad_id, kind, currency)
+     VALUES (:id, :orderId, :depositId, :adId, :kind, :currency)
      ON CONFLICT DO NOTHING RETURNING id`,
     {
       replacements: {
         id,
         orderId: posting.orderId ?? null,
         depositId: posting.depositId ?? null,
+        adId: posting.adId ?? null,
         kind: posting.kind,
         currency: posting.currency,
       },

@@ -2,6 +2,9 @@ import { QueryTypes, type Transaction } from 'sequelize';
 import { models } from '../models';
 import { uuidv7 } from '../platform/ids';
 import { AD_ASSETS, type AdAsset, type AdPaymentMethod, type AdSide, type AdStatus, type PriceType, type ValidAd } from '../domain/p2p/ads';
+import { adEscrowAccount, walletOf } from '../domain/p2p/wallet-trade';
+import { transfer } from '../domain/ledger';
+import { balanceOf, postLines } from './ledger';
 
 /** A P2P trade: the order (a `p2p` payment) against an ad, and where its escrow stands. */
 export interface TradeRow {
@@ -46,11 +49,11 @@ export async function takeFromAd(
   adId: string,
   amount: string,
   tx: Transaction,
-): Promise<{ available_amount_minor: string; owner_id: string } | undefined> {
-  const [taken] = await models().query<{ available_amount_minor: string; owner_id: string }>(
+): Promise<{ available_amount_minor: string; owner_id: string; side: AdSide; asset: AdAsset } | undefined> {
+  const [taken] = await models().query<{ available_amount_minor: string; owner_id: string; side: AdSide; asset: AdAsset }>(
     `UPDATE p2p_ads SET available_amount_minor = available_amount_minor - :amount, updated_at = now()
       WHERE id = :adId AND status = 'active' AND available_amount_minor >= :amount
-     RETURNING available_amount_minor::text, owner_id`,
+     RETURNING available_amount_minor::text, owner_id, side, asset`,
     { replacements: { amount, adId }, type: QueryTypes.SELECT, transaction: tx },
   );
   return taken;
@@ -215,8 +218,17 @@ export async function listActiveAds(filter: AdFilter, ref: Record<AdAsset, bigin
   );
 }
 
-/** Post an ad and record its `created` event, together. */
-export async function createAdRecord(a: { id: string; ownerId: string; ad: ValidAd }): Promise<void> {
+/**
+ * Post an ad, fund its escrow from the owner's wallet (`escrow`: the currency and amount) and record its
+ * `created` event, together: the database refuses a wallet that cannot fund it (`InsufficientFunds`), and
+ * then no ad exists.
+ */
+export async function createAdRecord(a: {
+  id: string;
+  ownerId: string;
+  ad: ValidAd;
+  escrow: { currency: string; amountMinor: bigint };
+}): Promise<void> {
   const { ad } = a;
   await models().transaction(async (transaction) => {
     await models().query(
@@ -242,8 +254,98 @@ export async function createAdRecord(a: { id: string; ownerId: string; ad: Valid
         transaction,
       },
     );
+    await postLines(transaction, {
+      adId: a.id,
+      kind: 'ad_fund',
+      currency: a.escrow.currency,
+      lines: transfer(walletOf(a.ownerId, a.escrow.currency), adEscrowAccount(a.id), a.escrow.amountMinor.toString()),
+    });
     await recordAdEvent({ adId: a.id, ownerId: a.ownerId, event: 'created', detail: null }, transaction);
   });
+}
+
+/** An ad's stored fields, as a change to it reads them under its row lock. */
+export interface LockedAd {
+  id: string;
+  owner_id: string;
+  side: AdSide;
+  asset: AdAsset;
+  price_type: PriceType;
+  price_minor: string | null;
+  price_margin_pct: string | null;
+  total_amount_minor: string;
+  available_amount_minor: string;
+  min_order_minor: string;
+  max_order_minor: string;
+  payment_methods: AdPaymentMethod[];
+  terms: string | null;
+  status: AdStatus;
+}
+
+/** The ad, locked for the rest of the transaction (every trade and change to it waits on this lock). */
+export async function lockAd(adId: string, tx: Transaction): Promise<LockedAd | undefined> {
+  const [row] = await models().query<LockedAd>(
+    `SELECT id, owner_id, side, asset, price_type, price_minor::text AS price_minor, price_margin_pct::text AS price_margin_pct,
+            total_amount_minor::text AS total_amount_minor, available_amount_minor::text AS available_amount_minor,
+            min_order_minor::text AS min_order_minor, max_order_minor::text AS max_order_minor, payment_methods, terms, status
+       FROM p2p_ads WHERE id = :adId FOR UPDATE`,
+    { replacements: { adId }, type: QueryTypes.SELECT, transaction: tx },
+  );
+  return row;
+}
+
+/** Change an ad's price, limits, terms or status. */
+export async function updateAd(
+  adId: string,
+  change: {
+    priceMinor: string | null;
+    priceMarginPct: string | null;
+    minOrderMinor: string;
+    maxOrderMinor: string;
+    terms: string | null;
+    status: AdStatus;
+  },
+  tx: Transaction,
+): Promise<void> {
+  await models().query(
+    `UPDATE p2p_ads SET price_minor = :price, price_margin_pct = :margin, min_order_minor = :min, max_order_minor = :max,
+                        terms = :terms, status = :status, updated_at = now()
+      WHERE id = :adId`,
+    {
+      replacements: {
+        adId,
+        price: change.priceMinor,
+        margin: change.priceMarginPct,
+        min: change.minOrderMinor,
+        max: change.maxOrderMinor,
+        terms: change.terms,
+        status: change.status,
+      },
+      transaction: tx,
+    },
+  );
+}
+
+/**
+ * Close an ad (its lock held by the caller) and return what is left in its escrow to the owner's wallet,
+ * once. Every movement of the escrow happens under the ad's lock, so its balance read here is final.
+ */
+export async function closeAdAndReturnEscrow(ad: Pick<LockedAd, 'id' | 'owner_id' | 'side' | 'asset'>, tx: Transaction): Promise<string> {
+  await models().query(`UPDATE p2p_ads SET status = 'closed', updated_at = now() WHERE id = :adId`, {
+    replacements: { adId: ad.id },
+    transaction: tx,
+  });
+  const currency = ad.side === 'sell' ? ad.asset : 'KES';
+  const left = await balanceOf(adEscrowAccount(ad.id), currency, tx);
+  if (BigInt(left) > 0n) {
+    await postLines(tx, {
+      adId: ad.id,
+      kind: 'ad_return',
+      currency,
+      lines: transfer(adEscrowAccount(ad.id), walletOf(ad.owner_id, currency), left),
+    });
+  }
+  return left;
 }
 
 export interface NewTrade {

@@ -315,13 +315,12 @@ describe('appeals', () => {
       expectProblem(await decide(seller, appeal.appeal_id, 'approve', { note: 'self' }), 403, 'forbidden');
       const refunded = await decide(compliance, appeal.appeal_id, 'approve', { note: 'buyer charged back', action: 'refund' });
       expect(refunded.status, JSON.stringify(refunded.body)).to.equal(200);
+      // Settled between wallets, the trade is mirrored between the same wallets.
       expect(await ledgerKindsOf(order.order_id)).to.have.members([
-        'escrow_lock',
-        'hold',
-        'settle',
-        'escrow_release',
-        'reverse',
-        'escrow_reverse',
+        'trade_fiat',
+        'trade_asset',
+        'trade_fiat_reverse',
+        'trade_asset_reverse',
       ]);
     });
   });

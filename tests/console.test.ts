@@ -168,8 +168,10 @@ describe('console (headless Chromium)', function () {
   });
 
   it('posts a P2P ad as a verified user', async () => {
-    // Arrangement: KYC verified, as an officer would record it.
+    // Arrangement: KYC verified, as an officer would record it, and the USDT the ad puts in escrow paid in.
     await User.update({ kycStatus: 'verified' }, { where: { email: customer } });
+    const seller = await User.findOne({ where: { email: customer } });
+    await fundWallets(seller!.id, { USDT: 100_000000n });
     const s = section('p2p-ad');
     await s.getByLabel('Side').selectOption('sell');
     await s.getByLabel('Price (KES)').fill('130.00');

@@ -12,7 +12,7 @@ import { Order } from '../models';
 import { SANDBOX_SLOW_PHONE } from '../connectors/sandbox';
 import { PAYMENT_WORKFLOW, paymentStageQuery, paymentWorkflowId, railOutcomeSignal, type PaymentWorkflowInput } from '../workflows/shared';
 import { PAYGATE_ORDER_ID, PAYGATE_OVERDUE, PAYGATE_STATUS, orderSearchAttributes } from '../workflows/search-attributes';
-import { api, initiate, mpesaPayment, newUser, p2pTrade, postAd, sellAd, waitForOrder, type OrderBody, type TestUser } from './support/api';
+import { api, initiate, mpesaPayment, newUser, waitForOrder, type OrderBody, type TestUser } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';
 import { mobileMoneyTransfersOf, realRails } from './support/rails';
 import { until } from './support/processes';
@@ -120,25 +120,6 @@ describe('payments past the settle deadline', () => {
       expect(order.status).to.equal('failed');
       expect(order.failure_code).to.equal('insufficient_funds');
       expect(await ledgerKindsOf(orderId)).to.deep.equal(['hold', 'release']);
-    });
-  });
-
-  onSandboxRails('when the fiat leg of a P2P trade has no definite answer by the deadline and succeeds later', () => {
-    it('then the trade stays processing with the fiat hold and the escrow locked, and completes once when the rail answers', async function () {
-      this.timeout(90_000);
-      const seller = await newUser({ kycStatus: 'verified', phone: SANDBOX_SLOW_PHONE });
-      const buyer = await newUser({ kycStatus: 'verified' });
-      const ad = await postAd(seller, sellAd());
-      expect(ad.status, JSON.stringify(ad.body)).to.equal(201);
-      const orderId = await initiateWithShortDeadline(buyer, p2pTrade((ad.body as { ad_id: string }).ad_id, '1300.00'));
-
-      expect((await overdueOrder(buyer, orderId)).status).to.equal('processing');
-      expect(await ledgerKindsOf(orderId)).to.have.members(['escrow_lock', 'hold']);
-
-      await railFinishes(orderId);
-      const order = await waitForOrder(buyer, orderId, 60_000);
-      expect(order.status).to.equal('completed');
-      expect(await ledgerKindsOf(orderId)).to.have.members(['escrow_lock', 'hold', 'settle', 'escrow_release']);
     });
   });
 

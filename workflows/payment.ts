@@ -49,6 +49,8 @@ const HISTORY_LIMIT = 10_000;
 const OVERDUE_KEEPS_WAITING = 'overdue-keeps-waiting';
 /** Runs that decide a failed trade's compensation in the workflow (release the hold, return the escrow, then fail). */
 const TRADE_COMPENSATION_IN_WORKFLOW = 'trade-compensation-in-workflow';
+/** Trades past this patch settle both legs between wallets in one step; earlier runs used escrow per trade and a rail. */
+const P2P_ON_WALLETS = 'p2p-on-wallets';
 /** Runs that decide a failed payment's compensation in the workflow (release the hold, then fail the order). */
 const COMPENSATION_IN_WORKFLOW = 'compensation-in-workflow';
 
@@ -109,6 +111,12 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
 
   // Only trades are started with `p2p` (never set before P2P existed), so other payments replay unchanged.
   if (input.p2p) {
+    if (patched(P2P_ON_WALLETS)) {
+      stage = 'posting';
+      const result = await walletTrade(orderId, report);
+      stage = 'done';
+      return result;
+    }
     return p2pTrade(
       input,
       () => outcome,
@@ -208,7 +216,26 @@ async function compensateAndFailTrade(orderId: string, failure: { failureCode: s
 }
 
 /**
- * A P2P trade (SPEC §7): lock the ad's asset in escrow → hold the fiat → the fiat leg over the rail →
+ * A P2P trade on wallets (SPEC §7): both legs settle between wallets in one database step, no rail. A taker's
+ * wallet that cannot pay fails the order here (nothing moved); an ad that no longer fits rejected it.
+ */
+async function walletTrade(orderId: string, report: ReportStatus): Promise<PaymentResult> {
+  report('processing');
+  const settled = await p2pDb.settleWalletTrade({ orderId });
+  if (settled.status === 'failed') {
+    const failureCode = settled.failureCode ?? 'insufficient_funds';
+    await db.failOrder({ orderId, failureCode, reason: settled.reason ?? 'the trade could not settle' });
+    report('failed');
+    return { orderId, status: 'failed', failureCode };
+  }
+  report(settled.status);
+  return settled.status === 'completed'
+    ? { orderId, status: 'completed' }
+    : { orderId, status: 'rejected', failureCode: settled.failureCode };
+}
+
+/**
+ * A P2P trade as runs recorded before trades settled on wallets carry it (SPEC §7 before wallets): lock the ad's asset in escrow → hold the fiat → the fiat leg over the rail →
  * release the escrow to the buyer and post both legs; on failure or timeout the escrow returns.
  */
 async function p2pTrade(

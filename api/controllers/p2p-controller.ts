@@ -1,10 +1,10 @@
 import type { Request as ExpressRequest } from 'express';
-import { Body, Controller, Get, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
+import { Body, Controller, Get, Patch, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { AdAssetName, AdFiatName, AdPaymentMethodName, AdSideName, Uuid } from '../schema-types';
 import type { Page } from '../services/paging';
-import { createAd, getAd, listAds, p2pHistory, type AdView, type P2pHistoryItem } from '../services/p2p-service';
+import { changeAd, createAd, getAd, listAds, p2pHistory, type AdView, type P2pHistoryItem } from '../services/p2p-service';
 
 interface CreateAdBody {
   /**
@@ -53,12 +53,34 @@ interface CreateAdBody {
   terms?: string;
 }
 
+interface ChangeAdBody {
+  /**
+   * New fixed price, KES per whole unit (fixed-price sell ads).
+   * @example "130.00"
+   */
+  price?: string;
+  /** New margin over the reference price (floating sell ads). */
+  price_margin_pct?: string;
+  /** @example "500.00" */
+  min_order?: string;
+  /** @example "20000.00" */
+  max_order?: string;
+  terms?: string | null;
+  /**
+   * `active`, `paused` or `closed` (final: what is left in escrow returns to your wallet).
+   * @example "paused"
+   */
+  status?: string;
+}
+
 @Route('p2p')
 @Tags('P2P')
 export class P2pController extends Controller {
   /**
    * Post an ad. Needs verified KYC (422 `kyc_required`); the owner is screened against the blocklist (422
-   * `blocked_by_compliance`); min_order ≤ max_order ≤ total_amount × price (400 naming the field).
+   * `blocked_by_compliance`); min_order ≤ max_order ≤ total_amount × price (400 naming the field). The ad is
+   * funded from your wallet into its escrow — a sell ad's total_amount of the asset, a buy ad's
+   * total_amount × price in KES — or refused with 422 `insufficient_funds`.
    * Honours `Idempotency-Key`.
    */
   @Post('ads')
@@ -72,6 +94,26 @@ export class P2pController extends Controller {
     this.setStatus(201);
     this.setHeader('Location', `/api/v1/p2p/ads/${ad.ad_id}`);
     return ad;
+  }
+
+  /**
+   * Change your ad: price, limits, terms, status (`active` ↔ `paused`, or `closed`). Validated like a new
+   * ad; closing returns what is left in the ad's escrow to your wallet. Only the owner may change an ad
+   * (403); a closed ad is final (409), and a buy ad's price is fixed by its escrow (409).
+   */
+  @Patch('ads/{ad_id}')
+  @Security('jwt')
+  @Response<Problem>(400, 'Validation failed')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(403, 'Not the owner')
+  @Response<Problem>(404, 'Not found')
+  @Response<Problem>(409, 'The ad is closed')
+  public async changeAd(
+    @Path('ad_id') adId: Uuid,
+    @Body() body: ChangeAdBody,
+    @Request() req: ExpressRequest & { user: Caller },
+  ): Promise<AdView> {
+    return changeAd(req.user, adId, body);
   }
 
   /**
@@ -108,7 +150,7 @@ export class P2pController extends Controller {
 
   /**
    * The caller's P2P activity, newest first: trades as maker or taker, and the events of their ads
-   * (created, paused, resumed, filled, closed). Compliance and admin see everyone's, or one user's with `user_id`.
+   * (created, paused, resumed, edited, filled, closed). Compliance and admin see everyone's, or one user's with `user_id`.
    * @param limit 1 to 100, default 20
    * @isInt limit
    * @minimum limit 1

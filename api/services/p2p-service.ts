@@ -3,15 +3,16 @@ import { isStaff } from '../auth/authentication';
 import { config } from '../../platform/config';
 import { AppError, validationError } from '../../platform/errors';
 import { isUuid, uuidv7 } from '../../platform/ids';
-import { formatAmount, parseAmount } from '../../domain/money';
-import { normaliseKenyanPhone } from '../../domain/phone';
+import { formatAmount, parseAmount, type Currency } from '../../domain/money';
 import {
   AD_ASSETS,
   AD_FIATS,
   AD_PAYMENT_METHODS,
   AD_SIDES,
   assetForFiatMinor,
+  AD_STATUSES,
   fiatValueMinor,
+  floatingPriceMinor,
   referencePricesMinor,
   validateAd,
   type AdAsset,
@@ -22,10 +23,16 @@ import {
   type PriceType,
 } from '../../domain/p2p/ads';
 import { refuseOnScreeningHit } from './compliance-service';
-import { posterIdentity, phoneOf } from '../../repositories/users';
+import { posterIdentity } from '../../repositories/users';
+import { InsufficientFunds } from '../../repositories/ledger';
+import { adEscrow } from '../../domain/p2p/wallet-trade';
 import {
+  closeAdAndReturnEscrow,
   createAdRecord,
   findAd,
+  lockAd,
+  recordAdEvent,
+  updateAd as updateAdRecord,
   insertTrade,
   listActiveAds,
   p2pActivity,
@@ -33,7 +40,7 @@ import {
   type AdRow,
   type HistoryRow,
 } from '../../repositories/p2p';
-import type { Tx } from '../../repositories/transaction';
+import { inTransaction, type Tx } from '../../repositories/transaction';
 import { decodeCursor, decodeCursorKey, encodeCursor, pageLimit, UUID_PATTERN, type Page } from './paging';
 
 export interface AdView {
@@ -85,7 +92,100 @@ const references = () => referencePricesMinor(config().p2p.referencePricesKes);
 
 const loadAd = (adId: string) => findAd(adId, references());
 
-/** Post an ad: KYC `verified`, screened against the blocklist, limits validated (SPEC §7). */
+const floatingPriceOf = (asset: AdAsset, marginPct: string): string => floatingPriceMinor(references()[asset], marginPct).toString();
+
+export interface AdChange {
+  price?: string;
+  price_margin_pct?: string;
+  min_order?: string;
+  max_order?: string;
+  terms?: string | null;
+  status?: string;
+}
+
+const AD_CHANGE_FIELDS = ['price', 'price_margin_pct', 'min_order', 'max_order', 'terms', 'status'] as const;
+
+/**
+ * Change an ad (owner only): price, limits, terms, status (active ↔ paused, → closed). Validated like a new
+ * ad (min ≤ max ≤ total × price). Closing returns what is left in escrow to the owner's wallet; a closed ad
+ * is final (409). A buy ad's escrow was funded at its price, so its price cannot change (close it and post
+ * another). Each change is an event in the ad's history.
+ */
+export async function changeAd(caller: Caller, adId: string, body: AdChange): Promise<AdView> {
+  if (!isUuid(adId)) throw validationError('ad_id', 'must be a UUID');
+  const given = AD_CHANGE_FIELDS.filter((f) => body[f] !== undefined);
+  if (given.length === 0) throw validationError('body', `give at least one of ${AD_CHANGE_FIELDS.join(', ')}`);
+  const status = body.status === undefined ? undefined : oneOf(AD_STATUSES, body.status, 'status');
+  // Each field's own shape first, whatever the ad: the rules across fields need the ad, under its lock.
+  for (const field of ['price', 'min_order', 'max_order'] as const) {
+    if (body[field] !== undefined) parseAmount(body[field], 'KES', field);
+  }
+  if (
+    body.price_margin_pct !== undefined &&
+    (typeof body.price_margin_pct !== 'string' || !/^[+-]?\d{1,3}(\.\d{1,2})?$/.test(body.price_margin_pct))
+  ) {
+    throw validationError('price_margin_pct', 'must be a percentage with at most 2 decimals, e.g. "1.5" or "-0.75"');
+  }
+  if (body.terms !== undefined && body.terms !== null && (typeof body.terms !== 'string' || body.terms.length > 1000)) {
+    throw validationError('terms', 'must be at most 1000 characters');
+  }
+  await inTransaction(async (tx) => {
+    const ad = await lockAd(adId, tx);
+    if (!ad) throw new AppError('not_found', `ad ${adId} not found`);
+    if (ad.owner_id !== caller.id) throw new AppError('forbidden', 'only the ad owner can change it');
+    if (ad.status === 'closed') throw new AppError('conflict', 'the ad is closed; a closed ad cannot change');
+    const repriced = body.price !== undefined || body.price_margin_pct !== undefined;
+    if (repriced && ad.side === 'buy') {
+      throw new AppError('conflict', "a buy ad's escrow was funded at its price; close it and post a new ad to change the price");
+    }
+    const valid = validateAd(
+      {
+        side: ad.side,
+        asset: ad.asset,
+        price_type: ad.price_type,
+        price: ad.price_type === 'fixed' ? (body.price ?? formatAmount(ad.price_minor!, 'KES')) : body.price,
+        price_margin_pct: ad.price_type === 'floating' ? (body.price_margin_pct ?? ad.price_margin_pct!) : body.price_margin_pct,
+        total_amount: formatAmount(ad.total_amount_minor, ad.asset),
+        min_order: body.min_order ?? formatAmount(ad.min_order_minor, 'KES'),
+        max_order: body.max_order ?? formatAmount(ad.max_order_minor, 'KES'),
+        payment_methods: ad.payment_methods,
+        terms: body.terms === undefined ? ad.terms : body.terms,
+      },
+      references(),
+    );
+    const edited = given.filter((f) => f !== 'status');
+    const next = status ?? ad.status;
+    await updateAdRecord(
+      adId,
+      {
+        priceMinor: valid.priceMinor?.toString() ?? null,
+        priceMarginPct: valid.priceMarginPct,
+        minOrderMinor: valid.minOrderMinor.toString(),
+        maxOrderMinor: valid.maxOrderMinor.toString(),
+        terms: valid.terms,
+        status: next === 'closed' ? ad.status : next,
+      },
+      tx,
+    );
+    const event = (name: string, detail: string | null) => recordAdEvent({ adId, ownerId: ad.owner_id, event: name, detail }, tx);
+    if (edited.length > 0) await event('edited', `changed ${edited.join(', ')}`);
+    if (next === 'paused' && ad.status === 'active') await event('paused', null);
+    if (next === 'active' && ad.status === 'paused') await event('resumed', null);
+    if (next === 'closed') {
+      const left = await closeAdAndReturnEscrow(ad, tx);
+      const currency = ad.side === 'sell' ? ad.asset : 'KES';
+      await event('closed', `${formatAmount(left, currency)} ${currency} returned from escrow`);
+    }
+  });
+  const row = await loadAd(adId);
+  return toAdView(row!);
+}
+
+/**
+ * Post an ad: KYC `verified`, screened against the blocklist, limits validated, and funded from the owner's
+ * wallet (a sell ad's asset, a buy ad's total × price in KES) into the ad's escrow (SPEC §7). A wallet that
+ * cannot fund it is refused by the database: 422 `insufficient_funds`, and no ad exists.
+ */
 export async function createAd(caller: Caller, body: AdInput): Promise<AdView> {
   const ad = validateAd(body, references());
   const user = await posterIdentity(caller.id);
@@ -98,7 +198,19 @@ export async function createAd(caller: Caller, body: AdInput): Promise<AdView> {
     { field: 'user.id_number', type: 'national_id', value: user.id_number },
   ]);
   const id = uuidv7();
-  await createAdRecord({ id, ownerId: caller.id, ad });
+  const price = ad.priceMinor ?? BigInt(floatingPriceOf(ad.asset, ad.priceMarginPct!));
+  const escrow = adEscrow({ side: ad.side, asset: ad.asset, totalAmountMinor: ad.totalAmountMinor, priceMinor: price });
+  try {
+    await createAdRecord({ id, ownerId: caller.id, ad, escrow });
+  } catch (err) {
+    if (err instanceof InsufficientFunds) {
+      throw new AppError(
+        'insufficient_funds',
+        `the ${escrow.currency} wallet cannot fund this ad (${formatAmount(escrow.amountMinor, escrow.currency)} ${escrow.currency} goes into its escrow)`,
+      );
+    }
+    throw err;
+  }
   const row = await loadAd(id);
   return toAdView(row!);
 }
@@ -157,6 +269,7 @@ export async function getAd(adId: string): Promise<AdView> {
 
 export interface TradeQuote {
   adId: string;
+  side: AdSide;
   makerId: string;
   takerId: string;
   sellerId: string;
@@ -165,11 +278,14 @@ export interface TradeQuote {
   assetAmountMinor: bigint;
   priceMinor: bigint;
   paymentMethod: AdPaymentMethod;
+  /** What the taker pays from their own wallet: KES against a sell ad, the asset against a buy ad. */
+  funding: { currency: Currency; amountMinor: bigint };
 }
 
 /**
- * Price a trade of `fiatMinor` KES against an ad, at today's price. The escrow lock in the workflow is
- * what decides whether it fits; this refuses what can never work.
+ * Price a trade of `fiatMinor` KES against either side of an ad, at today's price. Settling it in the
+ * workflow (one conditional update of the ad, both legs between wallets) is what decides whether it fits;
+ * this refuses what can never work.
  */
 export async function quoteTrade(caller: Caller, destination: Record<string, string>, fiatMinor: bigint): Promise<TradeQuote> {
   const adId = destination.ad_id;
@@ -177,8 +293,6 @@ export async function quoteTrade(caller: Caller, destination: Record<string, str
   if (!ad || ad.status === 'closed') throw validationError('destination.ad_id', 'no such P2P ad');
   if (ad.status !== 'active') throw new AppError('conflict', 'the ad is paused');
   if (ad.owner_id === caller.id) throw validationError('destination.ad_id', 'is your own ad');
-  // The taker pays the fiat through the rail; a buy ad's maker would be the payer, which needs its own flow.
-  if (ad.side !== 'sell') throw validationError('destination.ad_id', 'trades against buy ads are not supported yet; take a sell ad');
   const method = destination.payment_method as AdPaymentMethod;
   if (!ad.payment_methods.includes(method)) {
     throw validationError('destination.payment_method', `the ad accepts ${ad.payment_methods.join(', ')}`);
@@ -191,32 +305,28 @@ export async function quoteTrade(caller: Caller, destination: Record<string, str
   }
   const price = BigInt(ad.price_now);
   const assetAmount = assetForFiatMinor(fiatMinor, price, ad.asset);
-  if (assetAmount <= 0n) throw validationError('amount', 'is too small to buy any of the asset at this price');
+  if (assetAmount <= 0n) throw validationError('amount', 'is too small to trade any of the asset at this price');
   if (assetAmount > BigInt(ad.available_amount_minor)) {
     throw new AppError(
       'conflict',
       `the ad has ${formatAmount(ad.available_amount_minor, ad.asset)} ${ad.asset} left, worth ${formatAmount(fiatValueMinor(BigInt(ad.available_amount_minor), price, ad.asset), 'KES')} KES`,
     );
   }
-  // The fiat leg pays the seller: by mobile money it needs the seller's phone, so refuse now what the rail would refuse later.
-  if (method === 'mpesa' || method === 'airtel_money') {
-    if (!normaliseKenyanPhone((await phoneOf(ad.owner_id)) ?? '')) {
-      throw validationError(
-        'destination.payment_method',
-        `the seller has no Kenyan phone number to be paid by ${method}; choose another method the ad accepts (${ad.payment_methods.join(', ')})`,
-      );
-    }
-  }
+  const sell = ad.side === 'sell';
+  if (!sell && fiatValueMinor(assetAmount, price, ad.asset) <= 0n)
+    throw validationError('amount', 'is too small to sell any of the asset at this price');
   return {
     adId: ad.id,
+    side: ad.side,
     makerId: ad.owner_id,
     takerId: caller.id,
-    sellerId: ad.owner_id,
-    buyerId: caller.id,
+    sellerId: sell ? ad.owner_id : caller.id,
+    buyerId: sell ? caller.id : ad.owner_id,
     asset: ad.asset,
     assetAmountMinor: assetAmount,
     priceMinor: price,
     paymentMethod: method,
+    funding: sell ? { currency: 'KES', amountMinor: fiatMinor } : { currency: ad.asset, amountMinor: assetAmount },
   };
 }
 

@@ -105,9 +105,11 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
   const breach = evaluateTierLimits(standing.kycStatus, kes, standing.usedKesMinor, cfg.limits);
   if (breach) throw new AppError(breach.code, breach.reason);
   // Visibly short: refused now. (Under a race the database refuses the hold itself, and the order fails.)
-  const fundingCurrency = request.method === 'p2p' ? 'KES' : request.currency;
+  // A trade is paid from the taker's wallet: KES against a sell ad, the asset against a buy ad.
+  const funding = trade?.funding ?? { currency: request.currency, amountMinor: request.amountMinor };
+  const fundingCurrency = funding.currency;
   const available = BigInt(await balanceOf(payerWallet({ userId: caller.id, currency: fundingCurrency }), fundingCurrency));
-  if (available < request.amountMinor) {
+  if (available < funding.amountMinor) {
     // A retry of a payment already accepted (and held) under this key is answered with that order.
     const accepted = await findOrderByIdempotencyKey(caller.id, idempotencyKey);
     if (accepted)

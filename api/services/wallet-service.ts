@@ -109,6 +109,12 @@ const DESCRIPTIONS: Record<string, string> = {
   escrow_return: 'P2P: escrow returned',
   escrow_reverse: 'P2P: trade reversed',
   wallet_migration: 'Balance carried over from before wallets',
+  ad_fund: 'P2P: ad funded into escrow',
+  ad_return: 'P2P: ad escrow returned',
+  trade_fiat: 'P2P trade: KES leg',
+  trade_asset: 'P2P trade: asset leg',
+  trade_fiat_reverse: 'P2P trade reversed: KES leg',
+  trade_asset_reverse: 'P2P trade reversed: asset leg',
 };
 
 const ENTRY_ID = /^[1-9]\d{0,18}$/;

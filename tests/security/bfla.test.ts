@@ -32,6 +32,8 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /p2p/ads/{ad_id}': ['allow', 'allow', 'allow', 'allow'],
   'POST /payments/initiate': [401, 'own', 'own', 'own'],
   'POST /p2p/ads': [401, 'own', 'own', 'own'],
+  // Changing an ad is its owner's alone, staff included (BOLA covers others' ads: 403).
+  'PATCH /p2p/ads/{ad_id}': [401, 'own', 'own', 'own'],
   'POST /appeals': [401, 'own', 'own', 'own'],
   'GET /payments/orders/{order_id}': [401, 'own', 'all', 'all'],
   'GET /payments/history': [401, 'own', 'all', 'all'],
@@ -143,6 +145,12 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
     return (res.body as { appeal_id: string }).appeal_id;
   }
 
+  async function ownAd(user: TestUser): Promise<string> {
+    const res = await call('post', '/p2p/ads', { token: user.token, body: sellAd(), headers: { 'Idempotency-Key': randomUUID() } });
+    expect(res.status, res.text).to.equal(201);
+    return (res.body as { ad_id: string }).ad_id;
+  }
+
   async function ownEndpoint(user: TestUser): Promise<string> {
     const res = await call('post', '/webhooks/endpoints', { token: user.token, body: { url: 'https://93.184.215.14/bfla' } });
     expect(res.status, res.text).to.equal(201);
@@ -179,6 +187,8 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
         return v1('post', '/payments/initiate', { body: mpesaPayment(), headers: { 'Idempotency-Key': randomUUID() } });
       case 'POST /p2p/ads':
         return v1('post', '/p2p/ads', { body: sellAd(), headers: { 'Idempotency-Key': randomUUID() } });
+      case 'PATCH /p2p/ads/{ad_id}':
+        return v1('patch', `/p2p/ads/${await ownAd(any)}`, { body: { terms: 'release within 5 minutes', status: 'paused' } });
       case 'POST /appeals': {
         const order = me ? (await completedPayment(me)).order_id : UNKNOWN_ID;
         return v1('post', '/appeals', { body: { order_id: order, reason: 'other', description: 'my own order' } });

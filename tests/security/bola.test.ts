@@ -34,6 +34,8 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   'DELETE /webhooks/endpoints/{endpoint_id}': 'not_found',
   'GET /webhooks/endpoints/{endpoint_id}/deliveries': 'not_found',
   'GET /p2p/ads/{ad_id}': 'public',
+  // Ads are public, so their existence is no secret: changing another's ad is refused as such.
+  'PATCH /p2p/ads/{ad_id}': 'forbidden',
   'GET /wallets/deposits/{deposit_id}': 'not_found',
   'GET /wallets/{currency}/transactions': 'own',
   'POST /wallets/unmatched-deposits/{deposit_id}/assign': 'forbidden',
@@ -65,6 +67,8 @@ const bodyFor = (op: SpecOperation): unknown => {
       return { note: 'rejected by the wrong person' };
     case 'POST /wallets/unmatched-deposits/{deposit_id}/assign':
       return { user_id: '00000000-0000-7000-8000-000000000000' };
+    case 'PATCH /p2p/ads/{ad_id}':
+      return { status: 'closed', price: '1.00', terms: 'taken over' };
     case 'POST /callbacks/mpesa/stk/{order_id}':
       return { Body: { stkCallback: { MerchantRequestID: 'm', CheckoutRequestID: 'c', ResultCode: 0, ResultDesc: 'paid' } } };
     case 'POST /callbacks/mpesa/b2c/{order_id}/result':
@@ -153,6 +157,7 @@ describe('security: object level authorisation (BOLA)', function () {
       order: await rows('SELECT status, rail_reference FROM orders WHERE id = :id', { id: hers.order_id }),
       ledger: await rows('SELECT count(*)::int AS n FROM ledger_transactions WHERE order_id = :id', { id: hers.order_id }),
       wallet: await rows('SELECT balance_minor::text AS b FROM accounts WHERE account = :a', { a: `wallet:${alice.id}:KES` }),
+      ad: await rows('SELECT status, price_minor::text AS price, terms FROM p2p_ads WHERE id = :id', { id: hers.ad_id }),
     };
   }
 

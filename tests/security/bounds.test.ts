@@ -51,6 +51,11 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
       headers: { 'Idempotency-Key': randomUUID() },
     }),
     'POST /p2p/ads': () => ({ token: user.token, path: {}, body: sellAd({ fiat: 'KES' }), headers: { 'Idempotency-Key': randomUUID() } }),
+    'PATCH /p2p/ads/{ad_id}': () => ({
+      token: user.token,
+      path: { ad_id: UNKNOWN_ID },
+      body: { price: '131.00', min_order: '100.00', max_order: '1000.00', terms: 'bounded', status: 'paused' },
+    }),
     'POST /appeals': () => ({
       token: user.token,
       path: {},

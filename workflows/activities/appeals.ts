@@ -9,7 +9,7 @@ import { inTransaction } from '../../repositories/transaction';
 import { lockTrade } from '../../repositories/p2p';
 import { paymentWorkflowId } from '../shared';
 import type { AppealAction, AppealDecided, AppealResolution } from '../../domain/appeals/contract';
-import { postEscrow, releaseEscrow } from './p2p';
+import { postEscrow, releaseEscrow, reverseWalletTrade } from './p2p';
 
 /** Nothing yet: the appeal activities reach their tables through the repositories. */
 export type AppealActivityDeps = Record<string, never>;
@@ -50,8 +50,12 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
     switch (action) {
       case 'refund': {
         if (order.status !== 'completed') throw notApplicable(`only a completed payment can be refunded; this one is ${order.status}`);
-        await postPayment(tx, 'reverse', ledgerAccountsOf(order));
-        if (trade?.escrow_state === 'released') await postEscrow(tx, 'escrow_reverse', trade);
+        // A trade settled between wallets is mirrored between the same wallets; older trades as before.
+        const onWallets = trade ? await reverseWalletTrade(tx, trade, order.amountMinor) : false;
+        if (!onWallets) {
+          await postPayment(tx, 'reverse', ledgerAccountsOf(order));
+          if (trade?.escrow_state === 'released') await postEscrow(tx, 'escrow_reverse', trade);
+        }
         await transitionOrder(order.id, { from: [order.status], to: 'reversed', note: 'refunded by an approved appeal' }, tx);
         return {
           action,
