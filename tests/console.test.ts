@@ -7,6 +7,7 @@ import { api, uniqueKenyanPhone } from './support/api';
 import { ARTIFACTS, launchBrowser, type ConsoleBrowser } from './support/browser';
 import { ROOT } from './support/local-tools';
 import { stack } from './support/stack';
+import { fundWallets } from './support/funding';
 
 /**
  * The console in headless Chromium, driven only by clicking and typing: every section against the real
