@@ -14,6 +14,7 @@ import { Account, LedgerEntry, LedgerTransaction } from './ledger';
 import { Order, OrderEvent } from './order';
 import { P2pAd, P2pAdEvent, P2pTrade } from './p2p';
 import { LateRailResult, RailRequest, RailStatusQuery } from './rail';
+import { Refund } from './refund';
 import { SandboxTransfer } from './sandbox-transfer';
 import { ScreeningHit } from './screening-hit';
 import { User } from './user';
@@ -24,7 +25,7 @@ export { BlocklistEntry, BlocklistState, ComplianceReport, ComplianceReportSecti
 export { Appeal, P2pAd, P2pAdEvent, P2pTrade };
 export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
-export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, SandboxTransfer, User };
+export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, Refund, SandboxTransfer, User };
 
 let initialised: Sequelize | undefined;
 
@@ -39,6 +40,7 @@ export function models(given?: Sequelize): Sequelize {
   User.initModel(sequelize);
   Order.initModel(sequelize);
   OrderEvent.initModel(sequelize);
+  Refund.initModel(sequelize);
   LedgerTransaction.initModel(sequelize);
   LedgerEntry.initModel(sequelize);
   Account.initModel(sequelize);

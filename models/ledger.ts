@@ -8,6 +8,8 @@ export class LedgerTransaction extends Model<InferAttributes<LedgerTransaction>,
   declare orderId: string | null;
   declare depositId: string | null;
   declare adId: string | null;
+  /** A `refund` posting's refund (its order is set too). */
+  declare refundId: string | null;
   declare kind: LedgerKind;
   declare currency: string;
   declare createdAt: CreationOptional<Date>;
@@ -19,6 +21,7 @@ export class LedgerTransaction extends Model<InferAttributes<LedgerTransaction>,
         orderId: { type: DataTypes.UUID, allowNull: true },
         depositId: { type: DataTypes.UUID, allowNull: true },
         adId: { type: DataTypes.UUID, allowNull: true },
+        refundId: { type: DataTypes.UUID, allowNull: true },
         kind: { type: DataTypes.TEXT, allowNull: false },
         currency: { type: DataTypes.TEXT, allowNull: false },
         createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },

@@ -33,6 +33,8 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
   /** A resubmission approved on appeal: the order it resubmits, and the staff member who approved it. */
   declare resubmittedFrom: CreationOptional<string | null>;
   declare approvedBy: CreationOptional<string | null>;
+  /** What approved appeals have refunded so far (minor units); the database keeps it at most `amountMinor`. */
+  declare refundedMinor: CreationOptional<string>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -58,6 +60,7 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
         workflowId: { type: DataTypes.TEXT, allowNull: false },
         workflowStartedAt: { type: DataTypes.DATE, allowNull: true },
         limitsCheckedAt: { type: DataTypes.DATE, allowNull: true },
+        refundedMinor: { type: DataTypes.DECIMAL(38, 0), allowNull: false, defaultValue: '0' },
         overdueAt: { type: DataTypes.DATE, allowNull: true },
         screeningEntryId: { type: DataTypes.UUID, allowNull: true },
         screeningScore: { type: DataTypes.DECIMAL(5, 4), allowNull: true },

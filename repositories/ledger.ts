@@ -42,7 +42,7 @@ export async function postPayment(tx: Transaction, kind: LedgerKind, p: PaymentA
 }
 
 /** The account the order's hold debited, or undefined when nothing was held. */
-async function holdPayer(orderId: string, tx: Transaction): Promise<string | undefined> {
+export async function holdPayer(orderId: string, tx: Transaction): Promise<string | undefined> {
   const [row] = await models().query<{ account: string }>(
     `SELECT e.account FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
       WHERE t.order_id = :orderId AND t.kind = 'hold' AND e.direction = 'debit'`,
@@ -59,7 +59,7 @@ async function holdPayer(orderId: string, tx: Transaction): Promise<string | und
 export async function postLines(
   tx: Transaction,
   posting: (
-    | { orderId: string; depositId?: undefined; adId?: undefined }
+    | { orderId: string; depositId?: undefined; adId?: undefined; refundId?: string }
     | { depositId: string; orderId?: undefined; adId?: undefined }
     | { adId: string; orderId?: undefined; depositId?: undefined }
   ) & {
@@ -70,8 +70,8 @@ export async function postLines(
 ): Promise<boolean> {
   const id = uuidv7();
   const inserted = await models().query<{ id: string }>(
-    `INSERT INTO ledger_transactions (id, order_id, deposit_id, ad_id, kind, currency)
-     VALUES (:id, :orderId, :depositId, :adId, :kind, :currency)
+    `INSERT INTO ledger_transactions (id, order_id, deposit_id, ad_id, refund_id, kind, currency)
+     VALUES (:id, :orderId, :depositId, :adId, :refundId, :kind, :currency)
      ON CONFLICT DO NOTHING RETURNING id`,
     {
       replacements: {
@@ -79,6 +79,7 @@ export async function postLines(
         orderId: posting.orderId ?? null,
         depositId: posting.depositId ?? null,
         adId: posting.adId ?? null,
+        refundId: ('refundId' in posting ? posting.refundId : undefined) ?? null,
         kind: posting.kind,
         currency: posting.currency,
       },
@@ -138,7 +139,7 @@ export interface Overpayment {
 
 /**
  * The payer's side of every payment: whoever the hold debited has, at every step of the order's payment
- * postings (hold, release, settle, reverse), paid between zero and the amount held — never refunded more
+ * postings (hold, release, settle, reverse, and each partial refund), paid between zero and the amount held — never refunded more
  * than was taken, never charged more than the order. Returns the orders where that broke.
  */
 export async function overpaidOrders(transaction?: Transaction): Promise<Overpayment[]> {
@@ -151,7 +152,7 @@ export async function overpaidOrders(transaction?: Transaction): Promise<Overpay
        SELECT h.order_id, h.payer, h.held, min(e.id) AS seq,
               sum(CASE e.direction WHEN 'debit' THEN e.amount_minor ELSE -e.amount_minor END) AS net
          FROM holds h
-         JOIN ledger_transactions t ON t.order_id = h.order_id AND t.kind IN ('hold', 'release', 'settle', 'reverse')
+         JOIN ledger_transactions t ON t.order_id = h.order_id AND t.kind IN ('hold', 'release', 'settle', 'reverse', 'refund')
          JOIN ledger_entries e ON e.transaction_id = t.id AND e.account = h.payer AND e.currency = h.currency
         GROUP BY h.order_id, h.payer, h.held, t.id
      ), running AS (

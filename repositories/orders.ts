@@ -4,8 +4,9 @@ import type { BankRoute } from '../domain/discovery/routing';
 import type { OrderEventKind, OrderStatus, PaymentMethod } from '../domain/orders';
 
 /**
- * Orders and their events: every read and write of `orders` and `order_events` is here. An order's status
- * changes only through `transitionOrder`, a conditional update that also records the event.
+ * Orders, their events and their refunds: every read and write of `orders`, `order_events` and `refunds` is
+ * here. An order's status changes only through `transitionOrder`, a conditional update that also records
+ * the event.
  */
 
 /** An order as the rest of the code sees it: a plain object, never a model instance. */
@@ -315,4 +316,30 @@ export async function createResubmission(
       transaction: tx,
     },
   );
+}
+
+// --- refunds (`refunds`): an order's refunds, made by approving appeals
+
+/**
+ * Record a refund of `amountMinor` against an order, inside `tx`: the order's running total rises by a
+ * conditional UPDATE that never takes it past the amount paid (and a CHECK holds the same line), so refunds
+ * racing on one order cannot add up to more. Returns the order's refunded total and amount after it, or
+ * null when the refund would exceed what is left.
+ */
+export async function recordRefund(
+  r: { id: string; orderId: string; appealId: string; amountMinor: string },
+  tx: Transaction,
+): Promise<{ refunded_minor: string; amount_minor: string } | null> {
+  const [row] = await models().query<{ refunded_minor: string; amount_minor: string }>(
+    `WITH raised AS (
+       UPDATE orders SET refunded_minor = refunded_minor + :amountMinor, updated_at = now()
+        WHERE id = :orderId AND refunded_minor + :amountMinor <= amount_minor
+        RETURNING refunded_minor, amount_minor
+     ), recorded AS (
+       INSERT INTO refunds (id, order_id, appeal_id, amount_minor) SELECT :id, :orderId, :appealId, :amountMinor FROM raised
+     )
+     SELECT refunded_minor::text AS refunded_minor, amount_minor::text AS amount_minor FROM raised`,
+    { replacements: r, type: QueryTypes.SELECT, transaction: tx },
+  );
+  return row ?? null;
 }

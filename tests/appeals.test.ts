@@ -145,15 +145,17 @@ describe('appeals', () => {
         action: 'refund',
         summary: 'the payment was refunded to the payer',
         order_status: 'reversed',
+        refunded_minor: '150000',
+        total_refunded_minor: '150000',
       });
 
       const after = await waitForOrder(owner, order.order_id);
       expect(after.status).to.equal('reversed');
       expect(after.events.map((e) => e.status)).to.deep.equal(['screening', 'processing', 'completed', 'reversed']);
-      expect(await ledgerKindsOf(order.order_id)).to.deep.equal(['hold', 'settle', 'reverse']);
+      expect(await ledgerKindsOf(order.order_id)).to.deep.equal(['hold', 'settle', 'refund']);
       const reverse = await rows<{ account: string; direction: string; amount: string }>(
         `SELECT e.account, e.direction, e.amount_minor::text AS amount FROM ledger_entries e
-           JOIN ledger_transactions t ON t.id = e.transaction_id WHERE t.order_id = :id AND t.kind = 'reverse' ORDER BY e.id`,
+           JOIN ledger_transactions t ON t.id = e.transaction_id WHERE t.order_id = :id AND t.kind = 'refund' ORDER BY e.id`,
         { id: order.order_id },
       );
       expect(reverse).to.deep.equal([

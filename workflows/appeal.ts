@@ -73,6 +73,7 @@ export async function appeal(input: AppealWorkflowInput): Promise<AppealDecided>
           deciderId: decision.deciderId,
           note: decision.note,
           action: decision.action,
+          ...(decision.amountMinor !== undefined ? { amountMinor: decision.amountMinor } : {}),
         });
         const resubmitted = result.resolution?.resubmitted_order_id;
         if (resubmitted) await startResubmission(resubmitted, input);

@@ -31,6 +31,13 @@ interface DecisionBody {
    * is submitted again as a new order recording the approver. Default: what fits the order's state.
    */
   action?: AppealActionName;
+  /**
+   * Approve with `refund` only: a partial refund of this much of the payment, as a decimal string in the
+   * payment's currency. The refunds of one payment never add up to more than it paid (409 past that).
+   * Default: all that is left to refund.
+   * @example "500.00"
+   */
+  amount?: string;
 }
 
 @Route('appeals')

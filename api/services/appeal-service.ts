@@ -1,7 +1,7 @@
 import type { Caller } from '../auth/authentication';
 import { isStaff } from '../auth/authentication';
 import { config } from '../../platform/config';
-import { AppError, validationError, type FieldError } from '../../platform/errors';
+import { AppError, notFound, validationError, type FieldError } from '../../platform/errors';
 import { isUuid, uuidv7 } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
 import {
@@ -15,6 +15,8 @@ import {
   type AppealWorkflowInput,
 } from '../../domain/appeals/contract';
 import { isDuplicate } from '../../repositories/transaction';
+import { findOrder } from '../../repositories/orders';
+import { isCurrency, parseAmount } from '../../domain/money';
 import { createAppealRecord, findAppeal, orderParties, type AppealRow } from '../../repositories/appeals';
 import { decideAppealWorkflow, startAppealWorkflow } from '../../workflows/client';
 
@@ -56,6 +58,7 @@ export interface AppealInput {
 export interface DecisionInput {
   note: unknown;
   action?: unknown;
+  amount?: unknown;
 }
 
 const toView = (row: AppealRow, staff: boolean): AppealView => ({
@@ -178,6 +181,13 @@ export async function getAppeal(caller: Caller, appealId: string): Promise<Appea
 
 const REFUSAL_CODES: Record<string, 'forbidden' | 'conflict'> = { forbidden: 'forbidden', conflict: 'conflict' };
 
+/** A partial refund's amount, in minor units of the appealed payment's currency. */
+async function refundAmountMinor(orderId: string, amount: unknown): Promise<string> {
+  const order = await findOrder(orderId);
+  if (!order || !isCurrency(order.currency)) throw notFound(`order ${orderId}`);
+  return parseAmount(amount, order.currency, 'amount').toString();
+}
+
 /**
  * Approve or reject an appeal through its workflow's Update: the workflow's validator decides who may
  * (role, not a party, still open); the answer comes once the resolution has run.
@@ -199,9 +209,14 @@ export async function decideAppeal(
       message: decision === 'reject' ? 'only when approving' : `must be one of ${APPEAL_ACTIONS.join(', ')}`,
     });
   }
+  const amount = body.amount ?? undefined;
+  if (amount !== undefined && (decision === 'reject' || (action !== undefined && action !== 'refund'))) {
+    errors.push({ field: 'amount', message: 'only when approving a refund' });
+  }
   if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
 
   const row = await loadAppeal(appealId);
+  const amountMinor = row && amount !== undefined ? await refundAmountMinor(row.order_id, amount) : undefined;
   // Staff see every appeal; a user who may not read it learns nothing more than a 403.
   if (!row)
     throw new AppError(
@@ -217,6 +232,7 @@ export async function decideAppeal(
       deciderRoles: caller.roles,
       note,
       ...(action ? { action: action as AppealAction } : {}),
+      ...(amountMinor !== undefined ? { amountMinor } : {}),
     });
   } catch (err) {
     log.warn({ appealId, err: (err as Error).message }, 'appeal decision failed');

@@ -104,6 +104,7 @@ const DESCRIPTIONS: Record<string, string> = {
   hold: 'Payment: funds held',
   release: 'Payment failed: hold released',
   reverse: 'Refund',
+  refund: 'Refund',
   escrow_lock: 'P2P: escrow locked',
   escrow_release: 'P2P: escrow released',
   escrow_return: 'P2P: escrow returned',

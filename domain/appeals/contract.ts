@@ -33,6 +33,8 @@ export interface AppealDecision {
   deciderRoles: string[];
   note: string;
   action?: AppealAction;
+  /** A partial refund: how much of the payment to give back (minor units). The rest of it when absent. */
+  amountMinor?: string;
 }
 
 export interface AppealResolution {
@@ -41,6 +43,9 @@ export interface AppealResolution {
   summary: string;
   order_status: string;
   resubmitted_order_id?: string;
+  /** A refund: what it gave back, and what the payment's refunds add up to now (minor units). */
+  refunded_minor?: string;
+  total_refunded_minor?: string;
 }
 
 export interface AppealDecided {

@@ -1,9 +1,11 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Transaction } from 'sequelize';
 import { uuidv7 } from '../../platform/ids';
-import { postPayment, postedKinds } from '../../repositories/ledger';
+import { holdPayer, postLines, postPayment, postedKinds } from '../../repositories/ledger';
+import { payerWallet, transfer } from '../../domain/ledger';
+import { formatAmount, type Currency } from '../../domain/money';
 import { ledgerAccountsOf } from '../../domain/orders';
-import { createResubmission, lockOrder, statusOf, transitionOrder } from '../../repositories/orders';
+import { createResubmission, lockOrder, recordRefund, statusOf, transitionOrder } from '../../repositories/orders';
 import { expireOpenAppeal, lockAppeal as lockAppealRow, recordAppealDecision } from '../../repositories/appeals';
 import { inTransaction } from '../../repositories/transaction';
 import { lockTrade } from '../../repositories/p2p';
@@ -29,10 +31,12 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
 
   /** Run the approved action on the appealed order; the order's state follows. */
   const resolve = async (
+    appealId: string,
     orderId: string,
     requested: AppealAction | undefined,
     approverId: string,
     tx: Transaction,
+    amountMinor?: string,
   ): Promise<AppealResolution> => {
     const order = await lockOrder(orderId, tx);
     if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, 'OrderNotFound');
@@ -50,6 +54,8 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
     switch (action) {
       case 'refund': {
         if (order.status !== 'completed') throw notApplicable(`only a completed payment can be refunded; this one is ${order.status}`);
+        if (!trade) return refundPayment(appealId, order, amountMinor, tx);
+        if (amountMinor !== undefined) throw notApplicable('a P2P trade is reversed whole: leave out the amount');
         // A trade settled between wallets is mirrored between the same wallets; older trades as before.
         const onWallets = trade ? await reverseWalletTrade(tx, trade, order.amountMinor) : false;
         if (!onWallets) {
@@ -108,6 +114,49 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
     }
   };
 
+  /**
+   * Refund a completed payment, in full or in part: the payer's account (the one its hold debited) is
+   * credited from the rail account, once per approving appeal. The order's refunds never add up to more than
+   * it paid (the database refuses it, even under a race); the refund that completes the amount reverses it.
+   */
+  const refundPayment = async (
+    appealId: string,
+    order: NonNullable<Awaited<ReturnType<typeof lockOrder>>>,
+    amountMinor: string | undefined,
+    tx: Transaction,
+  ): Promise<AppealResolution> => {
+    const currency = order.currency as Currency;
+    const left = BigInt(order.amountMinor) - BigInt(order.refundedMinor);
+    const amount = amountMinor === undefined ? left : BigInt(amountMinor);
+    if (amount <= 0n || amount > left) {
+      throw notApplicable(`only ${currency} ${formatAmount(left, currency)} of this payment is left to refund`);
+    }
+    const refundId = uuidv7();
+    const recorded = await recordRefund({ id: refundId, orderId: order.id, appealId, amountMinor: amount.toString() }, tx);
+    if (!recorded) throw notApplicable(`only ${currency} ${formatAmount(left, currency)} of this payment is left to refund`);
+    const payer = (await holdPayer(order.id, tx)) ?? payerWallet(order);
+    await postLines(tx, {
+      orderId: order.id,
+      refundId,
+      kind: 'refund',
+      currency,
+      lines: transfer(`rail:${order.method}`, payer, amount.toString()),
+    });
+    const whole = recorded.refunded_minor === recorded.amount_minor;
+    if (whole) {
+      await transitionOrder(order.id, { from: ['completed'], to: 'reversed', note: 'refunded by an approved appeal' }, tx);
+    }
+    return {
+      action: 'refund',
+      summary: whole
+        ? 'the payment was refunded to the payer'
+        : `${currency} ${formatAmount(amount, currency)} of the payment was refunded to the payer`,
+      order_status: whole ? 'reversed' : 'completed',
+      refunded_minor: amount.toString(),
+      total_refunded_minor: recorded.refunded_minor,
+    };
+  };
+
   return {
     /** Approve or reject an open appeal; approval runs the resolution in the same transaction. */
     async decideAppeal({
@@ -116,12 +165,14 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
       deciderId,
       note,
       action,
+      amountMinor,
     }: {
       appealId: string;
       decision: 'approved' | 'rejected';
       deciderId: string;
       note: string;
       action?: AppealAction;
+      amountMinor?: string;
     }): Promise<AppealDecided> {
       return inTransaction(async (tx) => {
         const appeal = await lockAppeal(appealId, tx);
@@ -129,7 +180,7 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
         if (appeal.status !== 'open') throw notApplicable(`the appeal is ${appeal.status}`);
         const resolution =
           decision === 'approved'
-            ? await resolve(appeal.order_id, action, deciderId, tx)
+            ? await resolve(appealId, appeal.order_id, action, deciderId, tx, amountMinor)
             : { action: null, summary: 'the appeal was rejected; the order is unchanged', order_status: '' };
         if (decision === 'rejected') {
           resolution.order_status = (await statusOf(appeal.order_id, tx)) ?? '';
