@@ -39,6 +39,32 @@ export interface CcxtTransferExchange {
   /** Present on exchanges that look one withdrawal up by id (`has.fetchWithdrawal`). */
   fetchWithdrawal?(id: string, code?: string): Promise<{ id?: string; status?: string }>;
   fetchStatus(): Promise<{ status?: string }>;
+  /** The account's deposit address for a currency (on `params.network` when given). */
+  fetchDepositAddress(code: string, params?: Record<string, unknown>): Promise<{ address?: string; tag?: string; network?: string }>;
+  /** The account's balances. ccxt's unified figures are floats: the exact ones are read from `info`. */
+  fetchBalance(params?: Record<string, unknown>): Promise<{ info?: unknown }>;
+  /** Deposits into the account. ccxt's `amount` is a float: the exact figure is read from `info`. */
+  fetchDeposits(
+    code?: string,
+    since?: number,
+    limit?: number,
+    params?: Record<string, unknown>,
+  ): Promise<{ txid?: string; status?: string; currency?: string; tag?: string; network?: string; info?: unknown }[]>;
+}
+
+/** A deposit into the exchange account, as Paygate reads it: the amount kept as the exchange wrote it. */
+export interface ExchangeDeposit {
+  txid: string;
+  currency: string;
+  /** The exchange's own decimal string, never a float. Null when the exchange gave none. */
+  amount: string | null;
+  /** ccxt's unified status: `ok` once the exchange has credited it, else `pending`, `failed` or `canceled`. */
+  status: string;
+  /** The memo or tag the payer quoted, when the network carries one. */
+  tag: string | null;
+  network: string | null;
+  /** Where it was sent from, when the exchange says. */
+  fromAddress: string | null;
 }
 
 export interface CcxtTransferOptions {
@@ -121,6 +147,22 @@ const WITHDRAW_ID_PARAM: Record<string, string> = { binance: 'withdrawOrderId' }
  * `fetchWithdrawal`: Binance's history takes `idList` (it otherwise answers only its latest page).
  */
 const WITHDRAWAL_BY_ID_PARAMS: Record<string, (id: string) => Record<string, unknown>> = { binance: (id) => ({ idList: id }) };
+
+/**
+ * How each exchange writes its balances in the raw answer to `fetchBalance` (ccxt's `info`): per asset, the
+ * decimal strings that add up to what the account holds. Binance's spot account lists `free` and `locked`.
+ */
+const RAW_BALANCES: Record<string, (info: unknown) => Map<string, string[]>> = {
+  binance: (info) => {
+    const out = new Map<string, string[]>();
+    const balances = (info as { balances?: unknown } | undefined)?.balances;
+    for (const b of Array.isArray(balances) ? (balances as Record<string, unknown>[]) : []) {
+      const text = (v: unknown) => (typeof v === 'string' ? v : '');
+      if (typeof b.asset === 'string') out.set(b.asset, [text(b.free), text(b.locked)]);
+    }
+    return out;
+  },
+};
 
 /** Every URL under `urls` moved to `base`'s origin, keeping its path (`https://api.x.com/sapi/v1` → `<base>/sapi/v1`). */
 export function pointUrls(urls: unknown, base: string): unknown {
@@ -210,6 +252,65 @@ export class CcxtTransferConnector implements RailConnector {
       return { state: 'failed', reference, failureCode: 'exchange_rejected', reason: `the exchange marked the withdrawal ${found.status}` };
     }
     return { state: 'pending', reference };
+  }
+
+  /**
+   * Paygate's deposit address at the exchange for a currency (and network, when given, else the configured
+   * one). The exchange's own tag, for currencies that need one, is returned as it gave it.
+   */
+  async depositAddress(code: string, network?: string): Promise<{ address: string; network: string | null; tag: string | null }> {
+    const onNetwork = network ?? this.options.network;
+    try {
+      const found = await this.exchange().fetchDepositAddress(code, onNetwork ? { network: onNetwork } : {});
+      if (!found.address) throw new RailError('provider_rejected', `the exchange gave no ${code} deposit address`, false);
+      return { address: found.address, network: onNetwork ?? found.network ?? null, tag: found.tag ?? null };
+    } catch (err) {
+      throw err instanceof RailError ? err : ccxtRailError(err);
+    }
+  }
+
+  /**
+   * Deposits into the exchange account since `since` (ms), every currency. The amount is the exchange's own
+   * decimal string from the raw record (`info.amount`), since ccxt's unified `amount` is a float.
+   */
+  async deposits(since: number): Promise<ExchangeDeposit[]> {
+    let found: Awaited<ReturnType<CcxtTransferExchange['fetchDeposits']>>;
+    try {
+      found = await this.exchange().fetchDeposits(undefined, since);
+    } catch (err) {
+      throw ccxtRailError(err);
+    }
+    return found.flatMap((d) => {
+      if (!d.txid || !d.currency) return [];
+      const info = (d.info ?? {}) as Record<string, unknown>;
+      const raw = (key: string) => (typeof info[key] === 'string' && info[key] !== '' ? info[key] : null);
+      return [
+        {
+          txid: d.txid,
+          currency: d.currency,
+          amount: raw('amount'),
+          status: d.status ?? 'pending',
+          tag: d.tag ?? null,
+          network: d.network ?? raw('network'),
+          fromAddress: raw('sourceAddress'),
+        },
+      ];
+    });
+  }
+
+  /**
+   * What the exchange account holds, per asset, as the exchange's own decimal strings (to be added up: free
+   * and locked). Null for an exchange whose raw balance format is not known here, since ccxt's unified
+   * balance is made of floats. An asset missing from the answer holds nothing.
+   */
+  async exactBalances(): Promise<Map<string, string[]> | null> {
+    const read = RAW_BALANCES[this.options.exchange];
+    if (!read) return null;
+    try {
+      return read((await this.exchange().fetchBalance()).info);
+    } catch (err) {
+      throw ccxtRailError(err);
+    }
   }
 
   async health(): Promise<'up' | 'down'> {

@@ -7,7 +7,8 @@ export type LedgerKind = (typeof LEDGER_KINDS)[number];
  * replays never move money twice. The database refuses updates, deletes and unbalanced transactions.
  *
  * Accounts: `wallet:<user_id>:<currency>` (the customer's funds, never below zero), `hold:<order_id>`
- * (funds reserved for one payment), `rail:<method>` (settlement with the payment rail). Payments held before
+ * (funds reserved for one payment: its amount and fee), `rail:<method>` (settlement with the payment rail),
+ * `revenue:fees` (what the platform earned in fees). Payments held before
  * wallets existed debited `user:<user_id>`; their release or refund goes back to whichever account the hold
  * debited (`payer`).
  */
@@ -24,6 +25,8 @@ export interface PaymentAccounts {
   method: string;
   currency: string;
   amountMinor: string;
+  /** The payment's fee (minor units, default none): held with the amount, and paid to `revenue:fees` at settlement. */
+  feeMinor?: string;
   /** The account the hold debited, when it is known: a release or refund goes back there. */
   payer?: string;
 }
@@ -36,19 +39,38 @@ export const transfer = (from: string, to: string, amountMinor: string): LedgerL
   { account: to, direction: 'credit', amountMinor },
 ];
 
-/** The balanced lines each kind of posting makes for a payment. */
+/** Where fees are earned. */
+export const FEE_REVENUE = 'revenue:fees';
+
+/**
+ * The balanced lines each kind of posting makes for a payment. The hold and its release move the amount
+ * plus the fee; settlement pays the amount to the rail and the fee to `revenue:fees`; a reversal mirrors
+ * the settlement.
+ */
 export function paymentLines(kind: LedgerKind, p: PaymentAccounts): LedgerLine[] {
   const user = p.payer ?? payerWallet(p);
   const hold = `hold:${p.orderId}`;
   const rail = `rail:${p.method}`;
+  const fee = BigInt(p.feeMinor ?? '0');
+  const total = (BigInt(p.amountMinor) + fee).toString();
+  const feeLine = (direction: LedgerLine['direction']): LedgerLine[] =>
+    fee > 0n ? [{ account: FEE_REVENUE, direction, amountMinor: fee.toString() }] : [];
   switch (kind) {
     case 'hold':
-      return transfer(user, hold, p.amountMinor);
+      return transfer(user, hold, total);
     case 'release':
-      return transfer(hold, user, p.amountMinor);
+      return transfer(hold, user, total);
     case 'settle':
-      return transfer(hold, rail, p.amountMinor);
+      return [
+        { account: hold, direction: 'debit', amountMinor: total },
+        { account: rail, direction: 'credit', amountMinor: p.amountMinor },
+        ...feeLine('credit'),
+      ];
     case 'reverse':
-      return transfer(rail, user, p.amountMinor);
+      return [
+        { account: rail, direction: 'debit', amountMinor: p.amountMinor },
+        ...feeLine('debit'),
+        { account: user, direction: 'credit', amountMinor: total },
+      ];
   }
 }

@@ -70,6 +70,18 @@ export function decimalToScaled(value: string, scale: number): bigint {
   return BigInt((whole ?? '0') + fraction.padEnd(scale, '0').slice(0, scale));
 }
 
+/**
+ * A provider's plain decimal string ("25.12345600", "0") in minor units of `scale`, exactly: null when it is
+ * not a plain non-negative decimal, or when it has non-zero digits beyond the scale (never rounded away).
+ */
+export function exactMinor(value: string | null | undefined, scale: number): bigint | null {
+  const match = typeof value === 'string' ? /^(\d{1,24})(?:\.(\d+))?$/.exec(value.trim()) : null;
+  if (!match) return null;
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  if (fraction.length > scale) return null;
+  return BigInt(match[1]) * 10n ** BigInt(scale) + BigInt(fraction.padEnd(scale, '0') || '0');
+}
+
 const FX_SCALE = 8;
 
 /**
@@ -83,5 +95,18 @@ export function toKesMinor(minor: bigint, currency: Currency, ratesToKes: Record
   const rateScaled = decimalToScaled(rate, FX_SCALE);
   const numerator = minor * rateScaled * 10n ** BigInt(CURRENCY_SCALE.KES);
   const denominator = 10n ** BigInt(CURRENCY_SCALE[currency] + FX_SCALE);
+  return (numerator + denominator - 1n) / denominator;
+}
+
+/**
+ * Convert KES minor units into minor units of `currency` at the configured reference rate, rounding up
+ * (a flat fee set in KES is never undercharged in another currency).
+ */
+export function fromKesMinor(kesMinor: bigint, currency: Currency, ratesToKes: Record<string, string>): bigint {
+  if (currency === 'KES') return kesMinor;
+  const rate = ratesToKes[currency];
+  if (!rate) throw new Error(`no FX rate to KES configured for ${currency}`);
+  const numerator = kesMinor * 10n ** BigInt(CURRENCY_SCALE[currency] + FX_SCALE);
+  const denominator = decimalToScaled(rate, FX_SCALE) * 10n ** BigInt(CURRENCY_SCALE.KES);
   return (numerator + denominator - 1n) / denominator;
 }

@@ -23,12 +23,14 @@ export const ledgerAccountsOf = (order: {
   method: string;
   currency: string;
   amountMinor: string;
+  feeMinor?: string;
 }): PaymentAccounts => ({
   orderId: order.id,
   userId: order.userId,
   method: order.method,
   currency: order.currency,
   amountMinor: order.amountMinor,
+  feeMinor: order.feeMinor,
 });
 
 /** What the start of a payment workflow shows operators: its search attributes and its one-line summary. */

@@ -1,4 +1,5 @@
 import { CURRENCIES, formatAmount, type Currency } from './money';
+import { FEE_REVENUE } from './ledger';
 import type { PaymentMethod } from './orders';
 
 /**
@@ -17,7 +18,7 @@ export function accountClassOf(account: string): AccountClass {
   if (account.startsWith('hold:')) return 'holds';
   if (account.startsWith('escrow:')) return 'escrows';
   if (account.startsWith('suspense:')) return 'suspense';
-  if (account === 'revenue:fees') return 'fees';
+  if (account === FEE_REVENUE) return 'fees';
   if (account.startsWith('rail:')) return 'rail';
   return 'other';
 }

@@ -25,6 +25,11 @@ export const SUSPENSE_UNMATCHED = 'suspense:unmatched';
 export const SUSPENSE_LIMITS = 'suspense:limits';
 export type SuspenseAccount = typeof SUSPENSE_COMPLIANCE | typeof SUSPENSE_UNMATCHED | typeof SUSPENSE_LIMITS;
 
+/** The crypto assets a wallet holds and the exchange account takes deposits of. */
+export const CRYPTO_ASSETS = ['USDT', 'USDC', 'BTC', 'ETH'] as const satisfies readonly Currency[];
+export type CryptoAsset = (typeof CRYPTO_ASSETS)[number];
+export const isCryptoAsset = (value: string): value is CryptoAsset => (CRYPTO_ASSETS as readonly string[]).includes(value);
+
 export const walletAccount = (userId: string, currency: string): string => `wallet:${userId}:${currency}`;
 
 /** The payment method whose rail account a channel's money arrives at. */

@@ -35,6 +35,8 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
   declare approvedBy: CreationOptional<string | null>;
   /** What approved appeals have refunded so far (minor units); the database keeps it at most `amountMinor`. */
   declare refundedMinor: CreationOptional<string>;
+  /** What the payment costs on top of its amount (minor units, the order's currency), fixed at acceptance. */
+  declare feeMinor: CreationOptional<string>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -61,6 +63,7 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
         workflowStartedAt: { type: DataTypes.DATE, allowNull: true },
         limitsCheckedAt: { type: DataTypes.DATE, allowNull: true },
         refundedMinor: { type: DataTypes.DECIMAL(38, 0), allowNull: false, defaultValue: '0' },
+        feeMinor: { type: DataTypes.DECIMAL(38, 0), allowNull: false, defaultValue: '0' },
         overdueAt: { type: DataTypes.DATE, allowNull: true },
         screeningEntryId: { type: DataTypes.UUID, allowNull: true },
         screeningScore: { type: DataTypes.DECIMAL(5, 4), allowNull: true },

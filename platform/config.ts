@@ -71,6 +71,18 @@ const trustProxy = z
     return entries;
   });
 
+/** A flat fee in KES (two decimals at most). */
+const feeFlat = z
+  .string()
+  .regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a KES amount such as 30 or 12.50')
+  .default('0');
+/** A percentage of the amount, 0 to 100, four decimals at most. */
+const feePercent = z
+  .string()
+  .regex(/^\d{1,3}(\.\d{1,4})?$/, 'must be a percentage such as 1.5')
+  .refine((v) => Number(v.split('.')[0]) < 100 || /^100(\.0*)?$/.test(v), 'must be at most 100')
+  .default('0');
+
 const fxRates = z
   .string()
   .default('USD=129.00,USDT=129.00,USDC=129.00,BTC=11000000,ETH=400000')
@@ -154,6 +166,12 @@ const schema = z
       .regex(/^\d+(\.\d+)?$/)
       .default('10000000'),
     FX_RATES_TO_KES: fxRates,
+    FEE_BANK_TRANSFER_FLAT_KES: feeFlat,
+    FEE_BANK_TRANSFER_PERCENT: feePercent,
+    FEE_MOBILE_MONEY_FLAT_KES: feeFlat,
+    FEE_MOBILE_MONEY_PERCENT: feePercent,
+    FEE_CRYPTO_FLAT_KES: feeFlat,
+    FEE_CRYPTO_PERCENT: feePercent,
 
     PAYMENT_POLL_AFTER_MS: intFrom(5000, 10),
     PAYMENT_SETTLE_TIMEOUT_MS: intFrom(15 * 60 * 1000, 100),
@@ -163,6 +181,7 @@ const schema = z
 
     RECONCILE_INTERVAL_MS: intFrom(15000, 100),
     MATCH_BANK_DEPOSITS_EVERY_MS: intFrom(60_000, 100),
+    MATCH_CRYPTO_DEPOSITS_EVERY_MS: intFrom(60_000, 100),
     RECONCILE_GRACE_MS: intFrom(5000, 0),
 
     PRIMARY_BANK_CODE: z
@@ -302,6 +321,14 @@ const schema = z
 
 type Env = z.infer<typeof schema>;
 
+/** A payout method's fee (SPEC §11): a flat part in KES plus a percentage of the amount. */
+export interface FeeSchedule {
+  /** A decimal amount of KES, converted at the reference rate for payments in other currencies. */
+  flatKes: string;
+  /** A decimal percentage of the amount, at most four decimals ("1.5" is 1.5 %). */
+  percent: string;
+}
+
 export interface Config {
   env: Env['NODE_ENV'];
   http: { host: string; port: number; publicBaseUrl: string; trustProxy: number | string[] };
@@ -336,11 +363,14 @@ export interface Config {
     verified: { perPaymentKes: string; dailyKes: string; balanceKes: string };
     fxToKes: Record<string, string>;
   };
+  /** What each payout method charges on top of the amount; zero unless configured. */
+  fees: Record<'bank_transfer' | 'mobile_money' | 'crypto', FeeSchedule>;
   payments: { pollAfterMs: number; settleTimeoutMs: number; maxPollIntervalMs: number };
   sandbox: { callbackDelayMs: number; callbackSecret: string };
   reconciler: { intervalMs: number; graceMs: number };
   /** How often the primary bank's statement is read for deposits quoting a deposit reference. */
-  wallets: { matchBankDepositsEveryMs: number };
+  /** How often the exchange account's deposits are read (when the crypto rail is ccxt). */
+  wallets: { matchBankDepositsEveryMs: number; matchCryptoDepositsEveryMs: number };
   discovery: {
     primaryBankCode: string;
     refreshExchangesEveryMs: number;
@@ -468,6 +498,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       },
       fxToKes: e.FX_RATES_TO_KES,
     },
+    fees: {
+      bank_transfer: { flatKes: e.FEE_BANK_TRANSFER_FLAT_KES, percent: e.FEE_BANK_TRANSFER_PERCENT },
+      mobile_money: { flatKes: e.FEE_MOBILE_MONEY_FLAT_KES, percent: e.FEE_MOBILE_MONEY_PERCENT },
+      crypto: { flatKes: e.FEE_CRYPTO_FLAT_KES, percent: e.FEE_CRYPTO_PERCENT },
+    },
     payments: {
       pollAfterMs: e.PAYMENT_POLL_AFTER_MS,
       settleTimeoutMs: e.PAYMENT_SETTLE_TIMEOUT_MS,
@@ -475,7 +510,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     sandbox: { callbackDelayMs: e.SANDBOX_CALLBACK_DELAY_MS, callbackSecret: e.SANDBOX_CALLBACK_SECRET },
     reconciler: { intervalMs: e.RECONCILE_INTERVAL_MS, graceMs: e.RECONCILE_GRACE_MS },
-    wallets: { matchBankDepositsEveryMs: e.MATCH_BANK_DEPOSITS_EVERY_MS },
+    wallets: { matchBankDepositsEveryMs: e.MATCH_BANK_DEPOSITS_EVERY_MS, matchCryptoDepositsEveryMs: e.MATCH_CRYPTO_DEPOSITS_EVERY_MS },
     discovery: {
       primaryBankCode: e.PRIMARY_BANK_CODE,
       refreshExchangesEveryMs: e.REFRESH_EXCHANGES_EVERY_MS,

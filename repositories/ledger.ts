@@ -237,10 +237,15 @@ export async function walletBalances(userId: string): Promise<AccountBalanceRow[
 /** What is held for a user's payments in flight (their orders' `hold:` accounts), per currency. */
 export async function heldForUser(userId: string): Promise<{ currency: string; held: string }[]> {
   return models().query<{ currency: string; held: string }>(
-    `SELECT a.currency, sum(a.balance_minor)::text AS held
-       FROM orders o JOIN accounts a ON a.account = 'hold:' || o.id::text AND a.currency = o.currency
-      WHERE o.user_id = :userId AND o.status IN ('pending', 'screening', 'processing') AND a.balance_minor > 0
-      GROUP BY a.currency`,
+    `SELECT currency, sum(held)::text AS held FROM (
+        SELECT a.currency, a.balance_minor AS held
+          FROM orders o JOIN accounts a ON a.account = 'hold:' || o.id::text AND a.currency = o.currency
+         WHERE o.user_id = :userId AND o.status IN ('pending', 'screening', 'processing') AND a.balance_minor > 0
+        UNION ALL
+        SELECT a.currency, a.balance_minor
+          FROM p2p_ads ad JOIN accounts a ON a.account = 'escrow:' || ad.id::text
+         WHERE ad.owner_id = :userId AND a.balance_minor > 0
+      ) h GROUP BY currency`,
     { replacements: { userId }, type: QueryTypes.SELECT },
   );
 }
@@ -254,13 +259,14 @@ export interface StatementRow {
   balance_after_minor: string;
   order_id: string | null;
   deposit_id: string | null;
+  ad_id: string | null;
 }
 
 /** One account's entries newest first, keyset-paged on the entry id (`before`: only entries below it). */
 export async function accountStatement(account: string, currency: string, before: string | null, take: number): Promise<StatementRow[]> {
   return models().query<StatementRow>(
     `SELECT e.id::text AS entry_id, e.created_at AS at, t.kind, e.direction, e.amount_minor::text AS amount_minor,
-            e.balance_after_minor::text AS balance_after_minor, t.order_id, t.deposit_id
+            e.balance_after_minor::text AS balance_after_minor, t.order_id, t.deposit_id, t.ad_id
        FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
       WHERE e.account = :account AND e.currency = :currency AND (CAST(:before AS bigint) IS NULL OR e.id < CAST(:before AS bigint))
       ORDER BY e.id DESC LIMIT :take`,

@@ -166,7 +166,7 @@ export type NewOrder = Pick<
   | 'reference'
   | 'route'
   | 'workflowId'
->;
+> & { feeMinor?: string };
 
 /** Record an accepted order; a second order with the same (user, idempotency key) is a UniqueConstraintError. */
 export async function createOrder(order: NewOrder, tx?: Transaction): Promise<OrderRecord> {
@@ -188,6 +188,7 @@ export interface OrderRow {
   user_id: string;
   status: OrderStatus;
   amount_minor: string;
+  fee_minor: string;
   currency: string;
   method: PaymentMethod;
   destination: Record<string, string>;
@@ -208,7 +209,7 @@ export interface OrderEventRow {
   detail: string | null;
 }
 
-const ORDER_COLUMNS = `o.id, o.user_id, o.status, o.amount_minor, o.currency, o.method, o.destination, o.description,
+const ORDER_COLUMNS = `o.id, o.user_id, o.status, o.amount_minor, o.fee_minor, o.currency, o.method, o.destination, o.description,
   o.reference, o.failure_code, o.failure_reason, o.rail_reference, o.route, o.workflow_id, o.created_at, o.updated_at`;
 
 /** One order with its events (oldest first), in one query. */

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { startRailFakes, type RailFakes } from './fakes/rails';
 import { api, newUser, type TestUser } from './support/api';
 import { rows } from './support/db';
-import { RUN_ID } from './support/env';
-import { startJobsProcess, until, type JobsProcess } from './support/processes';
+import { until } from './support/processes';
+import { jobsAgainstRailFakes } from './support/rail-jobs';
 
 /**
  * Bank transfers into the primary bank (SPEC §11): the jobs process, started from the build with the bank on
@@ -14,25 +13,7 @@ import { startJobsProcess, until, type JobsProcess } from './support/processes';
 
 describe('money in by bank transfer, matched from the primary bank statement', function () {
   this.timeout(60_000);
-  let fakes: RailFakes;
-  let jobs: JobsProcess;
-
-  before(async () => {
-    fakes = await startRailFakes();
-    jobs = startJobsProcess({
-      ...fakes.env,
-      QUEUE_PREFIX: `paygate-bank-deposits-${RUN_ID}`,
-      MATCH_BANK_DEPOSITS_EVERY_MS: '200',
-      RECONCILE_INTERVAL_MS: '3600000',
-      REFRESH_EXCHANGES_EVERY_MS: '3600000',
-      REFRESH_BANKS_EVERY_MS: '3600000',
-    });
-  });
-
-  after(async () => {
-    expect(await jobs.stop(), 'the jobs process exits cleanly').to.equal(0);
-    await fakes.close();
-  });
+  const rail = jobsAgainstRailFakes('bank-deposits', 'MATCH_BANK_DEPOSITS_EVERY_MS');
 
   const walletOf = async (user: TestUser) =>
     (await api().get('/api/v1/wallets').set(user.auth)).body as {
@@ -40,7 +21,7 @@ describe('money in by bank transfer, matched from the primary bank statement', f
       data: { currency: string; available: string }[];
     };
   const kes = async (user: TestUser) => (await walletOf(user)).data.find((d) => d.currency === 'KES')?.available;
-  const statementReads = () => fakes.jenga.calls.filter((c) => c.path.includes('/miniStatement/')).length;
+  const statementReads = () => rail().fakes.jenga.calls.filter((c) => c.path.includes('/miniStatement/')).length;
 
   describe('when a transfer quoting a deposit reference lands on the account', () => {
     it('then it is credited to that wallet, and the same line seen on later polls is credited once', async () => {
@@ -49,7 +30,7 @@ describe('money in by bank transfer, matched from the primary bank statement', f
       const bankReference = `FT${randomUUID().replace(/-/g, '').slice(0, 12).toUpperCase()}`;
       // As people write narratives: lower case, a dash, other words around it.
       const typed = `${reference.slice(0, 6)}-${reference.slice(6)}`.toLowerCase();
-      fakes.jenga.credit({ reference: bankReference, amount: '3,000.00', description: `pesalink from jane ${typed}` });
+      rail().fakes.jenga.credit({ reference: bankReference, amount: '3,000.00', description: `pesalink from jane ${typed}` });
 
       await until('the bank deposit credited', async () => ((await kes(user)) === '3000.00' ? true : undefined), 20_000, 100);
       const seen = statementReads();
@@ -66,7 +47,7 @@ describe('money in by bank transfer, matched from the primary bank statement', f
   describe('when a transfer quotes no reference anybody has', () => {
     it('then it waits unmatched for staff, once', async () => {
       const bankReference = `FT${randomUUID().replace(/-/g, '').slice(0, 12).toUpperCase()}`;
-      fakes.jenga.credit({ reference: bankReference, amount: '120.50', description: 'school fees term 3' });
+      rail().fakes.jenga.credit({ reference: bankReference, amount: '120.50', description: 'school fees term 3' });
       const row = await until(
         'the unmatched credit',
         async () =>

@@ -88,7 +88,9 @@ describe('p2p on wallets', () => {
       expect(await available(owner, 'USDT')).to.equal('50.000000');
       expect(await escrowBalance(ad.ad_id, 'USDT')).to.equal('100000000');
       const [line] = await statement(owner, 'USDT');
-      expect(line).to.include({ kind: 'ad_fund', amount: '-100.000000', order_id: null });
+      expect(line).to.include({ kind: 'ad_fund', amount: '-100.000000', order_id: null, ad_id: ad.ad_id });
+      const wallets = (await api().get('/api/v1/wallets').set(owner.auth)).body as { data: { currency: string; held: string }[] };
+      expect(wallets.data.find((w) => w.currency === 'USDT')?.held, 'the escrow shows as held').to.equal('100.000000');
     });
   });
 

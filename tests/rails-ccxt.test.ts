@@ -26,6 +26,9 @@ function exchangeDouble(behaviour: { fail?: Error } = {}) {
     },
     fetchWithdrawals: () => Promise.resolve(withdrawals.map(({ id, status }) => ({ id, status }))),
     fetchStatus: () => Promise.resolve({ status: 'ok' }),
+    fetchDepositAddress: () => Promise.resolve({ address: 'TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE' }),
+    fetchDeposits: () => Promise.resolve([]),
+    fetchBalance: () => Promise.resolve({ info: {} }),
   };
   return { exchange, withdrawals, sandboxOn: () => sandbox };
 }

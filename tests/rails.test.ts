@@ -344,10 +344,14 @@ describe('real rails against local provider fakes', function () {
         const res = await initiate(user, mpesa('+254712000772'));
         const orderId = (res.body as { order_id: string }).order_id;
         await until('the B2C payout', () => Promise.resolve(payoutOf(orderId)?.conversation));
-        const [pending] = await rows<{ status: string }>(`SELECT status FROM rail_requests WHERE order_id = :orderId AND kind = 'b2c'`, {
-          orderId,
+        // The fake has the payout as soon as it answers; Paygate records the request once the answer is back.
+        const pending = await until('the B2C request recorded', async () => {
+          const [row] = await rows<{ status: string }>(`SELECT status FROM rail_requests WHERE order_id = :orderId AND kind = 'b2c'`, {
+            orderId,
+          });
+          return row;
         });
-        expect(pending?.status).to.equal('pending');
+        expect(pending.status).to.equal('pending');
         // The order's own token (it travels in every URL Paygate hands out), but ids of no query Paygate sent.
         const forged = await rails()
           .post(`/api/v1/callbacks/mpesa/b2c/${orderId}/status?token=${callbackToken(secret(), orderId)}`)

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { api, newUser } from './support/api';
+import { exactMinor } from '../domain/money';
 import { expectedRails, realRails } from './support/rails';
+import { currentRailFakes } from './support/stack';
 
 /** Float reconciliation (SPEC §11): customer liabilities and fee revenue against what the rails hold. */
 
@@ -62,6 +64,15 @@ describe('float reconciliation', () => {
         const mpesa = body.data.find((d) => d.currency === 'KES')?.rails.find((r) => r.method === 'mobile_money');
         expect(mpesa?.reported).to.equal(null);
         expect(mpesa?.note).to.match(/AccountBalance/);
+        // The exchange account's own balance, from the raw answer to ccxt fetchBalance (never its floats).
+        const binance = currentRailFakes()?.binance;
+        const before = binance?.accountBalance('USDT');
+        const usdt = (await api().get('/api/v1/compliance/reconciliation').set(officer.auth)).body as Reconciliation;
+        const after = binance?.accountBalance('USDT');
+        const crypto = usdt.data.find((d) => d.currency === 'USDT')?.rails.find((r) => r.method === 'crypto');
+        expect(crypto?.connector).to.equal('ccxt');
+        expect(crypto?.reported, JSON.stringify(crypto)).to.be.a('string');
+        expect([before, after].map((b) => exactMinor(b, 6))).to.include(minor(crypto?.reported ?? ''));
       } else {
         // The sandbox keeps its own books: what it took in less what it paid out.
         expect(kesBank?.reported).to.match(/^-?\d+\.\d{2}$/);

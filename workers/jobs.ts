@@ -10,12 +10,14 @@ import { openRepositories } from '../repositories/transaction';
 import { reconcileUnstartedOrders } from '../workflows/client';
 import { startDiscovery } from './discovery';
 import { matchBankDeposits } from './bank-deposits';
+import { matchCryptoDeposits } from './crypto-deposits';
 import {
   EXPIRE_IDEMPOTENCY_KEYS,
   everyMs,
   IMPORT_SANCTIONS,
   MAINTENANCE_QUEUE,
   MATCH_BANK_DEPOSITS,
+  MATCH_CRYPTO_DEPOSITS,
   QUEUES,
   RECONCILE_ORDERS,
 } from './queues';
@@ -28,6 +30,7 @@ const processors: Record<string, () => Promise<unknown>> = {
   [EXPIRE_IDEMPOTENCY_KEYS]: () => pruneExpiredKeys(),
   [IMPORT_SANCTIONS]: () => runSanctionsImport(),
   [MATCH_BANK_DEPOSITS]: () => matchBankDeposits(),
+  [MATCH_CRYPTO_DEPOSITS]: () => matchCryptoDeposits(),
 };
 
 export async function startJobs(cfg: Config): Promise<{ close: () => Promise<void> }> {
@@ -51,6 +54,11 @@ export async function startJobs(cfg: Config): Promise<{ close: () => Promise<voi
       MATCH_BANK_DEPOSITS,
       { every: everyMs(cfg, MATCH_BANK_DEPOSITS) },
       { name: MATCH_BANK_DEPOSITS, opts: { removeOnComplete: 100, removeOnFail: 500 } },
+    );
+    await queue.upsertJobScheduler(
+      MATCH_CRYPTO_DEPOSITS,
+      { every: everyMs(cfg, MATCH_CRYPTO_DEPOSITS) },
+      { name: MATCH_CRYPTO_DEPOSITS, opts: { removeOnComplete: 100, removeOnFail: 500 } },
     );
     await scheduleSanctionsImport(queue, cfg);
   };

@@ -6,7 +6,7 @@ import type { Config } from '../platform/config';
  * beyond ids; the job name says what to do.
  */
 
-/** Order reconciliation, idempotency-key expiry, the sanctions-list import and bank-deposit matching. */
+/** Order reconciliation, idempotency-key expiry, the sanctions-list import, and bank- and crypto-deposit matching. */
 export const MAINTENANCE_QUEUE = 'maintenance';
 /** The exchange and bank catalogue refreshes. */
 export const DISCOVERY_QUEUE = 'discovery';
@@ -21,6 +21,7 @@ export const RECONCILE_ORDERS = 'reconcile-orders';
 export const EXPIRE_IDEMPOTENCY_KEYS = 'expire-idempotency-keys';
 export const IMPORT_SANCTIONS = 'import-sanctions';
 export const MATCH_BANK_DEPOSITS = 'match-bank-deposits';
+export const MATCH_CRYPTO_DEPOSITS = 'match-crypto-deposits';
 export const REFRESH_EXCHANGES = 'refresh-exchanges';
 export const REFRESH_BANKS = 'refresh-banks';
 export const DISPATCH_WEBHOOKS = 'dispatch-webhooks';
@@ -44,6 +45,7 @@ export function schedules(cfg: Config): Schedule[] {
     { queue: MAINTENANCE_QUEUE, job: EXPIRE_IDEMPOTENCY_KEYS, everyMs: 60 * 60 * 1000 },
     { queue: MAINTENANCE_QUEUE, job: IMPORT_SANCTIONS, everyMs: cfg.compliance.sanctionsImportEveryMs },
     { queue: MAINTENANCE_QUEUE, job: MATCH_BANK_DEPOSITS, everyMs: cfg.wallets.matchBankDepositsEveryMs },
+    { queue: MAINTENANCE_QUEUE, job: MATCH_CRYPTO_DEPOSITS, everyMs: cfg.wallets.matchCryptoDepositsEveryMs },
     { queue: DISCOVERY_QUEUE, job: REFRESH_EXCHANGES, everyMs: cfg.discovery.refreshExchangesEveryMs },
     { queue: DISCOVERY_QUEUE, job: REFRESH_BANKS, everyMs: cfg.discovery.refreshBanksEveryMs },
     { queue: WEBHOOK_QUEUE, job: DISPATCH_WEBHOOKS, everyMs: cfg.webhooks.dispatchEveryMs },

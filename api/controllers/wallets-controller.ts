@@ -7,11 +7,13 @@ import type { Page } from '../services/paging';
 import {
   assignDeposit,
   getDeposit,
+  depositAddress,
   getWallets,
   startStkDeposit,
   unmatchedDeposits,
   walletStatement,
   type DepositAccepted,
+  type DepositAddress,
   type DepositView,
   type StatementLine,
   type UnmatchedDepositView,
@@ -129,6 +131,25 @@ export class WalletsController extends Controller {
   @Response<Problem>(404, 'Not found')
   public async deposit(@Path('deposit_id') depositId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<DepositView> {
     return getDeposit(req.user, depositId);
+  }
+
+  /**
+   * Where to send a crypto asset to fund the wallet: the exchange account's deposit address, on `network`
+   * when given, with the caller's deposit reference as the memo (tag). Each confirmed deposit is credited
+   * once per txid by the `match-crypto-deposits` job; on the sandbox rail the address is a placeholder.
+   * @param currency USDT, USDC, BTC or ETH
+   * @param network The network's code (ccxt's), e.g. TRC20 or ERC20; the configured one by default
+   * @maxLength network 20
+   */
+  @Get('{currency}/deposit-address')
+  @Response<Problem>(400, 'Not a crypto asset, or a malformed network')
+  @Response<Problem>(503, 'The exchange did not answer')
+  public async depositAddress(
+    @Path() currency: CurrencyCode,
+    @Request() req: ExpressRequest & { user: Caller },
+    @Query() network?: string,
+  ): Promise<DepositAddress> {
+    return depositAddress(req.user, currency, network);
   }
 
   /**

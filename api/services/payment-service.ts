@@ -8,6 +8,7 @@ import { deferStartWhileBackingOff, noteStartFailed } from '../../platform/tempo
 import type { KycStatus } from '../../domain/users';
 import { ORDER_STATUSES, PAYMENT_METHODS, type OrderEventKind, type OrderStatus, type PaymentMethod } from '../../domain/orders';
 import { evaluateTierLimits } from '../../domain/limits';
+import { feeFor } from '../../domain/fees';
 import { CURRENCIES, formatAmount, toKesMinor, type Currency } from '../../domain/money';
 import { validatePaymentRequest, type PaymentRequestInput } from '../../domain/payment-request';
 import { checkDestination } from './destinations';
@@ -54,6 +55,10 @@ export interface OrderSummary {
   user_id: string;
   status: OrderStatus;
   amount: string;
+  /** What the payment costs on top of its amount, in its currency ("0.00" when the method charges none). */
+  fee: string;
+  /** What the payer's wallet gives: amount + fee. */
+  total_debited: string;
   currency: string;
   method: PaymentMethod;
   destination: Record<string, string>;
@@ -106,7 +111,9 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
   if (breach) throw new AppError(breach.code, breach.reason);
   // Visibly short: refused now. (Under a race the database refuses the hold itself, and the order fails.)
   // A trade is paid from the taker's wallet: KES against a sell ad, the asset against a buy ad.
-  const funding = trade?.funding ?? { currency: request.currency, amountMinor: request.amountMinor };
+  // The hold takes the amount and its fee (none for a trade).
+  const fee = feeFor(request.method, request.amountMinor, request.currency, cfg.fees, cfg.limits.fxToKes);
+  const funding = trade?.funding ?? { currency: request.currency, amountMinor: request.amountMinor + fee };
   const fundingCurrency = funding.currency;
   const available = BigInt(await balanceOf(payerWallet({ userId: caller.id, currency: fundingCurrency }), fundingCurrency));
   if (available < funding.amountMinor) {
@@ -116,7 +123,8 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
       return { order_id: accepted.id, status: accepted.status, workflow_id: accepted.workflowId, links: { self: orderLink(accepted.id) } };
     throw new AppError(
       'insufficient_funds',
-      `the ${fundingCurrency} wallet holds ${formatAmount(available, fundingCurrency)}, less than this payment`,
+      `the ${fundingCurrency} wallet holds ${formatAmount(available, fundingCurrency)}, less than this payment` +
+        (fee > 0n ? ` and its fee (${formatAmount(funding.amountMinor, fundingCurrency)} in all)` : ''),
     );
   }
 
@@ -130,6 +138,7 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
           userId: caller.id,
           idempotencyKey,
           amountMinor: request.amountMinor.toString(),
+          feeMinor: fee.toString(),
           kesEquivalentMinor: kes.toString(),
           currency: request.currency,
           method: request.method,
@@ -177,6 +186,8 @@ function toSummary(row: OrderRow): OrderSummary {
     user_id: row.user_id,
     status: row.status,
     amount: formatAmount(row.amount_minor, row.currency as Currency),
+    fee: formatAmount(row.fee_minor, row.currency as Currency),
+    total_debited: formatAmount(BigInt(row.amount_minor) + BigInt(row.fee_minor), row.currency as Currency),
     currency: row.currency,
     method: row.method,
     destination: row.destination,

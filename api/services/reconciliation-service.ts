@@ -1,9 +1,11 @@
 import { config } from '../../platform/config';
 import { componentLogger } from '../../platform/logger';
-import { CURRENCY_SCALE, decimalToScaled, isCurrency, type Currency } from '../../domain/money';
+import { CURRENCY_SCALE, decimalToScaled, exactMinor, isCurrency, type Currency } from '../../domain/money';
 import type { PaymentMethod } from '../../domain/orders';
 import { reconcile, type CurrencyReconciliation, type RailReport } from '../../domain/reconciliation';
-import { railMethodOf } from '../../domain/wallets';
+import { CRYPTO_ASSETS, railMethodOf, type CryptoAsset } from '../../domain/wallets';
+import { createConnectors } from '../../connectors';
+import { CcxtTransferConnector } from '../../connectors/ccxt-transfer';
 import { sandboxInflows } from '../../repositories/deposits';
 import { classBalances } from '../../repositories/ledger';
 import { settledSandboxPayouts } from '../../repositories/sandbox-transfers';
@@ -53,6 +55,42 @@ async function bankReport(): Promise<RailReport> {
   }
 }
 
+/**
+ * The exchange account's balance per crypto asset, from the raw answer to ccxt `fetchBalance` (free plus
+ * locked, as the exchange wrote them), never from ccxt's float figures.
+ */
+async function exchangeReports(): Promise<RailReport[]> {
+  const report = (currency: CryptoAsset, reported: bigint | null, note?: string): RailReport => ({
+    method: 'crypto',
+    connector: 'ccxt',
+    currency,
+    reported_minor: reported === null ? null : reported.toString(),
+    ...(note ? { note } : {}),
+  });
+  const exchange = createConnectors(config()).crypto;
+  let balances: Map<string, string[]> | null;
+  try {
+    balances = exchange instanceof CcxtTransferConnector ? await exchange.exactBalances() : null;
+  } catch (err) {
+    log.warn({ err }, 'the exchange did not report its balances');
+    return CRYPTO_ASSETS.map((c) => report(c, null, 'the exchange did not answer'));
+  }
+  if (!balances) {
+    return CRYPTO_ASSETS.map((c) =>
+      report(c, null, "ccxt's unified balance is made of floats; this exchange's exact balances are not read"),
+    );
+  }
+  const known = balances;
+  return CRYPTO_ASSETS.map((currency) => {
+    const parts = (known.get(currency) ?? []).map((p) => exactMinor(p, CURRENCY_SCALE[currency]));
+    if (parts.some((p) => p === null)) return report(currency, null, `the exchange wrote a balance Paygate cannot hold exactly`);
+    return report(
+      currency,
+      parts.reduce<bigint>((sum, p) => sum + (p ?? 0n), 0n),
+    );
+  });
+}
+
 /** Customer liabilities and fee revenue against what the rails hold, per currency (SPEC §11). */
 export async function floatReconciliation(): Promise<ReconciliationView> {
   const rails = config().rails;
@@ -67,10 +105,6 @@ export async function floatReconciliation(): Promise<ReconciliationView> {
       note: 'Daraja answers an AccountBalance query only by a later result callback; it is not asked here',
     });
   }
-  if (rails.crypto === 'ccxt') {
-    for (const currency of ['USDT', 'USDC', 'BTC', 'ETH'] as const) {
-      reports.push({ method: 'crypto', connector: 'ccxt', currency, reported_minor: null, note: 'the exchange balance is not asked yet' });
-    }
-  }
+  if (rails.crypto === 'ccxt') reports.push(...(await exchangeReports()));
   return { generated_at: new Date().toISOString(), data: reconcile(await classBalances(), reports) };
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { config } from '../../platform/config';
 import { notFound, validationError } from '../../platform/errors';
-import { isCurrency, parseAmount, type Currency } from '../../domain/money';
+import { parseAmount, type Currency } from '../../domain/money';
+import { CRYPTO_ASSETS, isCryptoAsset } from '../../domain/wallets';
 import type { PaymentMethod } from '../../domain/orders';
 import { findUser } from '../../repositories/users';
 import { creditIncoming, type DepositView } from './wallet-service';
@@ -68,13 +69,9 @@ export async function simulateBankCredit(body: {
   return { provider_reference: reference, deposit };
 }
 
-const CRYPTO = ['USDT', 'USDC', 'BTC', 'ETH'] as const;
-
 /** A confirmed crypto deposit to the user's deposit address on the exchange account. */
 export async function simulateCryptoDeposit(body: { user_id: string; currency: string; amount: string }): Promise<SimulatedArrival> {
-  if (!isCurrency(body.currency) || !(CRYPTO as readonly string[]).includes(body.currency)) {
-    throw validationError('currency', `must be one of ${CRYPTO.join(', ')}`);
-  }
+  if (!isCryptoAsset(body.currency)) throw validationError('currency', `must be one of ${CRYPTO_ASSETS.join(', ')}`);
   const currency: Currency = body.currency;
   const amountMinor = parseAmount(body.amount, currency);
   if (!(await findUser(body.user_id))) throw notFound(`user ${body.user_id}`);

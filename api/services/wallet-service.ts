@@ -3,7 +3,10 @@ import { isUuid } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
 import { CURRENCIES, formatAmount, isCurrency, parseAmount, toKesMinor, type Currency } from '../../domain/money';
 import { evaluateBalanceCap, type LimitBreach } from '../../domain/limits';
-import { depositLines, walletAccount, type DepositChannel, type DepositStatus } from '../../domain/wallets';
+import { CRYPTO_ASSETS, depositLines, isCryptoAsset, walletAccount, type DepositChannel, type DepositStatus } from '../../domain/wallets';
+import { createConnectors } from '../../connectors';
+import { CcxtTransferConnector } from '../../connectors/ccxt-transfer';
+import { RailError } from '../../connectors/types';
 import {
   assignUnmatched,
   findDeposit,
@@ -29,13 +32,68 @@ export type { IncomingMoney };
 const log = componentLogger('wallets');
 
 // ---------------------------------------------------------------------------------------------
+// Crypto deposit addresses (SPEC §11)
+
+export interface DepositAddress {
+  currency: Currency;
+  /** Where to send the asset: Paygate's deposit address at the exchange. */
+  address: string;
+  /** The network to send on (ccxt's network code, e.g. TRC20); null when the exchange did not say. */
+  network: string | null;
+  /** Put this in the transfer's memo (tag): it is your deposit reference, and how the deposit finds your wallet. */
+  tag: string;
+  /** How the money arrives, in a sentence. */
+  instructions: string;
+}
+
+const NETWORK_PATTERN = /^[A-Z0-9_]{2,20}$/;
+
+/**
+ * Where the caller sends an asset to fund their wallet: the exchange account's deposit address (ccxt
+ * `fetchDepositAddress`), with the caller's deposit reference as the memo. The `match-crypto-deposits` job
+ * credits each confirmed deposit once per txid. On the sandbox rail the address is a placeholder and money
+ * arrives through the admin simulator.
+ */
+export async function depositAddress(caller: Caller, currency: string, network?: string): Promise<DepositAddress> {
+  if (!isCryptoAsset(currency)) throw validationError('currency', `crypto deposits take ${CRYPTO_ASSETS.join(', ')}`);
+  if (network !== undefined && !NETWORK_PATTERN.test(network)) {
+    throw validationError('network', 'must be a network code such as TRC20, ERC20 or BTC');
+  }
+  const tag = (await depositReferenceOf(caller.id)) ?? '';
+  const exchange = createConnectors(config()).crypto;
+  if (!(exchange instanceof CcxtTransferConnector)) {
+    return {
+      currency,
+      address: `sandbox-${currency.toLowerCase()}-deposit-address`,
+      network: network ?? 'sandbox',
+      tag,
+      instructions:
+        'The crypto rail is the sandbox: nothing can be sent here. An admin makes a deposit arrive with POST /sandbox/crypto-deposits.',
+    };
+  }
+  try {
+    const found = await exchange.depositAddress(currency, network);
+    return {
+      currency,
+      address: found.address,
+      network: found.network,
+      tag,
+      instructions: `Send ${currency}${found.network ? ` on ${found.network}` : ''} to this address with ${tag} as the memo (tag). It is credited once the exchange confirms it; a deposit without the memo waits for staff to assign it.`,
+    };
+  } catch (err) {
+    if (err instanceof RailError) throw new AppError('dependency_unavailable', `the exchange did not give an address: ${err.message}`);
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Reading wallets (SPEC §11)
 
 export interface WalletBalance {
   currency: Currency;
   /** Spendable now. */
   available: string;
-  /** Reserved for payouts in flight. */
+  /** Reserved: payouts in flight (amount and fee), and what the caller's P2P ads hold in escrow. */
   held: string;
   /** Deposits started and not yet confirmed. */
   pending_in: string;
@@ -95,6 +153,8 @@ export interface StatementLine {
   balance_after: string;
   order_id: string | null;
   deposit_id: string | null;
+  /** The P2P ad the posting belongs to: its escrow funded or returned. */
+  ad_id: string | null;
   description: string;
 }
 
@@ -141,6 +201,7 @@ export async function walletStatement(
       balance_after: formatAmount(r.balance_after_minor, currency),
       order_id: r.order_id,
       deposit_id: r.deposit_id,
+      ad_id: r.ad_id,
       description: DESCRIPTIONS[r.kind] ?? r.kind,
     })),
     next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].entry_id) : null,

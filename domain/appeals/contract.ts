@@ -46,6 +46,8 @@ export interface AppealResolution {
   /** A refund: what it gave back, and what the payment's refunds add up to now (minor units). */
   refunded_minor?: string;
   total_refunded_minor?: string;
+  /** The payment's fee, given back with the refund that completes its amount (minor units). */
+  fee_refunded_minor?: string;
 }
 
 export interface AppealDecided {

@@ -13,6 +13,11 @@ import { startFakeServer, type FakeRequest, type FakeServer } from './http';
  * exceeds the account's free balance is refused with -4026; an address ending `FAIL` is `failure` (5). The
  * history answers one page (at most 1000, newest first), filtered as Binance filters it.
  * Each withdrawal keeps its `amount` as the raw string received, so tests see exactly what was sent.
+ *
+ * Money in: `GET /sapi/v1/capital/deposit/address` answers one address per coin and network, and
+ * `GET /sapi/v1/capital/deposit/hisrec` lists the deposits a test made arrive (`deposit()`), filtered by coin,
+ * status and time as Binance filters them, newest first. A deposit is `pending` (status 0) until the test
+ * confirms it (status 1, success); Binance writes its amount as a decimal string, kept here as given.
  */
 export interface FakeBinanceOptions {
   apiKey: string;
@@ -36,8 +41,37 @@ export interface FakeWithdrawal {
   fail: boolean;
 }
 
+/** A deposit into the account, as `deposit/hisrec` lists it. */
+export interface FakeDeposit {
+  coin: string;
+  network: string;
+  amount: string;
+  address: string;
+  addressTag: string;
+  txId: string;
+  sourceAddress: string;
+  insertTime: number;
+  /** 0 pending, 1 success (credited), as Binance numbers them. */
+  status: 0 | 1;
+}
+
 export interface FakeBinance extends FakeServer {
   withdrawals: FakeWithdrawal[];
+  deposits: FakeDeposit[];
+  /** Money arrives in the account: pending until `confirmed` is true (the default) or the test sets status 1. */
+  deposit(d: {
+    coin: string;
+    amount: string;
+    tag?: string;
+    txId?: string;
+    network?: string;
+    confirmed?: boolean;
+    sourceAddress?: string;
+  }): FakeDeposit;
+  /** What the account holds of a coin, as `GET /api/v3/account` writes it (eight decimals): withdrawals out, confirmed deposits in. */
+  accountBalance(coin: string): string;
+  /** The account's deposit address for a coin on a network (the first network when none is named). */
+  depositAddress(coin: string, network?: string): string;
   /** Every signed call: its path and whether the signature verified. */
   signed: { path: string; valid: boolean }[];
   setSecret(secret: string): void;
@@ -65,7 +99,35 @@ const STATUS_COMPLETED = 6;
 export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinance> {
   let secret = o.secret;
   const withdrawals: FakeWithdrawal[] = [];
+  const deposits: FakeDeposit[] = [];
+  const depositAddress = (coin: string, network?: string) => {
+    const on = network ?? COINS.find((c) => c.coin === coin)?.networks[0].network ?? 'ETH';
+    const seed = createHmac('sha256', 'fake-binance-deposit-address').update(`${coin}:${on}`).digest('hex');
+    return on === 'TRX' ? `T${seed.slice(0, 33)}` : on === 'BTC' ? `bc1q${seed.slice(0, 38)}` : `0x${seed.slice(0, 40)}`;
+  };
+  const deposit: FakeBinance['deposit'] = (d) => {
+    const meta = COINS.find((c) => c.coin === d.coin);
+    const network = d.network ?? meta?.networks[0].network ?? 'ETH';
+    const made: FakeDeposit = {
+      coin: d.coin,
+      network,
+      amount: d.amount,
+      address: depositAddress(d.coin, network),
+      addressTag: d.tag ?? '',
+      txId: d.txId ?? `0x${randomBytes(32).toString('hex')}`,
+      sourceAddress: d.sourceAddress ?? `0x${randomBytes(20).toString('hex')}`,
+      insertTime: Date.now(),
+      status: d.confirmed === false ? 0 : 1,
+    };
+    deposits.push(made);
+    return made;
+  };
   const signed: FakeBinance['signed'] = [];
+  // A fake's arithmetic: JS numbers, shown with Binance's eight decimals.
+  const accountBalance = (coin: string): string =>
+    (
+      (balances.get(coin) ?? 0) + deposits.filter((d) => d.coin === coin && d.status === 1).reduce((sum, d) => sum + Number(d.amount), 0)
+    ).toFixed(8);
   const balances = new Map(COINS.map((c) => [c.coin, o.balances?.[c.coin] ?? 1_000_000]));
 
   /** Binance's check of a SIGNED endpoint; the request's parameters when it passes, else the error answer. */
@@ -207,7 +269,64 @@ export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinan
           })),
       });
     }
+    if (route === 'GET /api/v3/account') {
+      return Promise.resolve({
+        status: 200,
+        body: {
+          makerCommission: 10,
+          takerCommission: 10,
+          canTrade: true,
+          canWithdraw: true,
+          canDeposit: true,
+          updateTime: Date.now(),
+          accountType: 'SPOT',
+          balances: COINS.map((c) => ({ asset: c.coin, free: accountBalance(c.coin), locked: '0.00000000' })),
+          permissions: ['SPOT'],
+        },
+      });
+    }
+    if (route === 'GET /sapi/v1/capital/deposit/address') {
+      const coin = params.get('coin') ?? '';
+      const meta = COINS.find((c) => c.coin === coin);
+      if (!meta) return Promise.resolve(problem(400, -4003, 'Invalid coin.'));
+      const network = params.get('network') ?? meta.networks[0].network;
+      if (!meta.networks.some((n) => n.network === network)) return Promise.resolve(problem(400, -4018, 'Invalid network.'));
+      return Promise.resolve({ status: 200, body: { coin, address: depositAddress(coin, network), tag: '' } });
+    }
+    if (route === 'GET /sapi/v1/capital/deposit/hisrec') {
+      // As Binance: filtered by coin, status and time (the last 90 days without startTime), newest first, one page.
+      const coin = params.get('coin');
+      const status = params.get('status');
+      const startTime = Number(params.get('startTime') ?? Date.now() - 90 * 24 * 3600 * 1000);
+      const endTime = Number(params.get('endTime') ?? Number.MAX_SAFE_INTEGER);
+      const limit = Math.min(Number(params.get('limit') ?? 1000), 1000);
+      return Promise.resolve({
+        status: 200,
+        body: deposits
+          .filter((d) => !coin || d.coin === coin)
+          .filter((d) => status === null || String(d.status) === status)
+          .filter((d) => d.insertTime >= startTime && d.insertTime <= endTime)
+          .sort((a, b) => b.insertTime - a.insertTime)
+          .slice(0, limit)
+          .map((d) => ({
+            id: createHmac('sha256', 'fake-binance-deposit-id').update(d.txId).digest('hex').slice(0, 19),
+            amount: d.amount,
+            coin: d.coin,
+            network: d.network,
+            status: d.status,
+            address: d.address,
+            addressTag: d.addressTag,
+            txId: d.txId,
+            insertTime: d.insertTime,
+            transferType: 0,
+            confirmTimes: d.status === 1 ? '12/12' : '1/12',
+            unlockConfirm: 0,
+            walletType: 0,
+            sourceAddress: d.sourceAddress,
+          })),
+      });
+    }
     return Promise.resolve(problem(404, -1100, `Unknown endpoint ${route}`));
   });
-  return { ...server, withdrawals, signed, setSecret: (next) => (secret = next) };
+  return { ...server, withdrawals, deposits, deposit, depositAddress, accountBalance, signed, setSecret: (next) => (secret = next) };
 }

@@ -60,6 +60,7 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /wallets': [401, 'own', 'all', 'all'],
   'POST /wallets/deposits': [401, 'own', 'own', 'own'],
   'GET /wallets/{currency}/transactions': [401, 'own', 'all', 'all'],
+  'GET /wallets/{currency}/deposit-address': [401, 'own', 'own', 'own'],
   'GET /wallets/deposits/{deposit_id}': [401, 'own', 'all', 'all'],
   'GET /wallets/unmatched-deposits': [401, 403, 'allow', 'allow'],
   'POST /wallets/unmatched-deposits/{deposit_id}/assign': [401, 403, 'all', 'all'],
@@ -252,6 +253,8 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
           'get',
           role === 'compliance' || role === 'admin' ? `/wallets/KES/transactions?user_id=${victim.id}` : '/wallets/KES/transactions',
         );
+      case 'GET /wallets/{currency}/deposit-address':
+        return v1('get', '/wallets/USDT/deposit-address');
       case 'GET /wallets/deposits/{deposit_id}':
         return v1('get', `/wallets/deposits/${role === 'user' ? await depositFor(any.id) : victimDeposit}`);
       case 'GET /wallets/unmatched-deposits':

@@ -38,6 +38,7 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   'PATCH /p2p/ads/{ad_id}': 'forbidden',
   'GET /wallets/deposits/{deposit_id}': 'not_found',
   'GET /wallets/{currency}/transactions': 'own',
+  'GET /wallets/{currency}/deposit-address': 'own',
   'POST /wallets/unmatched-deposits/{deposit_id}/assign': 'forbidden',
   'POST /callbacks/mpesa/stk/{order_id}': 'ignored_callback',
   'POST /callbacks/mpesa/b2c/{order_id}/result': 'ignored_callback',
@@ -139,7 +140,8 @@ describe('security: object level authorisation (BOLA)', function () {
     });
     hers = {
       deposit_id: deposit.deposit_id,
-      currency: 'KES',
+      // A currency names no object of A's; USDT, so that every operation naming one answers (crypto deposit addresses included).
+      currency: 'USDT',
       order_id: order.order_id,
       user_id: alice.id,
       appeal_id: (appeal.body as { appeal_id: string }).appeal_id,

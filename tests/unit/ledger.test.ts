@@ -46,4 +46,32 @@ describe('unit: ledger lines', () => {
       expect(balances(['hold', 'settle', 'reverse'])).to.deep.equal({});
     });
   });
+
+  describe('when the payment has a fee', () => {
+    const withFee: PaymentAccounts = { ...payment, feeMinor: '4500' };
+    const net = (kinds: LedgerKind[]) => {
+      const out: Record<string, bigint> = {};
+      for (const line of kinds.flatMap((k) => paymentLines(k, withFee))) {
+        out[line.account] = (out[line.account] ?? 0n) + (line.direction === 'credit' ? 1n : -1n) * BigInt(line.amountMinor);
+      }
+      return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== 0n));
+    };
+    for (const kind of LEDGER_KINDS) {
+      it(`then ${kind} is balanced, positive and touches each account once`, () => {
+        const lines = paymentLines(kind, withFee);
+        expect(sum(lines, 'debit')).to.equal(sum(lines, 'credit'));
+        expect(sum(lines, 'debit')).to.equal(154500n);
+        for (const line of lines) expect(BigInt(line.amountMinor) > 0n).to.equal(true);
+        expect(new Set(lines.map((l) => l.account)).size).to.equal(lines.length);
+      });
+    }
+    it('then the hold takes amount and fee, settlement splits them between the rail and fee revenue, and a reversal mirrors it', () => {
+      const user = `wallet:${payment.userId}:${payment.currency}`;
+      const hold = `hold:${payment.orderId}`;
+      expect(net(['hold'])).to.deep.equal({ [user]: -154500n, [hold]: 154500n });
+      expect(net(['hold', 'release'])).to.deep.equal({});
+      expect(net(['hold', 'settle'])).to.deep.equal({ [user]: -154500n, 'rail:mobile_money': 150000n, 'revenue:fees': 4500n });
+      expect(net(['hold', 'settle', 'reverse'])).to.deep.equal({});
+    });
+  });
 });

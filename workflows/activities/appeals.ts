@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Transaction } from 'sequelize';
 import { uuidv7 } from '../../platform/ids';
 import { holdPayer, postLines, postPayment, postedKinds } from '../../repositories/ledger';
-import { payerWallet, transfer } from '../../domain/ledger';
+import { FEE_REVENUE, payerWallet, transfer } from '../../domain/ledger';
 import { formatAmount, type Currency } from '../../domain/money';
 import { ledgerAccountsOf } from '../../domain/orders';
 import { createResubmission, lockOrder, recordRefund, statusOf, transitionOrder } from '../../repositories/orders';
@@ -101,6 +101,7 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
             description: order.description,
             reference: order.reference,
             route: order.route,
+            feeMinor: order.feeMinor,
             workflowId: paymentWorkflowId(id),
           },
           // Screened again like any new payment: the approver cleared the match that rejected the
@@ -135,25 +136,37 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
     const recorded = await recordRefund({ id: refundId, orderId: order.id, appealId, amountMinor: amount.toString() }, tx);
     if (!recorded) throw notApplicable(`only ${currency} ${formatAmount(left, currency)} of this payment is left to refund`);
     const payer = (await holdPayer(order.id, tx)) ?? payerWallet(order);
+    // The refund that completes the amount gives the fee back too, from fee revenue.
+    const whole = recorded.refunded_minor === recorded.amount_minor;
+    const fee = whole ? BigInt(order.feeMinor) : 0n;
     await postLines(tx, {
       orderId: order.id,
       refundId,
       kind: 'refund',
       currency,
-      lines: transfer(`rail:${order.method}`, payer, amount.toString()),
+      lines:
+        fee > 0n
+          ? [
+              { account: `rail:${order.method}`, direction: 'debit', amountMinor: amount.toString() },
+              { account: FEE_REVENUE, direction: 'debit', amountMinor: fee.toString() },
+              { account: payer, direction: 'credit', amountMinor: (amount + fee).toString() },
+            ]
+          : transfer(`rail:${order.method}`, payer, amount.toString()),
     });
-    const whole = recorded.refunded_minor === recorded.amount_minor;
     if (whole) {
       await transitionOrder(order.id, { from: ['completed'], to: 'reversed', note: 'refunded by an approved appeal' }, tx);
     }
     return {
       action: 'refund',
       summary: whole
-        ? 'the payment was refunded to the payer'
+        ? fee > 0n
+          ? 'the payment and its fee were refunded to the payer'
+          : 'the payment was refunded to the payer'
         : `${currency} ${formatAmount(amount, currency)} of the payment was refunded to the payer`,
       order_status: whole ? 'reversed' : 'completed',
       refunded_minor: amount.toString(),
       total_refunded_minor: recorded.refunded_minor,
+      ...(fee > 0n ? { fee_refunded_minor: fee.toString() } : {}),
     };
   };
 
