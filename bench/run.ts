@@ -1058,6 +1058,8 @@ const ORIGIN: Record<string, string> = {
   f: 'users, KYC and compliance',
   g: 'users, KYC and compliance',
   h: 'P2P and appeals',
+  i: 'wallets and money in',
+  j: 'wallets and money in',
 };
 
 /** bench/REPORT.md: every ratio against its target, the machine, the settings and how to reproduce. */
