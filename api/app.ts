@@ -13,6 +13,7 @@ import { RegisterRoutes } from './generated/routes';
 import { healthRouter } from './health';
 import { httpMetrics, metricsEndpoint, rememberMountPath } from './metrics';
 import { idempotency } from './middleware/idempotency';
+import { apiRateLimit } from './middleware/rate-limit';
 import { inputGuard } from './middleware/input-guard';
 import { publishedSpec } from './openapi';
 import { requestId } from './middleware/request-id';
@@ -99,7 +100,7 @@ export function createApp(): Express {
   RegisterRoutes(api);
   if (!sandboxRailInUse()) unmountRoute(api, '/callbacks/sandbox');
   for (const path of unservedSimulators()) unmountRoute(api, path);
-  app.use('/api/v1', noStore, idempotency({ requiredOn: ['/payments/initiate', '/wallets/deposits'] }), api);
+  app.use('/api/v1', noStore, apiRateLimit, idempotency({ requiredOn: ['/payments/initiate', '/wallets/deposits'] }), api);
 
   app.use(routeFallback([{ base: '/api/v1', router: api }]));
   app.use(problemHandler);

@@ -5,8 +5,12 @@
  * - an operation behind `@Security('jwt')` answers 401 without a valid token, and 403 when it admits only
  *   some roles (see auth/authentication.ts);
  * - request bodies may carry fields the API does not know: they are ignored (tsoa's
- *   `silently-remove-extras`, e.g. a `role` sent to /auth/register), so no schema forbids them.
+ *   `silently-remove-extras`, e.g. a `role` sent to /auth/register), so no schema forbids them;
+ * - every operation behind `jwt` also takes an API key (`api_key`, SPEC §12), needing the one scope
+ *   `scopeFor` reads off its method and path, and answers 403 to a key without it.
  */
+
+import { scopeFor } from '../domain/api-keys';
 
 const PROBLEM_JSON = 'application/problem+json';
 
@@ -26,7 +30,16 @@ interface Operation {
 
 type Spec = Record<string, unknown> & {
   paths?: Record<string, Record<string, Operation>>;
-  components?: { schemas?: Record<string, Record<string, unknown>> };
+  components?: { schemas?: Record<string, Record<string, unknown>>; securitySchemes?: Record<string, unknown> };
+};
+
+const API_KEY_SCHEME = {
+  type: 'http',
+  scheme: 'bearer',
+  bearerFormat: 'sk_test_… or sk_live_…',
+  description:
+    'An API key (POST /api-keys), sent as `Authorization: Bearer sk_…`. It acts as its owner within its scopes; ' +
+    'a `test` key reaches only sandbox rails, a `live` key only real ones.',
 };
 
 const PROBLEM_SCHEMA = { $ref: '#/components/schemas/Problem' };
@@ -37,7 +50,7 @@ function problemResponse(description: string): ResponseObject {
   return { description, content: { [PROBLEM_JSON]: { schema: PROBLEM_SCHEMA } } };
 }
 
-function completeOperation(operation: Operation): void {
+function completeOperation(operation: Operation, method: string, path: string): void {
   const responses = (operation.responses ??= {});
   for (const [status, response] of Object.entries(responses)) {
     if (!isError(status) || !response.content) continue;
@@ -46,8 +59,14 @@ function completeOperation(operation: Operation): void {
   }
   const jwt = operation.security?.find((requirement) => 'jwt' in requirement)?.jwt;
   if (jwt === undefined) return;
-  responses['401'] ??= problemResponse('Unauthenticated: no valid bearer token');
-  if (jwt.length > 0) responses['403'] ??= problemResponse(`Requires one of the roles: ${jwt.join(', ')}`);
+  responses['401'] ??= problemResponse('Unauthenticated: no valid bearer token or API key');
+  const scope = scopeFor(method, path);
+  if (scope) operation.security = [...(operation.security ?? []), { api_key: [scope] }];
+  const forbidden = [
+    ...(jwt.length > 0 ? [`requires one of the roles: ${jwt.join(', ')}`] : []),
+    ...(scope ? [`an API key needs ${scope}`] : []),
+  ];
+  if (forbidden.length > 0) responses['403'] ??= problemResponse(`Forbidden: ${forbidden.join('; ')}`);
 }
 
 /** A completed copy of the generated spec (the input is not modified). */
@@ -56,8 +75,9 @@ export function publishedSpec(generated: Record<string, unknown>): Record<string
   for (const schema of Object.values(spec.components?.schemas ?? {})) {
     if (schema.additionalProperties === false) delete schema.additionalProperties;
   }
-  for (const item of Object.values(spec.paths ?? {})) {
-    for (const operation of Object.values(item)) completeOperation(operation);
+  for (const [path, item] of Object.entries(spec.paths ?? {})) {
+    for (const [method, operation] of Object.entries(item)) completeOperation(operation, method, path);
   }
+  spec.components = { ...spec.components, securitySchemes: { ...spec.components?.securitySchemes, api_key: API_KEY_SCHEME } };
   return spec;
 }

@@ -1,8 +1,10 @@
 // Types the controllers share, with the constraints tsoa writes into the OpenAPI document and validates.
+import type { ApiKeyScope } from '../domain/api-keys';
 import type { APPEAL_ACTIONS } from '../domain/appeals/contract';
 import type { BLOCKLIST_SOURCES, BLOCKLIST_TYPES } from '../domain/compliance/normalise';
 import type { AD_ASSETS, AD_FIATS, AD_PAYMENT_METHODS, AD_SIDES } from '../domain/p2p/ads';
 import type { Currency } from '../domain/money';
+import type { CryptoAsset } from '../domain/wallets';
 import type { ORDER_STATUSES, PAYMENT_METHODS } from '../domain/orders';
 import type { KYC_STATUSES } from '../domain/users';
 
@@ -42,6 +44,19 @@ export type AdPaymentMethodName = (typeof AD_PAYMENT_METHODS)[number];
 
 /** A currency Paygate moves. */
 export type CurrencyCode = Currency;
+
+/** What an API key may do: `<area>:read` (GET) or `<area>:write` (anything else). */
+export type ApiKeyScopeName = ApiKeyScope;
+
+/** A crypto asset a wallet takes deposits of. */
+export type CryptoAssetCode = CryptoAsset;
+
+/**
+ * A network's code as ccxt names it, e.g. TRC20, ERC20 or BTC.
+ * @pattern ^[A-Z0-9_]{2,20}$
+ * @example "TRC20"
+ */
+export type NetworkCode = string;
 
 /** What an approved appeal does to its order. */
 export type AppealActionName = (typeof APPEAL_ACTIONS)[number];

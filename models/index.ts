@@ -15,6 +15,7 @@ import { Order, OrderEvent } from './order';
 import { P2pAd, P2pAdEvent, P2pTrade } from './p2p';
 import { LateRailResult, RailRequest, RailStatusQuery } from './rail';
 import { Refund } from './refund';
+import { ApiKey } from './api-key';
 import { SandboxTransfer } from './sandbox-transfer';
 import { ScreeningHit } from './screening-hit';
 import { User } from './user';
@@ -25,6 +26,7 @@ export { BlocklistEntry, BlocklistState, ComplianceReport, ComplianceReportSecti
 export { Appeal, P2pAd, P2pAdEvent, P2pTrade };
 export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
+export { ApiKey };
 export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, Refund, SandboxTransfer, User };
 
 let initialised: Sequelize | undefined;
@@ -41,6 +43,7 @@ export function models(given?: Sequelize): Sequelize {
   Order.initModel(sequelize);
   OrderEvent.initModel(sequelize);
   Refund.initModel(sequelize);
+  ApiKey.initModel(sequelize);
   LedgerTransaction.initModel(sequelize);
   LedgerEntry.initModel(sequelize);
   Account.initModel(sequelize);

@@ -140,6 +140,7 @@ const schema = z
     RATE_LIMIT_LOGIN_PER_ACCOUNT_AND_IP: intFrom(5, 1),
     RATE_LIMIT_LOGIN_PER_ACCOUNT: intFrom(100, 1),
     RATE_LIMIT_REGISTER_PER_IP: intFrom(10, 1),
+    RATE_LIMIT_API_PER_MINUTE: intFrom(1200, 1),
 
     LIMIT_UNVERIFIED_PER_PAYMENT_KES: z
       .string()
@@ -356,7 +357,14 @@ export interface Config {
   metrics: { cacheMs: number };
   jwt: { secret: string; issuer: string; audience: string; ttlSeconds: number };
   admin?: { email: string; password: string };
-  rateLimits: { loginPerIp: number; loginPerAccountAndIp: number; loginPerAccount: number; registerPerIp: number };
+  rateLimits: {
+    loginPerIp: number;
+    loginPerAccountAndIp: number;
+    loginPerAccount: number;
+    registerPerIp: number;
+    /** Requests per minute under /api/v1 per API key, per signed-in user, or per address. */
+    apiPerMinute: number;
+  };
   limits: {
     /** Per payment, per 24 h, and the most any one wallet may hold (its KES equivalent), by tier. */
     unverified: { perPaymentKes: string; dailyKes: string; balanceKes: string };
@@ -484,6 +492,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       loginPerAccountAndIp: e.RATE_LIMIT_LOGIN_PER_ACCOUNT_AND_IP,
       loginPerAccount: e.RATE_LIMIT_LOGIN_PER_ACCOUNT,
       registerPerIp: e.RATE_LIMIT_REGISTER_PER_IP,
+      apiPerMinute: e.RATE_LIMIT_API_PER_MINUTE,
     },
     limits: {
       unverified: {

@@ -198,6 +198,25 @@ describe('console (headless Chromium)', function () {
     expect(await s.locator('.status').textContent()).to.match(/\S/);
   });
 
+  it('creates an API key whose secret works once copied, lists it, and revokes it', async () => {
+    const s = section('api-keys');
+    await s.getByLabel('Key name').fill('console test');
+    await s.getByRole('button', { name: 'Create key' }).click();
+    await s.locator('.key-secret').waitFor();
+    const secret = (await s.locator('.key-secret').textContent()) ?? '';
+    expect(secret).to.match(/^sk_test_[A-Za-z0-9_-]{43}$/);
+    expect((await api().get('/api/v1/wallets').set('Authorization', `Bearer ${secret}`)).status).to.equal(200);
+    await s.getByRole('button', { name: 'List keys' }).click();
+    await s
+      .locator('[data-result="key-list"] td')
+      .filter({ hasText: secret.slice(0, 16) })
+      .waitFor();
+    expect(await s.locator('[data-result="key-list"]').textContent()).to.not.include(secret.slice(16));
+    await s.getByRole('button', { name: 'Revoke key' }).click();
+    await s.locator('[data-result="key-revoke"]').filter({ hasText: 'Revoked' }).waitFor();
+    expect((await api().get('/api/v1/wallets').set('Authorization', `Bearer ${secret}`)).status).to.equal(401);
+  });
+
   it('refuses compliance commands to a customer, on the page', async () => {
     const s = section('compliance');
     await s.getByRole('button', { name: 'List blocklist' }).click();

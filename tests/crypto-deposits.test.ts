@@ -62,6 +62,12 @@ describe('crypto deposit addresses', () => {
       const network = await api().get('/api/v1/wallets/USDT/deposit-address?network=trc%2020;drop').set(user.auth);
       expect(network.status, network.text).to.equal(400);
       expect(network.text).to.include('network');
+      if (realRails) {
+        // Only the exchange knows its networks: BTC has none called TRC20.
+        const unknown = await api().get('/api/v1/wallets/BTC/deposit-address?network=TRC20').set(user.auth);
+        expect(unknown.status, unknown.text).to.equal(400);
+        expect(unknown.text).to.include('network');
+      }
     });
   });
 

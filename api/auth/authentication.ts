@@ -1,4 +1,4 @@
-import { createSecretKey } from 'node:crypto';
+import { createHash, createSecretKey, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import passport from 'passport';
 import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
@@ -7,12 +7,22 @@ import { AppError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
 import { ROLES, type Role } from '../../domain/users';
 import { rolesOf } from '../../repositories/users';
+import { looksLikeApiKey, parseApiKey, scopeFor, type ApiKeyMode } from '../../domain/api-keys';
+import { activeKeyByPrefix, touchApiKey } from '../../repositories/api-keys';
+import { componentLogger } from '../../platform/logger';
+
+const log = componentLogger('auth');
 
 /** The authenticated caller, as every service sees it. */
 export interface Caller {
   id: string;
   roles: Role[];
+  /** Set when the request came with an API key (SPEC §12): the caller acts within its scopes and mode. */
+  key?: { id: string; mode: ApiKeyMode; scopes: string[] };
 }
+
+/** SHA-256 of a key's whole secret: what `api_keys` stores. */
+export const apiKeyHash = (secret: string): Buffer => createHash('sha256').update(secret, 'utf8').digest();
 
 export const isStaff = (caller: Caller): boolean => caller.roles.includes('compliance') || caller.roles.includes('admin');
 
@@ -65,10 +75,31 @@ export function authenticateRequest(request: Request): Promise<Caller> {
  * the token expires.
  */
 async function verifyBearer(request: Request): Promise<Caller> {
+  const token = /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+  if (token && looksLikeApiKey(token)) return verifyApiKey(token);
   const claimed = await verifySignature(request);
   const roles = await rolesOf(claimed.id);
   if (!roles) throw new AppError('unauthenticated', 'a valid bearer token is required');
   return { id: claimed.id, roles: roles.filter((r): r is Role => ROLES.includes(r)) };
+}
+
+/**
+ * An API key: found by its prefix, then its hash compared in constant time. A revoked key is not found, so
+ * it is refused on its very next request; the owner's roles are read as they are now.
+ */
+async function verifyApiKey(token: string): Promise<Caller> {
+  const refused = new AppError('unauthenticated', 'a valid bearer token or API key is required');
+  const parsed = parseApiKey(token);
+  const key = parsed ? await activeKeyByPrefix(parsed.prefix) : null;
+  if (!parsed || !key || key.mode !== parsed.mode || !timingSafeEqual(apiKeyHash(token), key.secretHash)) throw refused;
+  const roles = await rolesOf(key.userId);
+  if (!roles) throw refused;
+  touchApiKey(key.id).catch((err: unknown) => log.warn({ err, keyId: key.id }, 'could not note when the key was last used'));
+  return {
+    id: key.userId,
+    roles: roles.filter((r): r is Role => ROLES.includes(r)),
+    key: { id: key.id, mode: key.mode, scopes: key.scopes },
+  };
 }
 
 function verifySignature(request: Request): Promise<Caller> {
@@ -82,10 +113,19 @@ function verifySignature(request: Request): Promise<Caller> {
   });
 }
 
-/** tsoa's authentication hook: `@Security('jwt', ['compliance', 'admin'])` admits any listed role. */
+/**
+ * tsoa's authentication hook: `@Security('jwt', ['compliance', 'admin'])` admits any listed role. The bearer
+ * is a JWT or an API key; a key must also carry the scope the operation needs (`scopeFor`).
+ */
 export async function expressAuthentication(request: Request, securityName: string, scopes: string[] = []): Promise<Caller> {
   if (securityName !== 'jwt') throw new AppError('unauthenticated', `unknown security scheme ${securityName}`);
   const caller = await authenticateRequest(request);
+  if (caller.key) {
+    const needed = scopeFor(request.method, `${request.baseUrl}${request.path}`);
+    if (!needed || !caller.key.scopes.includes(needed)) {
+      throw new AppError('forbidden', needed ? `this API key lacks the scope ${needed}` : 'this operation is not open to API keys');
+    }
+  }
   if (scopes.length > 0 && !scopes.some((role) => caller.roles.includes(role as Role))) {
     throw new AppError('forbidden', `requires one of the roles: ${scopes.join(', ')}`);
   }

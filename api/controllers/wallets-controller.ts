@@ -2,7 +2,7 @@ import type { Request as ExpressRequest } from 'express';
 import { Body, Controller, Get, Header, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
-import type { CurrencyCode, Uuid } from '../schema-types';
+import type { CryptoAssetCode, CurrencyCode, NetworkCode, Uuid } from '../schema-types';
 import type { Page } from '../services/paging';
 import {
   assignDeposit,
@@ -139,15 +139,14 @@ export class WalletsController extends Controller {
    * once per txid by the `match-crypto-deposits` job; on the sandbox rail the address is a placeholder.
    * @param currency USDT, USDC, BTC or ETH
    * @param network The network's code (ccxt's), e.g. TRC20 or ERC20; the configured one by default
-   * @maxLength network 20
    */
   @Get('{currency}/deposit-address')
   @Response<Problem>(400, 'Not a crypto asset, or a malformed network')
   @Response<Problem>(503, 'The exchange did not answer')
   public async depositAddress(
-    @Path() currency: CurrencyCode,
+    @Path() currency: CryptoAssetCode,
     @Request() req: ExpressRequest & { user: Caller },
-    @Query() network?: string,
+    @Query() network?: NetworkCode,
   ): Promise<DepositAddress> {
     return depositAddress(req.user, currency, network);
   }

@@ -32,6 +32,7 @@ import { balanceOf } from '../../repositories/ledger';
 import { startPaymentWorkflow } from '../../workflows/client';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 import { quoteTrade, recordTrade } from './p2p-service';
+import { assertKeyReachesRail } from './api-key-service';
 
 const log = componentLogger('payments');
 
@@ -100,6 +101,7 @@ async function tierStanding(userId: string): Promise<{ kycStatus: KycStatus; use
  */
 export async function initiatePayment(caller: Caller, body: PaymentRequestInput, idempotencyKey: string): Promise<PaymentAccepted> {
   const request = validatePaymentRequest(body);
+  if (request.method !== 'p2p') assertKeyReachesRail(caller, config().rails[request.method], `a ${request.method} payment`);
   // A trade against a P2P ad: priced now, its escrow locked by the workflow.
   const trade = request.method === 'p2p' ? await quoteTrade(caller, request.destination, request.amountMinor) : null;
   const cfg = config();

@@ -1,4 +1,4 @@
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { rateLimitKeyOf } from '../../domain/client-address';
 import { config } from '../../platform/config';
 import { AppError } from '../../platform/errors';
@@ -92,4 +92,69 @@ export async function claimLoginAttempt(email: string, ip: string): Promise<void
 export async function clearFailedLogins(email: string, ip: string): Promise<void> {
   await get().loginAccountAndIp.delete(accountAndAddress(email, ip));
   await get().loginAccount.reward(email, 1);
+}
+
+// --- the API quota (SPEC §12): per API key, per signed-in user, or per address
+
+/** Where a caller stands against its quota, for the IETF `RateLimit` and `RateLimit-Policy` fields. */
+export interface Quota {
+  limit: number;
+  remaining: number;
+  /** Seconds until the window starts again. */
+  resetSeconds: number;
+  windowSeconds: number;
+}
+
+const API_WINDOW_SECONDS = 60;
+let apiLimiter: { points: number; limiter: RateLimiterRedis } | undefined;
+
+/** The quota's limiter, made again when the configured rate changes. A Redis outage falls back to this process's memory. */
+function quotaLimiter(): { points: number; limiter: RateLimiterRedis } {
+  const points = config().rateLimits.apiPerMinute;
+  if (apiLimiter?.points !== points) {
+    apiLimiter = {
+      points,
+      limiter: new RateLimiterRedis({
+        storeClient: redis(),
+        keyPrefix: `${config().queuePrefix}:rl:api`,
+        points,
+        duration: API_WINDOW_SECONDS,
+        insuranceLimiter: new RateLimiterMemory({ points, duration: API_WINDOW_SECONDS }),
+      }),
+    };
+  }
+  return apiLimiter;
+}
+
+const quotaOf = (points: number, res: RateLimiterRes): Quota => ({
+  limit: points,
+  remaining: Math.max(0, res.remainingPoints),
+  resetSeconds: Math.max(0, Math.ceil(res.msBeforeNext / 1000)),
+  windowSeconds: API_WINDOW_SECONDS,
+});
+
+/**
+ * Count one request against `partition` (`key:<id>`, `user:<id>` or `ip:<address>`). Resolves to the quota
+ * left; past the limit, rejects with 429 `rate_limited` carrying Retry-After and the quota.
+ */
+export async function consumeApiQuota(partition: string): Promise<Quota> {
+  const { points, limiter } = quotaLimiter();
+  try {
+    return quotaOf(points, await limiter.consume(partition));
+  } catch (err) {
+    if (!(err instanceof RateLimiterRes)) throw err;
+    const quota = quotaOf(points, err);
+    const retryAfter = Math.max(1, quota.resetSeconds);
+    throw new AppError('rate_limited', `too many requests; retry in ${retryAfter} s`, {
+      headers: { 'Retry-After': String(retryAfter), ...rateLimitHeaders(quota) },
+    });
+  }
+}
+
+/** The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers): the policy, and what is left of it. */
+export function rateLimitHeaders(q: Quota): Record<string, string> {
+  return {
+    'RateLimit-Policy': `"default";q=${q.limit};w=${q.windowSeconds}`,
+    RateLimit: `"default";r=${q.remaining};t=${q.resetSeconds}`,
+  };
 }

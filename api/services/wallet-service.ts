@@ -25,6 +25,7 @@ import { accountStatement, heldForUser, postLines, walletBalances } from '../../
 import { inTransaction } from '../../repositories/transaction';
 import { depositReferenceOf, findUser, kycStatusOf } from '../../repositories/users';
 import { isStaff, type Caller } from '../auth/authentication';
+import { assertKeyReachesRail } from './api-key-service';
 import { decodeCursorKey, encodeCursor, pageLimit, UUID_PATTERN, decodeCursor, type Page } from './paging';
 
 export type { IncomingMoney };
@@ -59,6 +60,7 @@ export async function depositAddress(caller: Caller, currency: string, network?:
   if (network !== undefined && !NETWORK_PATTERN.test(network)) {
     throw validationError('network', 'must be a network code such as TRC20, ERC20 or BTC');
   }
+  assertKeyReachesRail(caller, config().rails.crypto, 'a crypto deposit');
   const tag = (await depositReferenceOf(caller.id)) ?? '';
   const exchange = createConnectors(config()).crypto;
   if (!(exchange instanceof CcxtTransferConnector)) {
@@ -81,8 +83,12 @@ export async function depositAddress(caller: Caller, currency: string, network?:
       instructions: `Send ${currency}${found.network ? ` on ${found.network}` : ''} to this address with ${tag} as the memo (tag). It is credited once the exchange confirms it; a deposit without the memo waits for staff to assign it.`,
     };
   } catch (err) {
-    if (err instanceof RailError) throw new AppError('dependency_unavailable', `the exchange did not give an address: ${err.message}`);
-    throw err;
+    if (!(err instanceof RailError)) throw err;
+    // The exchange refused the asset on that network (a bad request); anything else is the exchange's trouble.
+    if (network !== undefined && !err.retryable && err.failureCode !== 'provider_auth_failed') {
+      throw validationError('network', `the exchange gives no ${currency} deposit address on ${network}: ${err.message}`);
+    }
+    throw new AppError('dependency_unavailable', `the exchange did not give an address: ${err.message}`);
   }
 }
 
@@ -305,6 +311,7 @@ export async function startStkDeposit(caller: Caller, body: DepositRequestInput)
   if (amountMinor % 100n !== 0n) throw validationError('amount', 'M-Pesa takes whole shillings, e.g. "2000.00"');
   const phone = normaliseKenyanPhone(body.phone);
   if (!phone) throw validationError('phone', 'must be a Kenyan mobile number, e.g. +254712345678');
+  assertKeyReachesRail(caller, config().rails.mobile_money, 'an M-Pesa deposit');
   await refuseOnScreeningHit('deposit', caller.id, [{ field: 'phone', type: 'phone', value: phone }]);
   await refuseOverCap(caller.id, 'KES', amountMinor);
   const deposit = await openPendingDeposit({

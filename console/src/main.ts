@@ -258,6 +258,32 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
     const rows = isObject(page) && Array.isArray(page.data) ? page.data.filter(isObject) : [];
     show('statement', table(rows, ['at', 'kind', 'amount', 'balance_after', 'description']));
   },
+  async 'key-create'(f) {
+    const scopes = f.scopes
+      .split(',')
+      .map((scope) => scope.trim())
+      .filter(Boolean);
+    const key = await call('POST', '/api-keys', { body: { name: f.name, mode: f.mode, scopes } });
+    show(
+      'key-create',
+      ok(
+        'Key ',
+        el('code', { class: 'key-id' }, isObject(key) ? text(key.key_id) : ''),
+        ' created. Copy the secret now; it is not shown again: ',
+        el('code', { class: 'key-secret' }, isObject(key) ? text(key.secret) : ''),
+      ),
+    );
+    setField('key-revoke', 'key_id', isObject(key) ? text(key.key_id) : '');
+  },
+  async 'key-list'() {
+    const page = await call('GET', '/api-keys?limit=50');
+    const rows = isObject(page) && Array.isArray(page.data) ? page.data.filter(isObject) : [];
+    show('key-list', table(rows, ['key_id', 'name', 'mode', 'prefix', 'scopes', 'last_used_at', 'revoked_at']));
+  },
+  async 'key-revoke'(f) {
+    await call('DELETE', `/api-keys/${encodeURIComponent(f.key_id)}`);
+    show('key-revoke', ok('Revoked: its next request is refused.'));
+  },
   async register(f) {
     const user = await call('POST', '/auth/register', { body: pick(f, ['email', 'password', 'full_name', 'phone']) });
     show('register', ok(`Registered ${isObject(user) ? text(user.email) : ''}. Log in below.`));

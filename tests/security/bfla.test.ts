@@ -55,6 +55,10 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /webhooks/endpoints': [401, 'own', 'own', 'own'],
   'DELETE /webhooks/endpoints/{endpoint_id}': [401, 'own', 'own', 'own'],
   'GET /webhooks/endpoints/{endpoint_id}/deliveries': [401, 'own', 'own', 'own'],
+  // API keys (SPEC §12): each caller's own.
+  'POST /api-keys': [401, 'own', 'own', 'own'],
+  'GET /api-keys': [401, 'own', 'own', 'own'],
+  'DELETE /api-keys/{key_id}': [401, 'own', 'own', 'own'],
   'POST /callbacks/sandbox': ['signed', 'signed', 'signed', 'signed'],
   // Wallets (SPEC §11): each caller's own, staff anyone's; unmatched money is staff's; simulators admin's.
   'GET /wallets': [401, 'own', 'all', 'all'],
@@ -156,6 +160,12 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
     const res = await call('post', '/webhooks/endpoints', { token: user.token, body: { url: 'https://93.184.215.14/bfla' } });
     expect(res.status, res.text).to.equal(201);
     return (res.body as { endpoint_id: string }).endpoint_id;
+  }
+
+  async function ownKey(user: TestUser): Promise<string> {
+    const res = await call('post', '/api-keys', { token: user.token, body: { name: 'bfla', mode: 'test', scopes: ['wallets:read'] } });
+    expect(res.status, res.text).to.equal(201);
+    return (res.body as { key_id: string }).key_id;
   }
 
   /** A well-formed request of the operation for `role`, on its own objects or (staff) on the victim's. */
@@ -294,6 +304,12 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
         return v1('delete', `/webhooks/endpoints/${await ownEndpoint(any)}`);
       case 'GET /webhooks/endpoints/{endpoint_id}/deliveries':
         return v1('get', `/webhooks/endpoints/${await ownEndpoint(any)}/deliveries`);
+      case 'POST /api-keys':
+        return v1('post', '/api-keys', { body: { name: 'bfla', mode: 'test', scopes: ['wallets:read'] } });
+      case 'GET /api-keys':
+        return v1('get', '/api-keys');
+      case 'DELETE /api-keys/{key_id}':
+        return v1('delete', `/api-keys/${await ownKey(any)}`);
       case 'POST /callbacks/sandbox':
         return v1('post', '/callbacks/sandbox', {
           body: {

@@ -37,6 +37,7 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   // Ads are public, so their existence is no secret: changing another's ad is refused as such.
   'PATCH /p2p/ads/{ad_id}': 'forbidden',
   'GET /wallets/deposits/{deposit_id}': 'not_found',
+  'DELETE /api-keys/{key_id}': 'not_found',
   'GET /wallets/{currency}/transactions': 'own',
   'GET /wallets/{currency}/deposit-address': 'own',
   'POST /wallets/unmatched-deposits/{deposit_id}/assign': 'forbidden',
@@ -127,6 +128,8 @@ describe('security: object level authorisation (BOLA)', function () {
     expect(appeal.status, appeal.text).to.equal(201);
     const endpoint = await call('post', '/webhooks/endpoints', { token: alice.token, body: { url: 'https://93.184.215.14/alice' } });
     expect(endpoint.status, endpoint.text).to.equal(201);
+    const key = await call('post', '/api-keys', { token: alice.token, body: { name: 'alice', mode: 'test', scopes: ['wallets:read'] } });
+    expect(key.status, key.text).to.equal(201);
     const ad = await postAd(alice, sellAd());
     expect(ad.status, ad.text).to.equal(201);
     const { deposit } = await creditIncoming({
@@ -147,6 +150,7 @@ describe('security: object level authorisation (BOLA)', function () {
       appeal_id: (appeal.body as { appeal_id: string }).appeal_id,
       endpoint_id: (endpoint.body as { endpoint_id: string }).endpoint_id,
       ad_id: (ad.body as { ad_id: string }).ad_id,
+      key_id: (key.body as { key_id: string }).key_id,
     };
   });
 
@@ -156,6 +160,7 @@ describe('security: object level authorisation (BOLA)', function () {
       kyc: await rows('SELECT kyc_status FROM users WHERE id = :id', { id: alice.id }),
       appeal: await rows('SELECT status, decided_by FROM appeals WHERE id = :id', { id: hers.appeal_id }),
       endpoint: await rows('SELECT enabled FROM webhook_endpoints WHERE id = :id', { id: hers.endpoint_id }),
+      key: await rows('SELECT revoked_at FROM api_keys WHERE id = :id', { id: hers.key_id }),
       order: await rows('SELECT status, rail_reference FROM orders WHERE id = :id', { id: hers.order_id }),
       ledger: await rows('SELECT count(*)::int AS n FROM ledger_transactions WHERE order_id = :id', { id: hers.order_id }),
       wallet: await rows('SELECT balance_minor::text AS b FROM accounts WHERE account = :a', { a: `wallet:${alice.id}:KES` }),

@@ -79,6 +79,7 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
       },
     }),
     'POST /webhooks/endpoints': () => ({ token: user.token, path: {}, body: { url: 'https://93.184.215.14/hooks', description: 'shop' } }),
+    'POST /api-keys': () => ({ token: user.token, path: {}, body: { name: 'bounded', mode: 'test', scopes: ['wallets:read'] } }),
     'POST /wallets/deposits': () => ({
       token: user.token,
       path: {},

@@ -48,7 +48,13 @@ describe('unit: config', () => {
       expect(cfg.jwt.ttlSeconds).to.equal(900);
       expect(cfg.jwt.secret.length).to.be.at.least(32);
       expect(cfg.admin).to.equal(undefined);
-      expect(cfg.rateLimits).to.deep.equal({ loginPerIp: 30, loginPerAccountAndIp: 5, loginPerAccount: 100, registerPerIp: 10 });
+      expect(cfg.rateLimits).to.deep.equal({
+        loginPerIp: 30,
+        loginPerAccountAndIp: 5,
+        loginPerAccount: 100,
+        registerPerIp: 10,
+        apiPerMinute: 1200,
+      });
       expect(cfg.limits.fxToKes).to.deep.equal({ KES: '1', USD: '129.00', USDT: '129.00', USDC: '129.00', BTC: '11000000', ETH: '400000' });
     });
 

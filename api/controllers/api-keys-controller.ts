@@ -1,0 +1,80 @@
+import type { Request as ExpressRequest } from 'express';
+import { Body, Controller, Delete, Get, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
+import type { Caller } from '../auth/authentication';
+import type { Problem } from '../problem';
+import type { ApiKeyScopeName, Uuid } from '../schema-types';
+import type { Page } from '../services/paging';
+import { createKey, listKeys, revokeKey, type ApiKeyView, type CreatedApiKey } from '../services/api-key-service';
+
+interface CreateApiKeyBody {
+  /**
+   * What the key is for, to tell it apart in lists.
+   * @minLength 1
+   * @maxLength 100
+   * @pattern \S
+   * @example "shop backend"
+   */
+  name: string;
+  /**
+   * What the key may do: `<area>:read` (GET) or `<area>:write` (anything else), for the areas api-keys,
+   * appeals, auth, compliance, events, p2p, payments, platforms, sandbox, users, wallets and webhooks.
+   * @minItems 1
+   * @maxItems 24
+   * @example ["payments:write", "payments:read", "wallets:read"]
+   */
+  scopes: ApiKeyScopeName[];
+  /**
+   * `test` keys reach only sandbox rails, `live` keys only real ones.
+   * @example "test"
+   */
+  mode: 'test' | 'live';
+}
+
+/**
+ * API keys (SPEC §12): long-lived, scoped, revocable secrets for servers. Send one as
+ * `Authorization: Bearer sk_…` on any operation: the request acts as the key's owner, with the owner's
+ * roles, within the key's scopes. The secret is shown once, when the key is created.
+ */
+@Route('api-keys')
+@Tags('API keys')
+@Security('jwt')
+export class ApiKeysController extends Controller {
+  /** Create a key. The answer carries its `secret`, shown only here: Paygate keeps a hash of it. */
+  @Post()
+  @SuccessResponse(201, 'Created')
+  @Response<Problem>(400, 'Bad name, mode or scopes')
+  @Response<Problem>(403, 'A key asked for a key beyond its own mode or scopes')
+  public async create(@Body() body: CreateApiKeyBody, @Request() req: ExpressRequest & { user: Caller }): Promise<CreatedApiKey> {
+    const created = await createKey(req.user, body);
+    this.setStatus(201);
+    return created;
+  }
+
+  /**
+   * The caller's keys, revoked ones included, newest first. Secrets are never shown again.
+   * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   * @param cursor `next_cursor` of the previous page
+   */
+  @Get()
+  @Response<Problem>(400, 'Bad limit or cursor')
+  public async list(
+    @Request() req: ExpressRequest & { user: Caller },
+    @Query() limit?: number,
+    @Query() cursor?: string,
+  ): Promise<Page<ApiKeyView>> {
+    return listKeys(req.user, { limit, cursor });
+  }
+
+  /** Revoke a key, at once: its very next request is refused. */
+  @Delete('{key_id}')
+  @SuccessResponse(204, 'Revoked')
+  @Response<Problem>(400, 'Malformed key id')
+  @Response<Problem>(404, 'Not found')
+  public async revoke(@Path('key_id') keyId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<void> {
+    await revokeKey(req.user, keyId);
+    this.setStatus(204);
+  }
+}

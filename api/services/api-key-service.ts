@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import { AppError, notFound, validationError } from '../../platform/errors';
+import { isUuid, uuidv7 } from '../../platform/ids';
+import { componentLogger } from '../../platform/logger';
+import { API_KEY_MODES, API_KEY_SCOPES, checkScopes, keyPrefix, type ApiKeyMode } from '../../domain/api-keys';
+import { createApiKey, findApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../repositories/api-keys';
+import { apiKeyHash, type Caller } from '../auth/authentication';
+import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
+
+const log = componentLogger('api-keys');
+
+/** An API key as lists show it: never its secret. */
+export interface ApiKeyView {
+  key_id: string;
+  name: string;
+  mode: ApiKeyMode;
+  /** The start of the secret (`sk_test_…`), to tell keys apart. */
+  prefix: string;
+  scopes: string[];
+  created_at: string;
+  /** When the key last authenticated a request (to the minute); null if never. */
+  last_used_at: string | null;
+  /** When the key was revoked; null while it works. */
+  revoked_at: string | null;
+}
+
+/** A key just created: the only answer that carries its secret. */
+export interface CreatedApiKey extends ApiKeyView {
+  /** The key itself. Shown this once: Paygate keeps only a hash of it. */
+  secret: string;
+}
+
+export interface ApiKeyRequest {
+  name: string;
+  scopes: string[];
+  mode: string;
+}
+
+const view = (k: ApiKeyRecord): ApiKeyView => ({
+  key_id: k.id,
+  name: k.name,
+  mode: k.mode,
+  prefix: k.prefix,
+  scopes: k.scopes,
+  created_at: k.createdAt.toISOString(),
+  last_used_at: k.lastUsedAt?.toISOString() ?? null,
+  revoked_at: k.revokedAt?.toISOString() ?? null,
+});
+
+/**
+ * Create a key for the caller. A request made with a key can only create a key with the same mode and no
+ * scope it does not have itself: a key never widens its own reach.
+ */
+export async function createKey(caller: Caller, body: ApiKeyRequest): Promise<CreatedApiKey> {
+  const name = typeof body.name === 'string' ? body.name.trim() : '';
+  if (name.length < 1 || name.length > 100) throw validationError('name', 'must be 1 to 100 characters');
+  if (!(API_KEY_MODES as readonly string[]).includes(body.mode))
+    throw validationError('mode', `must be one of ${API_KEY_MODES.join(', ')}`);
+  const mode = body.mode as ApiKeyMode;
+  if (!Array.isArray(body.scopes) || body.scopes.length === 0) throw validationError('scopes', 'must list at least one scope');
+  const { scopes, unknown } = checkScopes(body.scopes);
+  if (unknown.length > 0) throw validationError('scopes', `unknown: ${unknown.join(', ')}; scopes are ${API_KEY_SCOPES.join(', ')}`);
+  if (caller.key) {
+    const wider = scopes.filter((s) => !caller.key?.scopes.includes(s));
+    if (wider.length > 0 || mode !== caller.key.mode) {
+      throw new AppError('forbidden', 'a key can create only keys of its own mode, within its own scopes');
+    }
+  }
+  const random = randomBytes(32).toString('base64url');
+  const secret = `sk_${mode}_${random}`;
+  const created = await createApiKey({
+    id: uuidv7(),
+    userId: caller.id,
+    name,
+    mode,
+    prefix: keyPrefix(mode, random),
+    secretHash: apiKeyHash(secret),
+    scopes,
+  });
+  log.info({ keyId: created.id, userId: caller.id, mode, scopes }, 'API key created');
+  return { ...view(created), secret };
+}
+
+/** The caller's keys, revoked ones included, newest first, keyset-paged. */
+export async function listKeys(caller: Caller, q: { limit?: number; cursor?: string }): Promise<Page<ApiKeyView>> {
+  const limit = pageLimit(q.limit);
+  const before = q.cursor ? decodeCursor(q.cursor) : null;
+  const rows = await listApiKeys(caller.id, before, limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { data: page.map(view), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+}
+
+/** Revoke one of the caller's keys, at once: its next request is refused. Another user's key is a 404. */
+export async function revokeKey(caller: Caller, keyId: string): Promise<void> {
+  if (!isUuid(keyId)) throw validationError('key_id', 'must be a UUID');
+  const key = await findApiKey(keyId);
+  if (!key || key.userId !== caller.id) throw notFound(`API key ${keyId}`);
+  if (await revokeApiKey(keyId, caller.id)) log.info({ keyId, userId: caller.id }, 'API key revoked');
+}
+
+/**
+ * A `test` key reaches only sandbox rails and a `live` key only real ones (SPEC §12): checked before
+ * anything moves. `rail` is the connector the operation would use; requests with a JWT are not limited.
+ */
+export function assertKeyReachesRail(caller: Caller, rail: string, what: string): void {
+  if (!caller.key) return;
+  const sandbox = rail === 'sandbox';
+  if (caller.key.mode === 'test' && !sandbox) {
+    throw new AppError('forbidden', `a test API key reaches only sandbox rails; ${what} would go through ${rail}`);
+  }
+  if (caller.key.mode === 'live' && sandbox) {
+    throw new AppError('forbidden', `a live API key reaches only real rails; ${what} would go through the sandbox`);
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * API keys (SPEC §12), as pure rules. A key is `sk_<mode>_` and 43 base64url characters (32 random bytes);
+ * its `prefix` (the mode and the first 8 random characters) names it in lists and finds it on a request.
+ * A request with a key acts as the key's owner, with the owner's roles, within the key's scopes.
+ *
+ * Each operation needs one scope, read off its path and method: `<area>:read` for GET, `<area>:write`
+ * otherwise, where the area is the first segment of the path (`/payments/initiate` → `payments:write`).
+ */
+
+export const API_KEY_MODES = ['test', 'live'] as const;
+export type ApiKeyMode = (typeof API_KEY_MODES)[number];
+
+/** Where an operation lives: the first segment of its path under /api/v1. */
+export const SCOPE_AREAS = [
+  'api-keys',
+  'appeals',
+  'auth',
+  'compliance',
+  'events',
+  'p2p',
+  'payments',
+  'platforms',
+  'sandbox',
+  'users',
+  'wallets',
+  'webhooks',
+] as const;
+export type ScopeArea = (typeof SCOPE_AREAS)[number];
+
+/** Every scope a key can carry: each area's `read` and `write`. */
+export const API_KEY_SCOPES = [
+  'api-keys:read',
+  'api-keys:write',
+  'appeals:read',
+  'appeals:write',
+  'auth:read',
+  'auth:write',
+  'compliance:read',
+  'compliance:write',
+  'events:read',
+  'events:write',
+  'p2p:read',
+  'p2p:write',
+  'payments:read',
+  'payments:write',
+  'platforms:read',
+  'platforms:write',
+  'sandbox:read',
+  'sandbox:write',
+  'users:read',
+  'users:write',
+  'wallets:read',
+  'wallets:write',
+  'webhooks:read',
+  'webhooks:write',
+] as const satisfies readonly `${ScopeArea}:${'read' | 'write'}`[];
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+
+const SECRET = /^sk_(test|live)_([A-Za-z0-9_-]{43})$/;
+const PREFIX_CHARS = 8;
+
+/** The prefix that names a key: `sk_test_` or `sk_live_` and the first characters of its random part. */
+export const keyPrefix = (mode: ApiKeyMode, random: string): string => `sk_${mode}_${random.slice(0, PREFIX_CHARS)}`;
+
+/** A presented bearer token that has the shape of a key: its mode and prefix; null for anything else. */
+export function parseApiKey(token: string): { mode: ApiKeyMode; prefix: string } | null {
+  const match = SECRET.exec(token);
+  if (!match) return null;
+  const mode = match[1] as ApiKeyMode;
+  return { mode, prefix: keyPrefix(mode, match[2]) };
+}
+
+/** Whether a bearer token is meant as an API key (then it is judged as one, never as a JWT). */
+export const looksLikeApiKey = (token: string): boolean => token.startsWith('sk_');
+
+/**
+ * The scope an operation needs: `<area>:read` for a GET, `<area>:write` for anything else. `path` is the
+ * route under /api/v1, with or without the prefix; null when its area is not one keys can be scoped to.
+ */
+export function scopeFor(method: string, path: string): string | null {
+  const area = path
+    .replace(/^\/api\/v1/, '')
+    .split('/')
+    .find(Boolean);
+  if (!area || !(SCOPE_AREAS as readonly string[]).includes(area)) return null;
+  return `${area}:${method.toUpperCase() === 'GET' ? 'read' : 'write'}`;
+}
+
+/** The scopes asked for, checked and without repeats; the unknown ones listed when any. */
+export function checkScopes(asked: readonly string[]): { scopes: string[]; unknown: string[] } {
+  const scopes = [...new Set(asked)];
+  return { scopes, unknown: scopes.filter((s) => !(API_KEY_SCOPES as readonly string[]).includes(s)) };
+}
