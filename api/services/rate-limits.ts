@@ -108,7 +108,10 @@ export interface Quota {
 const API_WINDOW_SECONDS = 60;
 let apiLimiter: { points: number; limiter: RateLimiterRedis } | undefined;
 
-/** The quota's limiter, made again when the configured rate changes. A Redis outage falls back to this process's memory. */
+/**
+ * The quota's limiter, made again when the configured rate changes. While Redis is not connected it is not
+ * asked at all, and this process's memory counts instead: the quota never makes a request wait on Redis.
+ */
 function quotaLimiter(): { points: number; limiter: RateLimiterRedis } {
   const points = config().rateLimits.apiPerMinute;
   if (apiLimiter?.points !== points) {
@@ -119,6 +122,8 @@ function quotaLimiter(): { points: number; limiter: RateLimiterRedis } {
         keyPrefix: `${config().queuePrefix}:rl:api`,
         points,
         duration: API_WINDOW_SECONDS,
+        // Requests never wait on a Redis that is away: this process's memory counts meanwhile.
+        rejectIfRedisNotReady: true,
         insuranceLimiter: new RateLimiterMemory({ points, duration: API_WINDOW_SECONDS }),
       }),
     };
