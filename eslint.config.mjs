@@ -150,7 +150,19 @@ function layerRules() {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'api/generated/**', '.tools/**', '.data/**', 'scripts/**', 'bench/results/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'api/generated/**',
+      '.tools/**',
+      '.data/**',
+      'scripts/**',
+      'bench/results/**',
+      'examples/**/paygate-api.ts',
+      'examples/**/out/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -181,5 +193,8 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.mjs', '**/*.js'], ...tseslint.configs.disableTypeChecked },
+  // The merchant example compiles against a client generated from a running server's description
+  // (paygate-api.ts, not committed): its types are checked where it is built, in tests/generated-client.test.ts.
+  { files: ['examples/**/*.ts'], ...tseslint.configs.disableTypeChecked },
   prettier,
 );

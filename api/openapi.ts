@@ -4,10 +4,17 @@
  * - every error response (4xx, 5xx) is RFC 9457 `application/problem+json` (see problem.ts);
  * - an operation behind `@Security('jwt')` answers 401 without a valid token, and 403 when it admits only
  *   some roles (see auth/authentication.ts);
+ * - a nullable field whose schema is a reference (tsoa writes `{allOf: [{$ref}], nullable: true}`) also
+ *   states the referenced schema's `type`, as OpenAPI 3.0 asks of every `nullable`, and a reference to an
+ *   enum becomes that enum inline with `null` added;
  * - request bodies may carry fields the API does not know: they are ignored (tsoa's
  *   `silently-remove-extras`, e.g. a `role` sent to /auth/register), so no schema forbids them;
  * - every operation behind `jwt` also takes an API key (`api_key`, SPEC §12), needing the one scope
- *   `scopeFor` reads off its method and path, and answers 403 to a key without it.
+ *   `scopeFor` reads off its method and path, and answers 403 to a key without it;
+ * - every operation can answer 500 (an unexpected error, as a problem that reveals nothing), and every
+ *   operation but the provider callbacks counts against the caller's quota: its answers carry the IETF
+ *   `RateLimit` and `RateLimit-Policy` fields, and past the quota it answers 429 with `Retry-After`
+ *   (api/middleware/rate-limit.ts).
  */
 
 import { scopeFor } from '../domain/api-keys';
@@ -21,6 +28,7 @@ interface MediaType {
 interface ResponseObject {
   description: string;
   content?: Record<string, MediaType>;
+  headers?: Record<string, unknown>;
 }
 
 interface Operation {
@@ -30,7 +38,21 @@ interface Operation {
 
 type Spec = Record<string, unknown> & {
   paths?: Record<string, Record<string, Operation>>;
-  components?: { schemas?: Record<string, Record<string, unknown>>; securitySchemes?: Record<string, unknown> };
+  components?: {
+    schemas?: Record<string, Record<string, unknown>>;
+    securitySchemes?: Record<string, unknown>;
+    headers?: Record<string, unknown>;
+  };
+};
+
+const JWT_SCHEME = {
+  type: 'http',
+  scheme: 'bearer',
+  bearerFormat: 'JWT',
+  description:
+    'A 15-minute access token from POST /auth/login, sent as `Authorization: Bearer <jwt>`. Issued and checked as ' +
+    'RFC8725 (JSON Web Token Best Current Practices) asks: one algorithm (HS256) pinned on verification, `exp` always ' +
+    'required, and the issuer and audience checked.',
 };
 
 const API_KEY_SCHEME = {
@@ -50,23 +72,81 @@ function problemResponse(description: string): ResponseObject {
   return { description, content: { [PROBLEM_JSON]: { schema: PROBLEM_SCHEMA } } };
 }
 
+const RATE_LIMIT_HEADERS = {
+  RateLimit: { $ref: '#/components/headers/RateLimit' },
+  'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
+};
+
+const HEADERS = {
+  RateLimit: {
+    description: 'What is left of the quota (IETF draft-ietf-httpapi-ratelimit-headers): `r` requests for `t` more seconds.',
+    schema: { type: 'string', maxLength: 100, example: '"default";r=1199;t=60' },
+  },
+  'RateLimit-Policy': {
+    description:
+      'The quota: `q` requests per window of `w` seconds, per API key, else per user, else per address (RATE_LIMIT_API_PER_MINUTE).',
+    schema: { type: 'string', maxLength: 100, example: '"default";q=1200;w=60' },
+  },
+  'Retry-After': {
+    description: 'Seconds until the quota has room again.',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86400, example: 12 },
+  },
+};
+
+/** Provider callbacks are not counted against a quota (see api/middleware/rate-limit.ts). */
+const isRateLimited = (path: string): boolean => !path.startsWith('/callbacks/');
+
 function completeOperation(operation: Operation, method: string, path: string): void {
   const responses = (operation.responses ??= {});
+  responses['500'] ??= problemResponse('Unexpected error: the problem names nothing internal; the request id is in the log');
+  if (isRateLimited(path)) responses['429'] ??= problemResponse('rate_limited: past the quota; retry after `Retry-After` seconds');
+  // Every 429 (the quota, or an operation's own limit such as login attempts) says when to come back.
+  if (responses['429'])
+    responses['429'].headers = { ...responses['429'].headers, 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
   for (const [status, response] of Object.entries(responses)) {
     if (!isError(status) || !response.content) continue;
     const schema = response.content[PROBLEM_JSON]?.schema ?? response.content['application/json']?.schema ?? PROBLEM_SCHEMA;
     response.content = { [PROBLEM_JSON]: { schema } };
   }
   const jwt = operation.security?.find((requirement) => 'jwt' in requirement)?.jwt;
-  if (jwt === undefined) return;
-  responses['401'] ??= problemResponse('Unauthenticated: no valid bearer token or API key');
-  const scope = scopeFor(method, path);
-  if (scope) operation.security = [...(operation.security ?? []), { api_key: [scope] }];
-  const forbidden = [
-    ...(jwt.length > 0 ? [`requires one of the roles: ${jwt.join(', ')}`] : []),
-    ...(scope ? [`an API key needs ${scope}`] : []),
-  ];
-  if (forbidden.length > 0) responses['403'] ??= problemResponse(`Forbidden: ${forbidden.join('; ')}`);
+  if (jwt !== undefined) {
+    responses['401'] ??= problemResponse('Unauthenticated: no valid bearer token or API key');
+    const scope = scopeFor(method, path);
+    if (scope) operation.security = [...(operation.security ?? []), { api_key: [scope] }];
+    const forbidden = [
+      ...(jwt.length > 0 ? [`requires one of the roles: ${jwt.join(', ')}`] : []),
+      ...(scope ? [`an API key needs ${scope}`] : []),
+    ];
+    if (forbidden.length > 0) responses['403'] ??= problemResponse(`Forbidden: ${forbidden.join('; ')}`);
+  }
+  if (!isRateLimited(path)) return;
+  for (const [status, response] of Object.entries(responses)) {
+    if (/^[24]/.test(status)) response.headers = { ...response.headers, ...RATE_LIMIT_HEADERS };
+  }
+}
+
+type SchemaNode = Record<string, unknown>;
+
+const isNode = (value: unknown): value is SchemaNode => typeof value === 'object' && value !== null;
+
+/** Give every `nullable` schema without a `type` the type of the schema it references, wherever it is nested. */
+function typeNullableReferences(node: unknown, schemas: Record<string, SchemaNode>): void {
+  if (Array.isArray(node)) {
+    for (const item of node) typeNullableReferences(item, schemas);
+    return;
+  }
+  if (!isNode(node)) return;
+  if (node.nullable === true && node.type === undefined && Array.isArray(node.allOf)) {
+    const ref = node.allOf.find((part): part is SchemaNode => isNode(part) && typeof part.$ref === 'string')?.$ref;
+    const target = typeof ref === 'string' ? schemas[ref.replace('#/components/schemas/', '')] : undefined;
+    if (target && typeof target.type === 'string') node.type = target.type;
+    // An enum admits null only by listing it (OpenAPI 3.0.3): the field takes the enum inline, null added.
+    if (target && Array.isArray(target.enum)) {
+      node.enum = [...(target.enum as unknown[]), null];
+      delete node.allOf;
+    }
+  }
+  for (const value of Object.values(node)) typeNullableReferences(value, schemas);
 }
 
 /** A completed copy of the generated spec (the input is not modified). */
@@ -75,9 +155,22 @@ export function publishedSpec(generated: Record<string, unknown>): Record<string
   for (const schema of Object.values(spec.components?.schemas ?? {})) {
     if (schema.additionalProperties === false) delete schema.additionalProperties;
   }
+  typeNullableReferences(spec.components?.schemas, spec.components?.schemas ?? {});
   for (const [path, item] of Object.entries(spec.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) completeOperation(operation, method, path);
   }
-  spec.components = { ...spec.components, securitySchemes: { ...spec.components?.securitySchemes, api_key: API_KEY_SCHEME } };
+  spec.components = {
+    ...spec.components,
+    headers: HEADERS,
+    securitySchemes: { ...spec.components?.securitySchemes, jwt: JWT_SCHEME, api_key: API_KEY_SCHEME },
+  };
+  // Every server here is the public API a merchant calls (OWASP API9: say who a server is for).
+  spec.servers = (Array.isArray(spec.servers) ? (spec.servers as Record<string, unknown>[]) : [{ url: '/api/v1' }]).map((server) => ({
+    ...server,
+    'x-internal': false,
+  }));
+  const info = spec.info as Record<string, unknown> | undefined;
+  const license = info?.license as Record<string, unknown> | undefined;
+  if (license?.name === 'Apache-2.0') license.url = 'https://www.apache.org/licenses/LICENSE-2.0';
   return spec;
 }

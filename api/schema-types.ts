@@ -11,6 +11,7 @@ import type { KYC_STATUSES } from '../domain/users';
 /**
  * A resource id: a UUID (Paygate issues UUIDv7).
  * @pattern ^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$
+ * @maxLength 36
  * @example "01a205e7-cb20-7233-b0b2-3ad4a6f91819"
  */
 export type Uuid = string;
@@ -54,6 +55,7 @@ export type CryptoAssetCode = CryptoAsset;
 /**
  * A network's code as ccxt names it, e.g. TRC20, ERC20 or BTC.
  * @pattern ^[A-Z0-9_]{2,20}$
+ * @maxLength 20
  * @example "TRC20"
  */
 export type NetworkCode = string;

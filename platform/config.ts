@@ -250,6 +250,8 @@ const schema = z
     WEBHOOK_DISPATCH_EVERY_MS: intFrom(1000, 50),
     WEBHOOK_MAX_ENDPOINTS_PER_USER: intFrom(10, 1, 1000),
     WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: intFrom(2, 1, 100),
+    EVENTS_RETENTION_DAYS: intFrom(30, 1, 3650),
+    PRUNE_EVENTS_EVERY_MS: intFrom(60 * 60 * 1000, 100),
   })
   .superRefine((env, ctx) => {
     // A public default secret is only for a local run: development or test, listening on loopback. Any
@@ -439,6 +441,9 @@ export interface Config {
     dispatchEveryMs: number;
     maxEndpointsPerUser: number;
     maxInFlightPerEndpoint: number;
+    /** Events (and their deliveries) older than this are pruned by the `prune-events` job. */
+    eventRetentionDays: number;
+    pruneEventsEveryMs: number;
   };
 }
 
@@ -582,6 +587,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       dispatchEveryMs: e.WEBHOOK_DISPATCH_EVERY_MS,
       maxEndpointsPerUser: e.WEBHOOK_MAX_ENDPOINTS_PER_USER,
       maxInFlightPerEndpoint: e.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT,
+      eventRetentionDays: e.EVENTS_RETENTION_DAYS,
+      pruneEventsEveryMs: e.PRUNE_EVENTS_EVERY_MS,
     },
   });
 }

@@ -96,20 +96,16 @@ export interface DeliveryRow {
   event_id: string;
   type: string;
   event_created_at: Date;
-  payload: {
-    order_id: string;
-    status: string;
-    detail: string | null;
-    at: string;
-    failure_code: string | null;
-    failure_reason: string | null;
-    rail_reference: string | null;
-  };
-  amount_minor: string;
-  currency: string;
-  method: string;
+  payload: EventPayload;
+  /** For events of an order: the order's amount, currency, method and reference (null otherwise). */
+  amount_minor: string | null;
+  currency: string | null;
+  method: string | null;
   reference: string | null;
 }
+
+/** What the trigger that wrote an event put in it: its subject's ids and state, and `at`. */
+export type EventPayload = Record<string, unknown> & { at: string };
 
 export async function findDelivery(deliveryId: string): Promise<DeliveryRow | undefined> {
   const [row] = await models().query<DeliveryRow>(
@@ -118,7 +114,7 @@ export async function findDelivery(deliveryId: string): Promise<DeliveryRow | un
        FROM webhook_deliveries d
        JOIN webhook_endpoints w ON w.id = d.endpoint_id
        JOIN webhook_events e ON e.id = d.event_id
-       JOIN orders o ON o.id = e.order_id
+       LEFT JOIN orders o ON o.id = e.order_id AND e.type = 'order.status_changed'
       WHERE d.id = :deliveryId`,
     { replacements: { deliveryId }, type: QueryTypes.SELECT },
   );
@@ -240,8 +236,8 @@ export interface DeliveryLogRow {
   id: string;
   event_id: string;
   type: string;
-  order_id: string;
-  order_status: string;
+  order_id: string | null;
+  order_status: string | null;
   status: 'pending' | 'delivered' | 'failed';
   attempts: number;
   last_status_code: number | null;
@@ -254,11 +250,118 @@ export interface DeliveryLogRow {
 /** The endpoint's deliveries, newest first, keyset-paged by id. */
 export async function listDeliveries(endpointId: string, before: string | null, take: number): Promise<DeliveryLogRow[]> {
   return models().query<DeliveryLogRow>(
-    `SELECT d.id, d.event_id, e.type, e.order_id, e.payload->>'status' AS order_status, d.status, d.attempts,
+    `SELECT d.id, d.event_id, e.type, e.order_id,
+            CASE WHEN e.type = 'order.status_changed' THEN e.payload->>'status' END AS order_status, d.status, d.attempts,
             d.last_status_code, d.last_error, d.attempt_log, d.created_at, d.delivered_at
        FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
       WHERE d.endpoint_id = :endpointId AND (CAST(:before AS uuid) IS NULL OR d.id < CAST(:before AS uuid))
       ORDER BY d.id DESC LIMIT :take`,
     { replacements: { endpointId, before, take }, type: QueryTypes.SELECT },
   );
+}
+
+/** Make one delivery of the endpoint due now, unless an attempt of it is under way; returns it, or undefined. */
+export async function requeueDelivery(endpointId: string, deliveryId: string): Promise<DeliveryLogRow | undefined> {
+  const [row] = await models().query<{ id: string }>(
+    `UPDATE webhook_deliveries
+        SET status = 'pending', next_attempt_at = now(), updated_at = now()
+      WHERE id = :deliveryId AND endpoint_id = :endpointId
+        AND NOT (status = 'pending' AND leased_until IS NOT NULL AND leased_until > now())
+     RETURNING id`,
+    { replacements: { endpointId, deliveryId }, type: QueryTypes.SELECT },
+  );
+  if (!row) return undefined;
+  const [log] = await listDeliveriesIn(endpointId, [deliveryId]);
+  return log;
+}
+
+/** Whether the endpoint has this delivery, and whether an attempt of it is under way. */
+export async function deliveryState(endpointId: string, deliveryId: string): Promise<{ inFlight: boolean } | undefined> {
+  const [row] = await models().query<{ in_flight: boolean }>(
+    `SELECT (status = 'pending' AND leased_until IS NOT NULL AND leased_until > now()) AS in_flight
+       FROM webhook_deliveries WHERE id = :deliveryId AND endpoint_id = :endpointId`,
+    { replacements: { endpointId, deliveryId }, type: QueryTypes.SELECT },
+  );
+  return row ? { inFlight: row.in_flight } : undefined;
+}
+
+async function listDeliveriesIn(endpointId: string, ids: string[]): Promise<DeliveryLogRow[]> {
+  return models().query<DeliveryLogRow>(
+    `SELECT d.id, d.event_id, e.type, e.order_id,
+            CASE WHEN e.type = 'order.status_changed' THEN e.payload->>'status' END AS order_status, d.status, d.attempts,
+            d.last_status_code, d.last_error, d.attempt_log, d.created_at, d.delivered_at
+       FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+      WHERE d.endpoint_id = :endpointId AND d.id IN (:ids)`,
+    { replacements: { endpointId, ids }, type: QueryTypes.SELECT },
+  );
+}
+
+// --- the events API
+
+export interface EventRow {
+  id: string;
+  type: string;
+  created_at: Date;
+  payload: EventPayload;
+  amount_minor: string | null;
+  currency: string | null;
+  method: string | null;
+  reference: string | null;
+}
+
+export interface EventFilter {
+  userId: string;
+  /** An exact type, or a prefix ending in `.` (from `order.*`). */
+  type: { exact: string } | { prefix: string } | null;
+  createdFrom: Date | null;
+  createdBefore: Date | null;
+  before: string | null;
+  take: number;
+}
+
+/** The user's events, newest first, keyset-paged by id (a UUIDv7, so in the order they were written). */
+export async function listEvents(filter: EventFilter): Promise<EventRow[]> {
+  return models().query<EventRow>(
+    `SELECT e.id, e.type, e.created_at, e.payload, o.amount_minor, o.currency, o.method, o.reference
+       FROM webhook_events e
+       LEFT JOIN orders o ON o.id = e.order_id AND e.type = 'order.status_changed'
+      WHERE e.user_id = :userId
+        AND (CAST(:exact AS text) IS NULL OR e.type = :exact)
+        AND (CAST(:prefix AS text) IS NULL OR starts_with(e.type, :prefix))
+        AND (CAST(:createdFrom AS timestamptz) IS NULL OR e.created_at >= CAST(:createdFrom AS timestamptz))
+        AND (CAST(:createdBefore AS timestamptz) IS NULL OR e.created_at < CAST(:createdBefore AS timestamptz))
+        AND (CAST(:before AS uuid) IS NULL OR e.id < CAST(:before AS uuid))
+      ORDER BY e.id DESC LIMIT :take`,
+    {
+      replacements: {
+        userId: filter.userId,
+        exact: filter.type && 'exact' in filter.type ? filter.type.exact : null,
+        prefix: filter.type && 'prefix' in filter.type ? filter.type.prefix : null,
+        createdFrom: filter.createdFrom?.toISOString() ?? null,
+        createdBefore: filter.createdBefore?.toISOString() ?? null,
+        before: filter.before,
+        take: filter.take,
+      },
+      type: QueryTypes.SELECT,
+    },
+  );
+}
+
+/**
+ * Delete events created before `olderThan`, with their deliveries, at most `batch` events per call; returns
+ * how many events went. Undispatched events are kept whatever their age, so nothing is dropped unsent.
+ */
+export async function pruneEvents(olderThan: Date, batch: number): Promise<number> {
+  return models().transaction(async (transaction) => {
+    const doomed = await models().query<{ id: string }>(
+      `SELECT id FROM webhook_events WHERE created_at < :olderThan AND dispatched_at IS NOT NULL
+        ORDER BY created_at LIMIT :batch FOR UPDATE SKIP LOCKED`,
+      { replacements: { olderThan: olderThan.toISOString(), batch }, type: QueryTypes.SELECT, transaction },
+    );
+    if (doomed.length === 0) return 0;
+    const ids = doomed.map((d) => d.id);
+    await models().query('DELETE FROM webhook_deliveries WHERE event_id IN (:ids)', { replacements: { ids }, transaction });
+    await models().query('DELETE FROM webhook_events WHERE id IN (:ids)', { replacements: { ids }, transaction });
+    return ids.length;
+  });
 }

@@ -122,7 +122,11 @@ describe('wallets and money in', () => {
         `SELECT type, payload->>'status' AS status FROM webhook_events WHERE deposit_id = :id`,
         { id: first.deposit.deposit_id },
       );
-      expect(events).to.deep.equal([{ type: 'deposit.status_changed', status: 'completed' }]);
+      // The deposit's status change, and the credit to the wallet it made.
+      expect(events).to.have.deep.members([
+        { type: 'deposit.status_changed', status: 'completed' },
+        { type: 'wallet.credited', status: null },
+      ]);
     });
   });
 

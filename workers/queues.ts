@@ -10,7 +10,7 @@ import type { Config } from '../platform/config';
 export const MAINTENANCE_QUEUE = 'maintenance';
 /** The exchange and bank catalogue refreshes. */
 export const DISCOVERY_QUEUE = 'discovery';
-/** Webhook dispatch and delivery. */
+/** Webhook dispatch and delivery, and pruning events past their retention. */
 export const WEBHOOK_QUEUE = 'webhooks';
 
 /** Every queue the jobs process works. */
@@ -25,6 +25,7 @@ export const MATCH_CRYPTO_DEPOSITS = 'match-crypto-deposits';
 export const REFRESH_EXCHANGES = 'refresh-exchanges';
 export const REFRESH_BANKS = 'refresh-banks';
 export const DISPATCH_WEBHOOKS = 'dispatch-webhooks';
+export const PRUNE_EVENTS = 'prune-events';
 /** Not scheduled: one job per due delivery, queued by the dispatcher. */
 export const DELIVER_WEBHOOK = 'deliver-webhook';
 
@@ -49,6 +50,7 @@ export function schedules(cfg: Config): Schedule[] {
     { queue: DISCOVERY_QUEUE, job: REFRESH_EXCHANGES, everyMs: cfg.discovery.refreshExchangesEveryMs },
     { queue: DISCOVERY_QUEUE, job: REFRESH_BANKS, everyMs: cfg.discovery.refreshBanksEveryMs },
     { queue: WEBHOOK_QUEUE, job: DISPATCH_WEBHOOKS, everyMs: cfg.webhooks.dispatchEveryMs },
+    { queue: WEBHOOK_QUEUE, job: PRUNE_EVENTS, everyMs: cfg.webhooks.pruneEventsEveryMs },
   ];
 }
 

@@ -1,5 +1,5 @@
 import type { Config } from '../platform/config';
-import { formatAmount, isCurrency } from '../domain/money';
+import { eventBody, orderFacts } from '../domain/webhooks/events';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from '../domain/webhooks/signing';
 import { vetWebhookTarget, WebhookTargetError, type TargetPolicy, type VettedTarget } from '../connectors/webhook-targets';
 import { postToVettedTarget } from '../connectors/webhook-transport';
@@ -8,6 +8,7 @@ import {
   findDelivery,
   leaseDueDeliveries,
   leaseForAttempt,
+  pruneEvents,
   recordAttempt,
   type ClaimedDelivery,
   type DeliveryRow,
@@ -15,8 +16,8 @@ import {
 
 /**
  * The outbox's far side. `dispatchWebhookEvents` turns new `webhook_events` (written by a trigger in the
- * same transaction as the order change) into one `webhook_deliveries` row per enabled endpoint of the
- * order's owner; `claimDueDeliveries` takes the deliveries that are due, a few per endpoint at a time;
+ * same transaction as the change) into one `webhook_deliveries` row per enabled endpoint of the event's
+ * user; `claimDueDeliveries` takes the deliveries that are due, a few per endpoint at a time;
  * `deliverWebhook` makes one attempt of one delivery and records it, with the time of the next one.
  * Delivery is at least once: a receiver that answered 2xx but whose answer we lost sees the event again
  * with the same `id`, which it uses to ignore the repeat.
@@ -24,19 +25,23 @@ import {
 
 export type WebhookSettings = Config['webhooks'];
 
-export interface WebhookEventBody {
-  id: string;
-  type: string;
-  created_at: string;
-  data: DeliveryRow['payload'] & { amount: string; currency: string; method: string; reference: string | null };
-}
-
 /** Fan new events out to the endpoints registered when they happened; returns how many deliveries were created. */
 export function dispatchWebhookEvents(batch = 500): Promise<number> {
   return dispatchEvents(batch);
 }
 
 export type { ClaimedDelivery };
+
+/** Delete events older than `retentionDays`, with their deliveries, a batch at a time; returns how many went. */
+export async function pruneOldEvents(retentionDays: number, batch = 1000): Promise<number> {
+  const olderThan = new Date(Date.now() - retentionDays * 24 * 60 * 60 * 1000);
+  let pruned = 0;
+  for (;;) {
+    const removed = await pruneEvents(olderThan, batch);
+    pruned += removed;
+    if (removed < batch) return pruned;
+  }
+}
 
 /**
  * Take deliveries that are due, oldest first, at most `maxInFlight` per endpoint counting those already
@@ -55,24 +60,19 @@ export function claimDueDeliveries(options: {
   return leaseDueDeliveries({ ...options, limit: options.limit ?? 1000 });
 }
 
+/** The delivered body: the event exactly as `GET /events` lists it (see domain/webhooks/events.ts). */
 export function webhookBody(
   row: Pick<DeliveryRow, 'event_id' | 'type' | 'event_created_at' | 'payload' | 'amount_minor' | 'currency' | 'method' | 'reference'>,
 ): string {
-  const amount = isCurrency(row.currency) ? formatAmount(row.amount_minor, row.currency) : row.amount_minor;
-  const body: WebhookEventBody = {
-    id: row.event_id,
-    type: row.type,
-    created_at: new Date(row.event_created_at).toISOString(),
-    data: {
-      ...row.payload,
-      at: new Date(row.payload.at).toISOString(),
-      amount,
-      currency: row.currency,
-      method: row.method,
-      reference: row.reference,
-    },
-  };
-  return JSON.stringify(body);
+  return JSON.stringify(
+    eventBody({
+      id: row.event_id,
+      type: row.type,
+      createdAt: row.event_created_at,
+      payload: row.payload,
+      order: orderFacts(row),
+    }),
+  );
 }
 
 export type DeliveryOutcome = 'delivered' | 'skipped' | 'refused' | 'retrying' | 'failed';

@@ -2,8 +2,8 @@ import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../platform/config';
 import { componentLogger } from '../platform/logger';
-import { DELIVER_WEBHOOK, DISPATCH_WEBHOOKS, WEBHOOK_QUEUE } from './queues';
-import { claimDueDeliveries, deliverWebhook, dispatchWebhookEvents } from './webhook-delivery';
+import { DELIVER_WEBHOOK, DISPATCH_WEBHOOKS, PRUNE_EVENTS, WEBHOOK_QUEUE } from './queues';
+import { claimDueDeliveries, deliverWebhook, dispatchWebhookEvents, pruneOldEvents } from './webhook-delivery';
 import type { TargetPolicy } from '../connectors/webhook-targets';
 
 /**
@@ -14,7 +14,9 @@ import type { TargetPolicy } from '../connectors/webhook-targets';
  * jobs processes sweep, an attempt has one job. A failed attempt makes the next one due after
  * WEBHOOK_BACKOFF_MS doubling, up to WEBHOOK_MAX_ATTEMPTS, then the delivery is marked `failed`. When an
  * attempt ends its endpoint's next due delivery is taken at once, so an endpoint is not held to one
- * delivery per sweep, and one that never answers keeps only its own slots busy.
+ * delivery per sweep, and one that never answers keeps only its own slots busy. The job scheduler
+ * `prune-events` (every PRUNE_EVENTS_EVERY_MS) deletes events older than EVENTS_RETENTION_DAYS and their
+ * deliveries.
  */
 
 /** Jobs a jobs process runs at once on the webhooks queue. */
@@ -36,6 +38,11 @@ export async function startWebhookDelivery(
       DISPATCH_WEBHOOKS,
       { every: settings.dispatchEveryMs },
       { name: DISPATCH_WEBHOOKS, opts: { removeOnComplete: 10, removeOnFail: 100 } },
+    );
+    await queue.upsertJobScheduler(
+      PRUNE_EVENTS,
+      { every: settings.pruneEventsEveryMs },
+      { name: PRUNE_EVENTS, opts: { removeOnComplete: 10, removeOnFail: 100 } },
     );
   };
   const enqueueDue = async (endpointId?: string) => {
@@ -64,6 +71,7 @@ export async function startWebhookDelivery(
     WEBHOOK_QUEUE,
     async (job: Job<{ deliveryId?: string; attempt?: number }>) => {
       if (job.name === DISPATCH_WEBHOOKS) return sweep();
+      if (job.name === PRUNE_EVENTS) return pruneOldEvents(settings.eventRetentionDays);
       if (job.name !== DELIVER_WEBHOOK || !job.data.deliveryId) throw new Error(`no processor for job ${job.name}`);
       const result = await deliverWebhook(settings, job.data.deliveryId, job.data.attempt, deps.network);
       if (result.outcome === 'retrying' || result.outcome === 'failed' || result.outcome === 'refused') {

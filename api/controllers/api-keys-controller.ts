@@ -1,5 +1,21 @@
 import type { Request as ExpressRequest } from 'express';
-import { Body, Controller, Delete, Get, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Path,
+  Post,
+  Query,
+  Request,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+  OperationId,
+  Example,
+} from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { ApiKeyScopeName, Uuid } from '../schema-types';
@@ -39,11 +55,26 @@ interface CreateApiKeyBody {
 @Tags('API keys')
 @Security('jwt')
 export class ApiKeysController extends Controller {
-  /** Create a key. The answer carries its `secret`, shown only here: Paygate keeps a hash of it. */
+  /**
+   * Create a key. The answer carries its `secret`, shown only here: Paygate keeps a hash of it.
+   * @summary Create an API key
+   */
   @Post()
   @SuccessResponse(201, 'Created')
   @Response<Problem>(400, 'Bad name, mode or scopes')
   @Response<Problem>(403, 'A key asked for a key beyond its own mode or scopes')
+  @Example<CreatedApiKey>({
+    key_id: '01a205e1-2b3c-7d4e-8f50-6172839405a6',
+    name: 'shop backend',
+    mode: 'test',
+    prefix: 'sk_test_AbCdEfGh',
+    scopes: ['payments:write', 'payments:read', 'wallets:read'],
+    created_at: '2026-11-25T09:58:00.000Z',
+    last_used_at: null,
+    revoked_at: null,
+    secret: 'sk_test_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE',
+  })
+  @OperationId('createApiKey')
   public async create(@Body() body: CreateApiKeyBody, @Request() req: ExpressRequest & { user: Caller }): Promise<CreatedApiKey> {
     const created = await createKey(req.user, body);
     this.setStatus(201);
@@ -57,9 +88,12 @@ export class ApiKeysController extends Controller {
    * @minimum limit 1
    * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
+   * @summary List API keys
+   * @maxLength cursor 200
    */
   @Get()
   @Response<Problem>(400, 'Bad limit or cursor')
+  @OperationId('listApiKeys')
   public async list(
     @Request() req: ExpressRequest & { user: Caller },
     @Query() limit?: number,
@@ -68,11 +102,15 @@ export class ApiKeysController extends Controller {
     return listKeys(req.user, { limit, cursor });
   }
 
-  /** Revoke a key, at once: its very next request is refused. */
+  /**
+   * Revoke a key, at once: its very next request is refused.
+   * @summary Revoke an API key
+   */
   @Delete('{key_id}')
   @SuccessResponse(204, 'Revoked')
   @Response<Problem>(400, 'Malformed key id')
   @Response<Problem>(404, 'Not found')
+  @OperationId('revokeApiKey')
   public async revoke(@Path('key_id') keyId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<void> {
     await revokeKey(req.user, keyId);
     this.setStatus(204);

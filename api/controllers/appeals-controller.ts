@@ -1,20 +1,28 @@
 import type { Request as ExpressRequest } from 'express';
-import { Body, Controller, Get, Path, Post, Put, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
+import { Body, Controller, Get, Path, Post, Put, Request, Response, Route, Security, SuccessResponse, Tags, OperationId } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { AppealActionName, Uuid } from '../schema-types';
 import { createAppeal, decideAppeal, getAppeal, type AppealView, type EvidenceLink } from '../services/appeal-service';
 
 interface CreateAppealBody {
+  /** @maxLength 36 */
   order_id: string;
   /**
    * `payment_not_received`, `wrong_amount`, `unauthorized`, `compliance_rejection` or `other`.
    * @example "payment_not_received"
+   * @maxLength 1000
    */
   reason: string;
-  /** @example "I paid by M-Pesa but the USDT never arrived." */
+  /**
+   * @example "I paid by M-Pesa but the USDT never arrived."
+   * @maxLength 2000
+   */
   description: string;
-  /** Links to the evidence (statements, screenshots), each with an optional SHA-256 of the file. */
+  /**
+   * Links to the evidence (statements, screenshots), each with an optional SHA-256 of the file.
+   * @maxItems 20
+   */
   evidence?: EvidenceLink[];
 }
 
@@ -36,6 +44,7 @@ interface DecisionBody {
    * payment's currency. The refunds of one payment never add up to more than it paid (409 past that).
    * Default: all that is left to refund.
    * @example "500.00"
+   * @maxLength 64
    */
   amount?: string;
 }
@@ -48,6 +57,7 @@ export class AppealsController extends Controller {
    * Appeal an order: its owner, or the counterparty of a P2P trade (others: 404). One open appeal per
    * order (409). Starts workflow `appeal-<appeal_id>`, which waits for a decision until the SLA
    * (`APPEAL_SLA_MS`, 72 hours by default) runs out; then the appeal is `expired`.
+   * @summary Open an appeal
    */
   @Post()
   @SuccessResponse(201, 'Created')
@@ -55,6 +65,7 @@ export class AppealsController extends Controller {
   @Response<Problem>(404, 'No such order of yours')
   @Response<Problem>(409, 'The order already has an open appeal')
   @Response<Problem>(503, 'Temporal unavailable')
+  @OperationId('openAppeal')
   public async create(@Body() body: CreateAppealBody, @Request() req: ExpressRequest & { user: Caller }): Promise<AppealView> {
     const appeal = await createAppeal(req.user, body);
     this.setStatus(201);
@@ -62,10 +73,14 @@ export class AppealsController extends Controller {
     return appeal;
   }
 
-  /** One appeal: the appellant, the order's parties and staff read it; others get 404. */
+  /**
+   * One appeal: the appellant, the order's parties and staff read it; others get 404.
+   * @summary Get an appeal
+   */
   @Get('{appeal_id}')
   @Response<Problem>(400, 'Malformed id')
   @Response<Problem>(404, 'Not found')
+  @OperationId('getAppeal')
   public async get(@Path('appeal_id') appealId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<AppealView> {
     return getAppeal(req.user, appealId);
   }
@@ -75,6 +90,7 @@ export class AppealsController extends Controller {
    * staff and admins only (403), never the appellant, the order's owner or the trade's counterparty
    * (403), and only while the appeal is open (409). Answers 200 with the approved appeal once its
    * resolution has run; a resolution that does not fit the order's state is a 409 and the appeal stays open.
+   * @summary Approve an appeal
    */
   @Put('{appeal_id}/approve')
   @Security('jwt', ['compliance', 'admin'])
@@ -82,6 +98,7 @@ export class AppealsController extends Controller {
   @Response<Problem>(403, 'Not allowed to decide this appeal')
   @Response<Problem>(404, 'Not found')
   @Response<Problem>(409, 'The appeal is no longer open, or the action does not fit the order')
+  @OperationId('approveAppeal')
   public async approve(
     @Path('appeal_id') appealId: Uuid,
     @Body() body: DecisionBody,
@@ -93,6 +110,7 @@ export class AppealsController extends Controller {
   /**
    * Reject an appeal: the Temporal Update `reject`, with the same validator as approval. The order is
    * left as it is; answers 200 with the rejected appeal.
+   * @summary Reject an appeal
    */
   @Put('{appeal_id}/reject')
   @Security('jwt', ['compliance', 'admin'])
@@ -100,6 +118,7 @@ export class AppealsController extends Controller {
   @Response<Problem>(403, 'Not allowed to decide this appeal')
   @Response<Problem>(404, 'Not found')
   @Response<Problem>(409, 'The appeal is no longer open')
+  @OperationId('rejectAppeal')
   public async reject(
     @Path('appeal_id') appealId: Uuid,
     @Body() body: DecisionBody,

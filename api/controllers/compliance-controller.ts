@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { Request as ExpressRequest } from 'express';
-import { Body, Controller, Get, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
+import { Body, Controller, Get, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags, OperationId } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { BlocklistSourceName, BlocklistTypeName } from '../schema-types';
@@ -23,15 +23,20 @@ interface BlocklistEntryBody {
   /**
    * Normalised before it is stored: case, E.164 phones, whitespace.
    * @example "+254 700 123 456"
+   * @maxLength 500
    */
   value: string;
-  /** @example "confirmed fraud, case 2026-114" */
+  /**
+   * @example "confirmed fraud, case 2026-114"
+   * @maxLength 1000
+   */
   reason: string;
   /** `manual` (default), `ofac`, `un` or `eu`. */
   source?: BlocklistSourceName;
   /**
    * RFC 3339; after it the entry no longer matches.
    * @example "2027-01-01T00:00:00Z"
+   * @maxLength 40
    */
   expires_at?: string;
 }
@@ -43,6 +48,7 @@ export class ComplianceController extends Controller {
   /**
    * Add a value to the blocklist: 201 with the new entry, or 200 with the existing one for the same type
    * and normalised value (an expired one is renewed). Screening uses it at once.
+   * @summary Add a blocklist entry
    */
   @Post('blocklist')
   @SuccessResponse(201, 'Created')
@@ -50,6 +56,7 @@ export class ComplianceController extends Controller {
   @Response<Problem>(400, 'Validation failed')
   @Response<Problem>(401, 'Unauthenticated')
   @Response<Problem>(403, 'Not compliance staff')
+  @OperationId('addBlocklistEntry')
   public async addEntry(@Body() body: BlocklistEntryBody, @Request() req: ExpressRequest & { user: Caller }): Promise<BlocklistEntryView> {
     const { entry, created } = await addBlocklistEntry(req.user, body);
     this.setStatus(created ? 201 : 200);
@@ -69,11 +76,14 @@ export class ComplianceController extends Controller {
    * @minimum limit 1
    * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
+   * @summary List blocklist entries
+   * @maxLength cursor 200
    */
   @Get('blocklist')
   @Response<Problem>(400, 'Bad filter')
   @Response<Problem>(401, 'Unauthenticated')
   @Response<Problem>(403, 'Not compliance staff')
+  @OperationId('listBlocklistEntries')
   public async listEntries(
     @Query() type?: BlocklistTypeName,
     @Query() q?: string,
@@ -97,12 +107,17 @@ export class ComplianceController extends Controller {
    * @param to RFC 3339 or YYYY-MM-DD (midnight UTC), exclusive
    * @param format `json` (default) or `csv`
    * @param refresh true: compute it again
+   * @summary Get the compliance report
+   * @maxLength from 40
+   * @maxLength to 40
+   * @maxLength format 10
    */
   @Get('report')
   @Response<Problem>(400, 'Bad period or format')
   @Response<Problem>(401, 'Unauthenticated')
   @Response<Problem>(403, 'Not compliance staff')
   @Response<Problem>(503, 'Temporal unavailable, or the report is still being computed (ask again)')
+  @OperationId('getComplianceReport')
   public async report(
     @Query() from: string,
     @Query() to: string,
@@ -122,10 +137,12 @@ export class ComplianceController extends Controller {
    * Float reconciliation: per currency, what Paygate owes its customers (wallets, holds, escrows, suspense)
    * and its fee revenue, against what the ledger says each rail holds and what each rail reports itself
    * (the primary bank's balance; the sandbox's own records), with the differences.
+   * @summary Get the float reconciliation
    */
   @Get('reconciliation')
   @Response<Problem>(401, 'Unauthenticated')
   @Response<Problem>(403, 'Not compliance staff')
+  @OperationId('getFloatReconciliation')
   public async reconciliation(): Promise<ReconciliationView> {
     return floatReconciliation();
   }

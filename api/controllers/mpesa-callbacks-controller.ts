@@ -1,4 +1,4 @@
-import { Body, Controller, Path, Post, Query, Response, Route, Tags } from 'tsoa';
+import { Body, Controller, Path, Post, Query, Response, Route, Tags, OperationId } from 'tsoa';
 import type { Problem } from '../problem';
 import type { Uuid } from '../schema-types';
 import {
@@ -72,9 +72,12 @@ export class MpesaCallbacksController extends Controller {
    * 200 in Daraja's shape; `ResultCode` 0 when the callback was tied to a pending request, 1 when ignored.
    * Provider-to-Paygate, no bearer token: only a callback carrying the per-request `token` Paygate put in
    * that CallBackURL, for a request still pending, has any effect.
+   * @summary Receive an M-Pesa STK Push callback
+   * @maxLength token 200
    */
   @Post('stk/{order_id}')
   @Response<Problem>(400, 'A body that is not a Daraja callback')
+  @OperationId('receiveMpesaStkCallback')
   public async stk(@Path('order_id') orderId: Uuid, @Body() body: StkCallbackBody, @Query() token?: string): Promise<DarajaAck> {
     return handleStkCallback(orderId, token, body);
   }
@@ -83,9 +86,12 @@ export class MpesaCallbacksController extends Controller {
    * Daraja's B2C result for one payout (its ResultURL). Provider-to-Paygate, no bearer token: only a result
    * carrying the per-request `token`, for a payout still pending whose ConversationID and
    * OriginatorConversationID match the ones recorded, has any effect; anything else is acknowledged and ignored.
+   * @summary Receive an M-Pesa B2C result
+   * @maxLength token 200
    */
   @Post('b2c/{order_id}/result')
   @Response<Problem>(400, 'A body that is not a Daraja callback')
+  @OperationId('receiveMpesaB2cResult')
   public async b2cResult(@Path('order_id') orderId: Uuid, @Body() body: B2cResultBody, @Query() token?: string): Promise<DarajaAck> {
     return handleB2cResult(orderId, 'result', token, body);
   }
@@ -93,9 +99,12 @@ export class MpesaCallbacksController extends Controller {
   /**
    * The result of the Transaction Status query Paygate sends when a payout's result is late. Same rule as
    * the B2C result: the per-request `token` and a pending payout with matching ids, or it is ignored.
+   * @summary Receive an M-Pesa transaction status result
+   * @maxLength token 200
    */
   @Post('b2c/{order_id}/status')
   @Response<Problem>(400, 'A body that is not a Daraja callback')
+  @OperationId('receiveMpesaB2cStatus')
   public async b2cStatus(@Path('order_id') orderId: Uuid, @Body() body: B2cResultBody, @Query() token?: string): Promise<DarajaAck> {
     return handleB2cResult(orderId, 'status', token, body);
   }
@@ -103,9 +112,12 @@ export class MpesaCallbacksController extends Controller {
   /**
    * Daraja's QueueTimeOutURL: the request timed out in Daraja's queue. Acknowledged and recorded; it decides
    * nothing, the Transaction Status query does.
+   * @summary Receive an M-Pesa queue timeout
+   * @maxLength token 200
    */
   @Post('b2c/{order_id}/timeout')
   @Response<Problem>(400, 'A body that is not a Daraja callback')
+  @OperationId('receiveMpesaB2cTimeout')
   public async b2cTimeout(@Path('order_id') orderId: Uuid, @Body() body: B2cResultBody, @Query() token?: string): Promise<DarajaAck> {
     return handleB2cResult(orderId, 'timeout', token, body);
   }
@@ -115,9 +127,12 @@ export class MpesaCallbacksController extends Controller {
    * 0) only when `BillRefNumber` is a user's deposit reference; otherwise refused with a `C2B000…` code
    * before the customer pays. Provider-to-Paygate, no bearer token: without the registered URL's `token` it
    * is acknowledged and ignored.
+   * @summary Validate an M-Pesa paybill payment
+   * @maxLength token 200
    */
   @Post('c2b/validation')
   @Response<Problem>(400, 'A body that is not a Daraja callback')
+  @OperationId('validateMpesaC2bPayment')
   public async c2bValidation(@Body() body: C2bBody, @Query() token?: string): Promise<C2bAck> {
     return handleC2bValidation(token, body);
   }
@@ -126,9 +141,12 @@ export class MpesaCallbacksController extends Controller {
    * Daraja's C2B confirmation (the ConfirmationURL registered at boot): the payment is made, and is credited
    * to the wallet of the deposit reference once per `TransID`, whatever the number of deliveries. Without
    * the registered URL's `token` it is acknowledged and ignored.
+   * @summary Confirm an M-Pesa paybill payment
+   * @maxLength token 200
    */
   @Post('c2b/confirmation')
   @Response<Problem>(400, 'A body that is not a Daraja callback')
+  @OperationId('confirmMpesaC2bPayment')
   public async c2bConfirmation(@Body() body: C2bBody, @Query() token?: string): Promise<C2bAck> {
     return handleC2bConfirmation(token, body);
   }

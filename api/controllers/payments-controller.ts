@@ -1,5 +1,21 @@
 import type { Request as ExpressRequest } from 'express';
-import { Body, Controller, Get, Header, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
+import {
+  Body,
+  Controller,
+  Get,
+  Header,
+  Path,
+  Post,
+  Query,
+  Request,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+  OperationId,
+  Example,
+} from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { CurrencyCode, OrderStatusName, PaymentMethodName, Uuid } from '../schema-types';
@@ -22,16 +38,27 @@ import type { Page } from '../services/paging';
  * @example { "provider": "mpesa", "phone": "+254712345678" }
  */
 interface PaymentDestination {
+  /** @maxLength 20 */
   bank_code?: string;
+  /** @maxLength 40 */
   account_number?: string;
+  /** @maxLength 200 */
   account_name?: string;
+  /** @maxLength 20 */
   provider?: string;
+  /** @maxLength 20 */
   phone?: string;
+  /** @maxLength 64 */
   exchange_id?: string;
+  /** @maxLength 120 */
   account_ref?: string;
+  /** @maxLength 500 */
   address?: string;
+  /** @maxLength 20 */
   network?: string;
+  /** @maxLength 36 */
   ad_id?: string;
+  /** @maxLength 20 */
   payment_method?: string;
 }
 
@@ -40,24 +67,31 @@ interface InitiatePaymentBody {
    * Decimal string with the currency's scale: `"1500.00"` KES/USD, `"25.500000"` USDT, `"0.00150000"` BTC.
    * Sandbox: an amount whose first two decimals are `13` fails with `insufficient_funds`.
    * @example "1500.00"
+   * @maxLength 64
    */
   amount: string;
   /**
    * KES, USD (bank_transfer), USDT, USDC, BTC, ETH (crypto).
    * @example "KES"
+   * @maxLength 10
    */
   currency: string;
   /**
    * `bank_transfer`, `mobile_money`, `crypto` or `p2p`.
    * @example "mobile_money"
+   * @maxLength 20
    */
   method: string;
   destination: PaymentDestination;
-  /** @example "Invoice 42" */
+  /**
+   * @example "Invoice 42"
+   * @maxLength 500
+   */
   description?: string;
   /**
    * The client's own reference.
    * @example "INV-42"
+   * @maxLength 100
    */
   reference?: string;
 }
@@ -73,12 +107,21 @@ export class PaymentsController extends Controller {
    * exchange `sandbox_maintenance` → retried, then `exchange_unavailable`.
    * @param idempotencyKey 1 to 255 visible ASCII characters, e.g. a UUID; a repeat replays the first answer
    * @pattern idempotencyKey ^[!-~]{1,255}$
+   * @summary Initiate a payment
+   * @maxLength idempotencyKey 255
    */
   @Post('initiate')
   @SuccessResponse(202, 'Accepted')
   @Response<Problem>(400, 'Validation failed or Idempotency-Key missing')
   @Response<Problem>(409, 'Same Idempotency-Key still in progress')
   @Response<Problem>(422, 'kyc_required, limit_exceeded or idempotency_key_reused')
+  @Example<PaymentAccepted>({
+    order_id: '01a205e7-cb20-7233-b0b2-3ad4a6f91819',
+    status: 'pending',
+    workflow_id: 'payment-01a205e7-cb20-7233-b0b2-3ad4a6f91819',
+    links: { self: '/api/v1/payments/orders/01a205e7-cb20-7233-b0b2-3ad4a6f91819' },
+  })
+  @OperationId('initiatePayment')
   public async initiate(
     @Body() body: InitiatePaymentBody,
     @Header('Idempotency-Key') idempotencyKey: string,
@@ -90,10 +133,40 @@ export class PaymentsController extends Controller {
     return accepted;
   }
 
-  /** One order with its status, failure, rail reference, workflow id and events. Others' orders are 404. */
+  /**
+   * One order with its status, failure, rail reference, workflow id and events. Others' orders are 404.
+   * @summary Get a payment order
+   */
   @Get('orders/{order_id}')
   @Response<Problem>(400, 'Malformed order id')
   @Response<Problem>(404, 'Not found')
+  @Example<OrderView>({
+    order_id: '01a205e7-cb20-7233-b0b2-3ad4a6f91819',
+    user_id: '01a205e0-11aa-7bbb-8ccc-0123456789ab',
+    status: 'completed',
+    amount: '1500.00',
+    fee: '0.00',
+    total_debited: '1500.00',
+    currency: 'KES',
+    method: 'mobile_money',
+    destination: { provider: 'mpesa', phone: '+254712******78' },
+    description: 'Invoice 42',
+    reference: 'INV-42',
+    failure_code: null,
+    failure_reason: null,
+    rail_reference: 'SBX-2Q9X7K',
+    route: null,
+    workflow_id: 'payment-01a205e7-cb20-7233-b0b2-3ad4a6f91819',
+    created_at: '2026-11-25T10:00:00.000Z',
+    updated_at: '2026-11-25T10:00:01.200Z',
+    links: { self: '/api/v1/payments/orders/01a205e7-cb20-7233-b0b2-3ad4a6f91819' },
+    events: [
+      { status: 'pending', at: '2026-11-25T10:00:00.000Z', detail: null },
+      { status: 'processing', at: '2026-11-25T10:00:00.300Z', detail: 'funds held' },
+      { status: 'completed', at: '2026-11-25T10:00:01.200Z', detail: 'settled by the rail' },
+    ],
+  })
+  @OperationId('getPaymentOrder')
   public async getOrder(@Path('order_id') orderId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<OrderView> {
     return getOrder(req.user, orderId);
   }
@@ -107,9 +180,14 @@ export class PaymentsController extends Controller {
    * @param cursor `next_cursor` of the previous page
    * @param from RFC 3339, inclusive
    * @param to RFC 3339, exclusive
+   * @summary List payment history
+   * @maxLength cursor 200
+   * @maxLength from 40
+   * @maxLength to 40
    */
   @Get('history')
   @Response<Problem>(400, 'Bad filter')
+  @OperationId('listPaymentHistory')
   public async history(
     @Request() req: ExpressRequest & { user: Caller },
     @Query() limit?: number,

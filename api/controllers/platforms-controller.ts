@@ -1,4 +1,4 @@
-import { Controller, Get, Query, Response, Route, Tags } from 'tsoa';
+import { Controller, Get, Query, Response, Route, Tags, OperationId } from 'tsoa';
 import type { Problem } from '../problem';
 import { bankDirectory, listExchanges, type BankDirectory, type ExchangeList } from '../services/platform-service';
 
@@ -21,9 +21,15 @@ export class PlatformsController extends Controller {
    * @minimum limit 1
    * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
+   * @summary List supported exchanges
+   * @maxLength q 100
+   * @maxLength country 64
+   * @maxLength capability 64
+   * @maxLength cursor 200
    */
   @Get('exchanges')
   @Response<Problem>(400, 'Bad filter, limit or cursor (the field is named in `errors`)')
+  @OperationId('listExchanges')
   public async exchanges(
     @Query() q?: string,
     @Query() country?: string,
@@ -39,8 +45,10 @@ export class PlatformsController extends Controller {
    * The Kenyan banks Paygate can pay into: the primary bank (`PRIMARY_BANK_CODE`, default `68` Equity Bank),
    * reached through its own connector, with its live status; and every other CBK-licensed bank of the
    * registry, reached from the primary bank by PesaLink or RTGS.
+   * @summary List supported banks
    */
   @Get('banks')
+  @OperationId('listBanks')
   public async banks(): Promise<BankDirectory> {
     return bankDirectory();
   }

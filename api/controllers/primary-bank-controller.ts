@@ -1,4 +1,4 @@
-import { Controller, Get, Response, Route, Security, Tags } from 'tsoa';
+import { Controller, Get, Response, Route, Security, Tags, OperationId } from 'tsoa';
 import type { Problem } from '../problem';
 import {
   primaryBankBalance,
@@ -15,18 +15,26 @@ import {
 @Tags('Platforms')
 @Security('jwt', ['admin'])
 export class PrimaryBankController extends Controller {
-  /** Available and current balance of Paygate's settlement account at the primary bank. */
+  /**
+   * Available and current balance of Paygate's settlement account at the primary bank.
+   * @summary Get the primary bank balance
+   */
   @Get('balance')
   @Response<Problem>(403, 'Not an admin')
   @Response<Problem>(503, 'The bank did not answer, or the sandbox rail is selected')
+  @OperationId('getPrimaryBankBalance')
   public async balance(): Promise<PrimaryBankBalance> {
     return primaryBankBalance();
   }
 
-  /** The latest transactions on the settlement account (the bank's mini statement). */
+  /**
+   * The latest transactions on the settlement account (the bank's mini statement).
+   * @summary List primary bank transactions
+   */
   @Get('transactions')
   @Response<Problem>(403, 'Not an admin')
   @Response<Problem>(503, 'The bank did not answer, or the sandbox rail is selected')
+  @OperationId('listPrimaryBankTransactions')
   public async transactions(): Promise<PrimaryBankTransactions> {
     return primaryBankTransactions();
   }

@@ -1,5 +1,21 @@
 import type { Request as ExpressRequest } from 'express';
-import { Body, Controller, Get, Header, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
+import {
+  Body,
+  Controller,
+  Get,
+  Header,
+  Path,
+  Post,
+  Query,
+  Request,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+  OperationId,
+  Example,
+} from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { CryptoAssetCode, CurrencyCode, NetworkCode, Uuid } from '../schema-types';
@@ -24,16 +40,19 @@ interface DepositBody {
   /**
    * Whole shillings, as a decimal string.
    * @example "2000.00"
+   * @maxLength 64
    */
   amount: string;
   /**
    * KES.
    * @example "KES"
+   * @maxLength 10
    */
   currency: string;
   /**
    * `mobile_money`: an M-Pesa STK Push to `phone`.
    * @example "mobile_money"
+   * @maxLength 20
    */
   method: string;
   /**
@@ -62,10 +81,17 @@ export class WalletsController extends Controller {
    * The caller's balances, one per currency: `available` (spendable), `held` (payouts in flight) and
    * `pending_in` (deposits not yet confirmed), with the `deposit_reference` to quote when paying in.
    * Compliance and admin read anyone's with `user_id`; for anyone else another user is 404.
+   * @summary List wallet balances
    */
   @Get()
   @Response<Problem>(400, 'Malformed user id')
   @Response<Problem>(404, 'No such user (or not yours to read)')
+  @Example<Wallets>({
+    user_id: '01a205e0-11aa-7bbb-8ccc-0123456789ab',
+    deposit_reference: 'PG7K2M9Q',
+    data: [{ currency: 'KES', available: '500.00', held: '0.00', pending_in: '0.00', updated_at: '2026-11-25T10:00:01.200Z' }],
+  })
+  @OperationId('listWallets')
   public async wallets(@Request() req: ExpressRequest & { user: Caller }, @Query() user_id?: Uuid): Promise<Wallets> {
     return getWallets(req.user, user_id);
   }
@@ -78,22 +104,29 @@ export class WalletsController extends Controller {
    * @minimum limit 1
    * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
+   * @summary List unmatched bank credits
+   * @maxLength cursor 200
    */
   @Get('unmatched-deposits')
   @Security('jwt', ['compliance', 'admin'])
   @Response<Problem>(400, 'Bad limit or cursor')
   @Response<Problem>(403, 'Not compliance or admin')
+  @OperationId('listUnmatchedBankCredits')
   public async unmatched(@Query() limit?: number, @Query() cursor?: string): Promise<Page<UnmatchedDepositView>> {
     return unmatchedDeposits({ limit, cursor });
   }
 
-  /** Credit an unmatched deposit to a user's wallet, once (compliance and admin). A second assignment is 409. */
+  /**
+   * Credit an unmatched deposit to a user's wallet, once (compliance and admin). A second assignment is 409.
+   * @summary Assign an unmatched bank credit
+   */
   @Post('unmatched-deposits/{deposit_id}/assign')
   @Security('jwt', ['compliance', 'admin'])
   @Response<Problem>(400, 'Malformed id, or no such user')
   @Response<Problem>(403, 'Not compliance or admin')
   @Response<Problem>(404, 'No such deposit')
   @Response<Problem>(409, 'Not unmatched (already assigned)')
+  @OperationId('assignBankCredit')
   public async assign(
     @Path('deposit_id') depositId: Uuid,
     @Body() body: AssignDepositBody,
@@ -107,6 +140,8 @@ export class WalletsController extends Controller {
    * the deposit for the outcome. The wallet is credited once the rail confirms it.
    * @param idempotencyKey 1 to 255 visible ASCII characters, e.g. a UUID; a repeat replays the first answer
    * @pattern idempotencyKey ^[!-~]{1,255}$
+   * @summary Start an M-Pesa STK Push deposit
+   * @maxLength _idempotencyKey 200
    */
   @Post('deposits')
   @SuccessResponse(202, 'Accepted')
@@ -114,6 +149,12 @@ export class WalletsController extends Controller {
   @Response<Problem>(409, 'Same Idempotency-Key still in progress')
   @Response<Problem>(422, 'blocked_by_compliance or idempotency_key_reused')
   @Response<Problem>(503, 'Deposits cannot be started right now')
+  @Example<DepositAccepted>({
+    deposit_id: '01a205e6-5b1c-7d2e-9f30-4a5b6c7d8e9f',
+    status: 'pending',
+    links: { self: '/api/v1/wallets/deposits/01a205e6-5b1c-7d2e-9f30-4a5b6c7d8e9f' },
+  })
+  @OperationId('startStkDeposit')
   public async startDeposit(
     @Body() body: DepositBody,
     @Header('Idempotency-Key') _idempotencyKey: string,
@@ -125,10 +166,26 @@ export class WalletsController extends Controller {
     return accepted;
   }
 
-  /** One deposit and its status. Others' deposits are 404. */
+  /**
+   * One deposit and its status. Others' deposits are 404.
+   * @summary Get a deposit
+   */
   @Get('deposits/{deposit_id}')
   @Response<Problem>(400, 'Malformed deposit id')
   @Response<Problem>(404, 'Not found')
+  @Example<DepositView>({
+    deposit_id: '01a205e6-5b1c-7d2e-9f30-4a5b6c7d8e9f',
+    status: 'completed',
+    channel: 'mpesa_stk',
+    currency: 'KES',
+    amount: '2000.00',
+    provider_reference: 'SBX-STK-8H2J4L',
+    failure_code: null,
+    failure_reason: null,
+    created_at: '2026-11-25T09:59:00.000Z',
+    updated_at: '2026-11-25T09:59:02.000Z',
+  })
+  @OperationId('getDeposit')
   public async deposit(@Path('deposit_id') depositId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<DepositView> {
     return getDeposit(req.user, depositId);
   }
@@ -139,10 +196,12 @@ export class WalletsController extends Controller {
    * once per txid by the `match-crypto-deposits` job; on the sandbox rail the address is a placeholder.
    * @param currency USDT, USDC, BTC or ETH
    * @param network The network's code (ccxt's), e.g. TRC20 or ERC20; the configured one by default
+   * @summary Get a crypto deposit address
    */
   @Get('{currency}/deposit-address')
   @Response<Problem>(400, 'Not a crypto asset, or a malformed network')
   @Response<Problem>(503, 'The exchange did not answer')
+  @OperationId('getCryptoDepositAddress')
   public async depositAddress(
     @Path() currency: CryptoAssetCode,
     @Request() req: ExpressRequest & { user: Caller },
@@ -159,10 +218,40 @@ export class WalletsController extends Controller {
    * @minimum limit 1
    * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
+   * @summary List wallet transactions
+   * @maxLength cursor 200
    */
   @Get('{currency}/transactions')
   @Response<Problem>(400, 'Bad currency or cursor')
   @Response<Problem>(404, 'No such user (or not yours to read)')
+  @Example<Page<StatementLine>>({
+    data: [
+      {
+        entry_id: '1042',
+        at: '2026-11-25T10:00:00.300Z',
+        kind: 'hold',
+        amount: '-1500.00',
+        balance_after: '500.00',
+        order_id: '01a205e7-cb20-7233-b0b2-3ad4a6f91819',
+        deposit_id: null,
+        ad_id: null,
+        description: 'payment 01a205e7-cb20-7233-b0b2-3ad4a6f91819',
+      },
+      {
+        entry_id: '1017',
+        at: '2026-11-25T09:59:02.000Z',
+        kind: 'deposit',
+        amount: '2000.00',
+        balance_after: '2000.00',
+        order_id: null,
+        deposit_id: '01a205e6-5b1c-7d2e-9f30-4a5b6c7d8e9f',
+        ad_id: null,
+        description: 'deposit by mpesa_stk',
+      },
+    ],
+    next_cursor: null,
+  })
+  @OperationId('listWalletTransactions')
   public async transactions(
     @Path() currency: CurrencyCode,
     @Request() req: ExpressRequest & { user: Caller },

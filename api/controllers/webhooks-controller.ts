@@ -1,5 +1,20 @@
 import type { Request as ExpressRequest } from 'express';
-import { Body, Controller, Delete, Get, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from 'tsoa';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Path,
+  Post,
+  Query,
+  Request,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+  OperationId,
+} from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { Uuid } from '../schema-types';
@@ -8,6 +23,7 @@ import {
   disableWebhookEndpoint,
   listWebhookEndpoints,
   registerWebhookEndpoint,
+  retryWebhookDelivery,
   webhookDeliveries,
   type CreatedWebhookEndpoint,
   type WebhookDeliveryView,
@@ -19,16 +35,21 @@ interface RegisterWebhookBody {
    * Where Paygate POSTs events. Private, loopback and link-local addresses are refused unless the
    * operator set WEBHOOKS_ALLOW_PRIVATE_TARGETS.
    * @example "https://merchant.example.com/paygate/events"
+   * @maxLength 2048
    */
   url: string;
-  /** @example "order updates for the shop" */
+  /**
+   * @example "order updates for the shop"
+   * @maxLength 500
+   */
   description?: string;
 }
 
 /**
- * Extension: webhooks. Paygate POSTs every status change of the caller's orders to each registered endpoint
- * as `{id, type: "order.status_changed", created_at, data: {order_id, status, detail, at, failure_code,
- * failure_reason, rail_reference, amount, currency, method, reference}}`.
+ * Extension: webhooks. Paygate POSTs every event of the caller (the same events, with the same ids, as
+ * `GET /events`) to each registered endpoint as `{id, type, created_at, data}`; for `order.status_changed`,
+ * `data` is `{order_id, status, detail, at, failure_code, failure_reason, rail_reference, amount, currency,
+ * method, reference}`.
  *
  * - `Paygate-Event-Id`: the event's unique id (also `id` in the body); a retry carries the same id, so use it
  *   to ignore repeats: delivery is at least once.
@@ -41,11 +62,15 @@ interface RegisterWebhookBody {
 @Tags('Webhooks')
 @Security('jwt')
 export class WebhooksController extends Controller {
-  /** Register an endpoint for the caller's orders; the answer carries the signing `secret`, shown only here. */
+  /**
+   * Register an endpoint for the caller's orders; the answer carries the signing `secret`, shown only here.
+   * @summary Register a webhook endpoint
+   */
   @Post('endpoints')
   @SuccessResponse(201, 'Registered')
   @Response<Problem>(400, 'Bad or refused URL')
   @Response<Problem>(422, 'limit_exceeded: the caller already has the most enabled endpoints allowed (10 by default)')
+  @OperationId('registerWebhookEndpoint')
   public async register(
     @Body() body: RegisterWebhookBody,
     @Request() req: ExpressRequest & { user: Caller },
@@ -62,9 +87,12 @@ export class WebhooksController extends Controller {
    * @minimum limit 1
    * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
+   * @summary List webhook endpoints
+   * @maxLength cursor 200
    */
   @Get('endpoints')
   @Response<Problem>(400, 'Bad limit or cursor')
+  @OperationId('listWebhookEndpoints')
   public async list(
     @Request() req: ExpressRequest & { user: Caller },
     @Query() limit?: number,
@@ -73,11 +101,15 @@ export class WebhooksController extends Controller {
     return listWebhookEndpoints(req.user, { limit, cursor });
   }
 
-  /** Stop sending events to an endpoint (its delivery log stays readable). */
+  /**
+   * Stop sending events to an endpoint (its delivery log stays readable).
+   * @summary Disable a webhook endpoint
+   */
   @Delete('endpoints/{endpoint_id}')
   @SuccessResponse(204, 'Disabled')
   @Response<Problem>(400, 'Malformed endpoint id')
   @Response<Problem>(404, 'Not found')
+  @OperationId('disableWebhookEndpoint')
   public async disable(@Path('endpoint_id') endpointId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<void> {
     await disableWebhookEndpoint(req.user, endpointId);
     this.setStatus(204);
@@ -90,10 +122,13 @@ export class WebhooksController extends Controller {
    * @minimum limit 1
    * @maximum limit 100
    * @param cursor `next_cursor` of the previous page
+   * @summary List webhook deliveries
+   * @maxLength cursor 200
    */
   @Get('endpoints/{endpoint_id}/deliveries')
   @Response<Problem>(400, 'Malformed endpoint id, bad limit or cursor')
   @Response<Problem>(404, 'Not found')
+  @OperationId('listWebhookDeliveries')
   public async deliveries(
     @Path('endpoint_id') endpointId: Uuid,
     @Request() req: ExpressRequest & { user: Caller },
@@ -101,5 +136,26 @@ export class WebhooksController extends Controller {
     @Query() cursor?: string,
   ): Promise<Page<WebhookDeliveryView>> {
     return webhookDeliveries(req.user, endpointId, { limit, cursor });
+  }
+
+  /**
+   * Send one delivery again now, with the same event id and body, whatever its status (delivered and failed
+   * ones too); the answer is the delivery, due at once. The attempt shows in the delivery log.
+   * @summary Retry a webhook delivery
+   */
+  @Post('endpoints/{endpoint_id}/deliveries/{delivery_id}/retry')
+  @SuccessResponse(202, 'Due again')
+  @Response<Problem>(400, 'Malformed endpoint or delivery id')
+  @Response<Problem>(404, 'Not found')
+  @Response<Problem>(409, 'An attempt of the delivery is under way, or the endpoint is disabled')
+  @OperationId('retryWebhookDelivery')
+  public async retry(
+    @Path('endpoint_id') endpointId: Uuid,
+    @Path('delivery_id') deliveryId: Uuid,
+    @Request() req: ExpressRequest & { user: Caller },
+  ): Promise<WebhookDeliveryView> {
+    const delivery = await retryWebhookDelivery(req.user, endpointId, deliveryId);
+    this.setStatus(202);
+    return delivery;
   }
 }

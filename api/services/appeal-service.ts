@@ -23,9 +23,15 @@ import { decideAppealWorkflow, startAppealWorkflow } from '../../workflows/clien
 const log = componentLogger('appeals');
 
 export interface EvidenceLink {
-  /** @example "https://files.example.com/mpesa-statement.pdf" */
+  /**
+   * @example "https://files.example.com/mpesa-statement.pdf"
+   * @maxLength 2048
+   */
   url: string;
-  /** Hex SHA-256 of the linked file, so it can be shown unchanged later. */
+  /**
+   * Hex SHA-256 of the linked file, so it can be shown unchanged later.
+   * @maxLength 64
+   */
   sha256?: string;
 }
 

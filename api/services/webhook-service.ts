@@ -7,8 +7,11 @@ import {
   createEndpointWithin,
   disableEndpoint,
   findEndpoint,
+  deliveryState,
   listDeliveries,
   listEndpoints,
+  requeueDelivery,
+  type DeliveryLogRow,
   type EndpointRow,
 } from '../../repositories/webhooks';
 import type { Caller } from '../auth/authentication';
@@ -39,8 +42,10 @@ export interface WebhookDeliveryView {
   delivery_id: string;
   event_id: string;
   type: string;
-  order_id: string;
-  order_status: string;
+  /** The order the event is about, when it is about one. */
+  order_id: string | null;
+  /** For `order.status_changed`: the status the order moved to. */
+  order_status: string | null;
   status: 'pending' | 'delivered' | 'failed';
   attempts: number;
   last_status_code: number | null;
@@ -122,20 +127,37 @@ export async function webhookDeliveries(
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {
-    data: page.map((r) => ({
-      delivery_id: r.id,
-      event_id: r.event_id,
-      type: r.type,
-      order_id: r.order_id,
-      order_status: r.order_status,
-      status: r.status,
-      attempts: r.attempts,
-      last_status_code: r.last_status_code,
-      last_error: r.last_error,
-      attempt_log: r.attempt_log,
-      created_at: new Date(r.created_at).toISOString(),
-      delivered_at: r.delivered_at ? new Date(r.delivered_at).toISOString() : null,
-    })),
+    data: page.map(deliveryView),
     next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null,
   };
+}
+
+const deliveryView = (r: DeliveryLogRow): WebhookDeliveryView => ({
+  delivery_id: r.id,
+  event_id: r.event_id,
+  type: r.type,
+  order_id: r.order_id,
+  order_status: r.order_status,
+  status: r.status,
+  attempts: r.attempts,
+  last_status_code: r.last_status_code,
+  last_error: r.last_error,
+  attempt_log: r.attempt_log,
+  created_at: new Date(r.created_at).toISOString(),
+  delivered_at: r.delivered_at ? new Date(r.delivered_at).toISOString() : null,
+});
+
+/**
+ * Send one delivery again, on request: it becomes due now and the next sweep sends it, with the same event
+ * id and body (a delivered one too). Refused while an attempt of it is under way, and for a disabled endpoint.
+ */
+export async function retryWebhookDelivery(caller: Caller, endpointId: string, deliveryId: string): Promise<WebhookDeliveryView> {
+  const endpoint = await ownEndpoint(caller, endpointId);
+  if (!isUuid(deliveryId)) throw validationError('delivery_id', 'must be a UUID');
+  const state = await deliveryState(endpointId, deliveryId);
+  if (!state) throw notFound(`webhook delivery ${deliveryId}`);
+  if (!endpoint.enabled) throw new AppError('conflict', 'the endpoint is disabled: register it again to receive events');
+  const requeued = state.inFlight ? undefined : await requeueDelivery(endpointId, deliveryId);
+  if (!requeued) throw new AppError('conflict', 'an attempt of this delivery is under way: retry it once that attempt has ended');
+  return deliveryView(requeued);
 }

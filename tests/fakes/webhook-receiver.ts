@@ -1,7 +1,10 @@
 import { SIGNATURE_HEADER, verifyWebhookSignature } from '../../domain/webhooks/signing';
 import { startFakeServer, type FakeServer } from './http';
 
-/** A merchant's webhook receiver: checks every signature, and answers 500 to the first `failFirst` tries of each event. */
+/**
+ * A merchant's webhook receiver: checks every signature, answers 500 to the first `failFirst` tries of each
+ * event, and 503 to everything while `down`.
+ */
 export interface ReceivedEvent {
   eventId: string;
   headerEventId: string | undefined;
@@ -12,6 +15,8 @@ export interface ReceivedEvent {
 
 export interface WebhookReceiver extends FakeServer {
   secret: string;
+  /** While true, every request is answered 503, as by a receiver that is down. */
+  down: boolean;
   received: ReceivedEvent[];
   /** The events answered 2xx, i.e. acknowledged. */
   acknowledged(): ReceivedEvent[];
@@ -22,6 +27,7 @@ export async function startWebhookReceiver(failFirst = 2): Promise<WebhookReceiv
   const received: ReceivedEvent[] = [];
   const receiver: WebhookReceiver = {
     secret: '',
+    down: false,
     received,
     acknowledged: () => received.filter((r) => r.answered < 300),
     url: '',
@@ -36,7 +42,7 @@ export async function startWebhookReceiver(failFirst = 2): Promise<WebhookReceiv
       req.rawBody,
       req.headers[SIGNATURE_HEADER.toLowerCase()] as string | undefined,
     );
-    const answered = !signatureValid ? 401 : n <= failFirst ? 500 : 200;
+    const answered = receiver.down ? 503 : !signatureValid ? 401 : n <= failFirst ? 500 : 200;
     received.push({
       eventId: body.id,
       headerEventId: req.headers['paygate-event-id'] as string | undefined,

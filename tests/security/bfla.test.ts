@@ -3,6 +3,9 @@ import { expect } from 'chai';
 import { api, completedPayment, mpesaPayment, newUser, postAppeal, sellAd, type TestUser } from '../support/api';
 import { creditIncoming } from '../../api/services/wallet-service';
 import { realRails } from '../support/rails';
+import { fundWallets } from '../support/funding';
+import { rows } from '../support/db';
+import { dispatchWebhookEvents } from '../../workers/webhook-delivery';
 import { call, expectProblem, specOperations, UNKNOWN_ID, type Method } from './support';
 
 /**
@@ -59,6 +62,9 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'POST /api-keys': [401, 'own', 'own', 'own'],
   'GET /api-keys': [401, 'own', 'own', 'own'],
   'DELETE /api-keys/{key_id}': [401, 'own', 'own', 'own'],
+  // Events (SPEC §12): each caller's own; retrying a delivery, on the caller's own endpoint.
+  'GET /events': [401, 'own', 'own', 'own'],
+  'POST /webhooks/endpoints/{endpoint_id}/deliveries/{delivery_id}/retry': [401, 'own', 'own', 'own'],
   'POST /callbacks/sandbox': ['signed', 'signed', 'signed', 'signed'],
   // Wallets (SPEC §11): each caller's own, staff anyone's; unmatched money is staff's; simulators admin's.
   'GET /wallets': [401, 'own', 'all', 'all'],
@@ -160,6 +166,17 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
     const res = await call('post', '/webhooks/endpoints', { token: user.token, body: { url: 'https://93.184.215.14/bfla' } });
     expect(res.status, res.text).to.equal(201);
     return (res.body as { endpoint_id: string }).endpoint_id;
+  }
+
+  /** A delivery to a fresh endpoint of the user: money comes in after it is registered, and is dispatched. */
+  async function ownDelivery(user: TestUser): Promise<string> {
+    const endpointId = await ownEndpoint(user);
+    await fundWallets(user.id, { KES: 100n });
+    await dispatchWebhookEvents(1_000_000);
+    const [delivery] = await rows<{ id: string }>('SELECT id FROM webhook_deliveries WHERE endpoint_id = :endpointId LIMIT 1', {
+      endpointId,
+    });
+    return `/webhooks/endpoints/${endpointId}/deliveries/${delivery.id}/retry`;
   }
 
   async function ownKey(user: TestUser): Promise<string> {
@@ -308,6 +325,10 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
         return v1('post', '/api-keys', { body: { name: 'bfla', mode: 'test', scopes: ['wallets:read'] } });
       case 'GET /api-keys':
         return v1('get', '/api-keys');
+      case 'GET /events':
+        return v1('get', '/events');
+      case 'POST /webhooks/endpoints/{endpoint_id}/deliveries/{delivery_id}/retry':
+        return v1('post', await ownDelivery(any));
       case 'DELETE /api-keys/{key_id}':
         return v1('delete', `/api-keys/${await ownKey(any)}`);
       case 'POST /callbacks/sandbox':

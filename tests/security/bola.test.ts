@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { creditIncoming } from '../../api/services/wallet-service';
+import { dispatchWebhookEvents } from '../../workers/webhook-delivery';
 import { completedPayment, newUser, postAd, postAppeal, sellAd, type OrderBody, type TestUser } from '../support/api';
 import { rows } from '../support/db';
 import {
@@ -38,6 +39,7 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   'PATCH /p2p/ads/{ad_id}': 'forbidden',
   'GET /wallets/deposits/{deposit_id}': 'not_found',
   'DELETE /api-keys/{key_id}': 'not_found',
+  'POST /webhooks/endpoints/{endpoint_id}/deliveries/{delivery_id}/retry': 'not_found',
   'GET /wallets/{currency}/transactions': 'own',
   'GET /wallets/{currency}/deposit-address': 'own',
   'POST /wallets/unmatched-deposits/{deposit_id}/assign': 'forbidden',
@@ -141,7 +143,15 @@ describe('security: object level authorisation (BOLA)', function () {
       userId: alice.id,
       payer: {},
     });
+    // The ad and the deposit came after the endpoint: their events are Alice's deliveries.
+    await dispatchWebhookEvents(1_000_000);
+    const endpointId = (endpoint.body as { endpoint_id: string }).endpoint_id;
+    const [delivery] = await rows<{ id: string }>('SELECT id FROM webhook_deliveries WHERE endpoint_id = :endpointId LIMIT 1', {
+      endpointId,
+    });
+    expect(delivery, 'a delivery of A').to.not.equal(undefined);
     hers = {
+      delivery_id: delivery.id,
       deposit_id: deposit.deposit_id,
       // A currency names no object of A's; USDT, so that every operation naming one answers (crypto deposit addresses included).
       currency: 'USDT',
@@ -160,6 +170,7 @@ describe('security: object level authorisation (BOLA)', function () {
       kyc: await rows('SELECT kyc_status FROM users WHERE id = :id', { id: alice.id }),
       appeal: await rows('SELECT status, decided_by FROM appeals WHERE id = :id', { id: hers.appeal_id }),
       endpoint: await rows('SELECT enabled FROM webhook_endpoints WHERE id = :id', { id: hers.endpoint_id }),
+      delivery: await rows('SELECT status, next_attempt_at FROM webhook_deliveries WHERE id = :id', { id: hers.delivery_id }),
       key: await rows('SELECT revoked_at FROM api_keys WHERE id = :id', { id: hers.key_id }),
       order: await rows('SELECT status, rail_reference FROM orders WHERE id = :id', { id: hers.order_id }),
       ledger: await rows('SELECT count(*)::int AS n FROM ledger_transactions WHERE order_id = :id', { id: hers.order_id }),
