@@ -34,11 +34,22 @@ export interface Child {
 }
 
 /** Run `node <script>` with `env`, its output going to bench/results/<name>.log. */
+/** Where BENCH_CPU_PROF=1 has each spawned process write its CPU profile (`<name>-<n>.cpuprofile`), on exit. */
+export const PROFILES_DIR = path.join(RESULTS_DIR, 'profiles');
+let profiled = 0;
+
+function profileArgs(name: string): string[] {
+  if (process.env.BENCH_CPU_PROF !== '1') return [];
+  fs.mkdirSync(PROFILES_DIR, { recursive: true });
+  profiled += 1;
+  return ['--cpu-prof', `--cpu-prof-dir=${PROFILES_DIR}`, `--cpu-prof-name=${name}-${profiled}.cpuprofile`];
+}
+
 export function spawnNode(name: string, script: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Child {
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   const logFile = path.join(RESULTS_DIR, `${name}.log`);
   const fd = fs.openSync(logFile, 'w');
-  const proc = spawn(process.execPath, [...nodeArgs, script], { cwd: ROOT, env, stdio: ['ignore', fd, fd] });
+  const proc = spawn(process.execPath, [...profileArgs(name), ...nodeArgs, script], { cwd: ROOT, env, stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   const running = () => proc.exitCode === null && proc.signalCode === null;

@@ -1,5 +1,6 @@
 import { Op, QueryTypes, type InferAttributes, type Transaction } from 'sequelize';
 import { Order, models } from '../models';
+import { selectRows } from './transaction';
 import type { BankRoute } from '../domain/discovery/routing';
 import type { OrderEventKind, OrderStatus, PaymentMethod } from '../domain/orders';
 
@@ -214,12 +215,13 @@ const ORDER_COLUMNS = `o.id, o.user_id, o.status, o.amount_minor, o.fee_minor, o
 
 /** One order with its events (oldest first), in one query. */
 export async function orderWithEvents(orderId: string): Promise<(OrderRow & { events: OrderEventRow[] }) | null> {
-  const [row] = await models().query<OrderRow & { events: OrderEventRow[] }>(
+  // The status read clients poll: straight through pg (see selectRows).
+  const [row] = await selectRows<OrderRow & { events: OrderEventRow[] }>(
     `SELECT ${ORDER_COLUMNS},
             coalesce((SELECT json_agg(json_build_object('status', e.status, 'at', e.at, 'detail', e.detail) ORDER BY e.id)
                         FROM order_events e WHERE e.order_id = o.id), '[]'::json) AS events
-       FROM orders o WHERE o.id = :orderId`,
-    { replacements: { orderId }, type: QueryTypes.SELECT },
+       FROM orders o WHERE o.id = $1`,
+    [orderId],
   );
   return row ?? null;
 }

@@ -1,5 +1,6 @@
 import { QueryTypes, type InferAttributes, type Transaction } from 'sequelize';
 import { KycAuditEntry, User, models } from '../models';
+import { selectRows } from './transaction';
 import type { KycIdType, KycStatus, Role } from '../domain/users';
 
 // --- added for payments
@@ -26,7 +27,8 @@ export async function kycStatusOf(userId: string, tx?: Transaction): Promise<Kyc
 
 /** The user's roles as stored now, or null when there is no such user (read on every authenticated request). */
 export async function rolesOf(userId: string): Promise<Role[] | null> {
-  const user = await User.findByPk(userId, { attributes: ['roles'], raw: true });
+  // Read on every authenticated request: straight through pg (see selectRows).
+  const [user] = await selectRows<{ roles: Role[] }>('SELECT roles FROM users WHERE id = $1', [userId]);
   return user?.roles ?? null;
 }
 
