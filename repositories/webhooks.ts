@@ -232,6 +232,11 @@ export async function disableEndpoint(endpointId: string): Promise<void> {
   });
 }
 
+/** The delivery log's columns (over `webhook_deliveries d JOIN webhook_events e`), the status read from `status`. */
+const deliveryLogColumns = (status = 'd.status') => `d.id, d.event_id, e.type, e.order_id,
+  CASE WHEN e.type = 'order.status_changed' THEN e.payload->>'status' END AS order_status, ${status} AS status, d.attempts,
+  d.last_status_code, d.last_error, d.attempt_log, d.created_at, d.delivered_at`;
+
 export interface DeliveryLogRow {
   id: string;
   event_id: string;
@@ -250,9 +255,7 @@ export interface DeliveryLogRow {
 /** The endpoint's deliveries, newest first, keyset-paged by id. */
 export async function listDeliveries(endpointId: string, before: string | null, take: number): Promise<DeliveryLogRow[]> {
   return models().query<DeliveryLogRow>(
-    `SELECT d.id, d.event_id, e.type, e.order_id,
-            CASE WHEN e.type = 'order.status_changed' THEN e.payload->>'status' END AS order_status, d.status, d.attempts,
-            d.last_status_code, d.last_error, d.attempt_log, d.created_at, d.delivered_at
+    `SELECT ${deliveryLogColumns()}
        FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
       WHERE d.endpoint_id = :endpointId AND (CAST(:before AS uuid) IS NULL OR d.id < CAST(:before AS uuid))
       ORDER BY d.id DESC LIMIT :take`,
@@ -260,40 +263,28 @@ export async function listDeliveries(endpointId: string, before: string | null, 
   );
 }
 
-/** Make one delivery of the endpoint due now, unless an attempt of it is under way; returns it, or undefined. */
-export async function requeueDelivery(endpointId: string, deliveryId: string): Promise<DeliveryLogRow | undefined> {
-  const [row] = await models().query<{ id: string }>(
-    `UPDATE webhook_deliveries
-        SET status = 'pending', next_attempt_at = now(), updated_at = now()
-      WHERE id = :deliveryId AND endpoint_id = :endpointId
-        AND NOT (status = 'pending' AND leased_until IS NOT NULL AND leased_until > now())
-     RETURNING id`,
+/**
+ * Make one delivery of the endpoint due now, unless an attempt of it is under way. Answers the delivery as
+ * the log shows it, `in_flight` when an attempt holds it, or undefined when the endpoint has no such delivery.
+ */
+export async function requeueDelivery(endpointId: string, deliveryId: string): Promise<DeliveryLogRow | 'in_flight' | undefined> {
+  const [row] = await models().query<DeliveryLogRow & { requeued: boolean }>(
+    `WITH requeued AS (
+       UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), updated_at = now()
+        WHERE id = :deliveryId AND endpoint_id = :endpointId
+          AND NOT (status = 'pending' AND leased_until IS NOT NULL AND leased_until > now())
+       RETURNING id, status
+     )
+     -- The outer read sees the rows as they were before the update: the status is taken from it.
+     SELECT ${deliveryLogColumns('coalesce(r.status, d.status)')}, r.id IS NOT NULL AS requeued
+       FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id LEFT JOIN requeued r ON r.id = d.id
+      WHERE d.id = :deliveryId AND d.endpoint_id = :endpointId`,
     { replacements: { endpointId, deliveryId }, type: QueryTypes.SELECT },
   );
   if (!row) return undefined;
-  const [log] = await listDeliveriesIn(endpointId, [deliveryId]);
+  if (!row.requeued) return 'in_flight';
+  const { requeued: _requeued, ...log } = row;
   return log;
-}
-
-/** Whether the endpoint has this delivery, and whether an attempt of it is under way. */
-export async function deliveryState(endpointId: string, deliveryId: string): Promise<{ inFlight: boolean } | undefined> {
-  const [row] = await models().query<{ in_flight: boolean }>(
-    `SELECT (status = 'pending' AND leased_until IS NOT NULL AND leased_until > now()) AS in_flight
-       FROM webhook_deliveries WHERE id = :deliveryId AND endpoint_id = :endpointId`,
-    { replacements: { endpointId, deliveryId }, type: QueryTypes.SELECT },
-  );
-  return row ? { inFlight: row.in_flight } : undefined;
-}
-
-async function listDeliveriesIn(endpointId: string, ids: string[]): Promise<DeliveryLogRow[]> {
-  return models().query<DeliveryLogRow>(
-    `SELECT d.id, d.event_id, e.type, e.order_id,
-            CASE WHEN e.type = 'order.status_changed' THEN e.payload->>'status' END AS order_status, d.status, d.attempts,
-            d.last_status_code, d.last_error, d.attempt_log, d.created_at, d.delivered_at
-       FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
-      WHERE d.endpoint_id = :endpointId AND d.id IN (:ids)`,
-    { replacements: { endpointId, ids }, type: QueryTypes.SELECT },
-  );
 }
 
 // --- the events API

@@ -101,7 +101,7 @@ describe('events', () => {
       expect(theirs.filter((e) => mine.has(e.id))).to.deep.equal([]);
     });
 
-    it('then an unknown type, a date that is not ISO 8601, or a forged cursor is a 400 naming the field', async () => {
+    it('then an unknown type, a time that is not RFC 3339, or a forged cursor is a 400 naming the field', async () => {
       for (const [query, field] of [
         [{ type: 'order.exploded' }, 'type'],
         [{ type: 'nothing.*' }, 'type'],
@@ -222,7 +222,7 @@ describe('events', () => {
       expect(receiver.acknowledged().map((r) => r.eventId)).to.deep.equal([chosen.event_id]);
     });
 
-    it("then another user cannot retry the endpoint's deliveries, and an unknown delivery is a 404", async () => {
+    it("then another user cannot retry the endpoint's deliveries, an unknown delivery is a 404, and a disabled endpoint's a 409", async () => {
       const owner = await newUser({ funded: false });
       const other = await newUser({ funded: false });
       const created = await api().post('/api/v1/webhooks/endpoints').set(owner.auth).send({ url: receiver.url });
@@ -232,6 +232,11 @@ describe('events', () => {
       expect(theirs.status).to.equal(404);
       const unknown = await api().post(`/api/v1/webhooks/endpoints/${endpointId}/deliveries/${someDelivery}/retry`).set(owner.auth);
       expect(unknown.status).to.equal(404);
+      // A disabled endpoint's deliveries are not sent again.
+      expect((await api().delete(`/api/v1/webhooks/endpoints/${endpointId}`).set(owner.auth)).status).to.equal(204);
+      const disabled = await api().post(`/api/v1/webhooks/endpoints/${endpointId}/deliveries/${someDelivery}/retry`).set(owner.auth);
+      expect(disabled.status).to.equal(409);
+      expect(disabled.body).to.include({ code: 'conflict' });
     });
   });
 

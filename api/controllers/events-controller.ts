@@ -23,8 +23,8 @@ export class EventsController extends Controller {
   /**
    * The caller's events, newest first.
    * @param type An event type, or a family such as `order.*` or `p2p.*`
-   * @param created_gte Only events created at or after this instant (ISO 8601)
-   * @param created_lt Only events created before this instant (ISO 8601)
+   * @param created_gte Only events created at or after this instant (RFC 3339)
+   * @param created_lt Only events created before this instant (RFC 3339)
    * @param limit 1 to 100, default 20
    * @param cursor `next_cursor` of the previous page
    * @maxLength type 64

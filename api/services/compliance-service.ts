@@ -25,6 +25,7 @@ import {
 import { findCompletedReport } from '../../repositories/compliance-reports';
 import { complianceReportResult } from '../../workflows/client';
 import type { Caller } from '../auth/authentication';
+import { parseInstant } from './instants';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 
 const log = componentLogger('compliance');
@@ -86,17 +87,6 @@ const toEntryView = (row: EntryRow): BlocklistEntryView => ({
   expires_at: row.expires_at ? new Date(row.expires_at).toISOString() : null,
   active: row.active,
 });
-
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
-
-function parseInstant(value: string, field: string, allowDate = false): Date {
-  const dateOnly = allowDate && /^\d{4}-\d{2}-\d{2}$/.test(value);
-  const date = new Date(dateOnly ? `${value}T00:00:00Z` : value);
-  if ((!dateOnly && !RFC3339.test(value)) || Number.isNaN(date.getTime())) {
-    throw validationError(field, `must be an RFC 3339 timestamp, e.g. 2026-01-31T00:00:00Z${allowDate ? ', or a date' : ''}`);
-  }
-  return date;
-}
 
 /**
  * Add a value to the blocklist. The same (type, normalised value) again returns the existing entry

@@ -2,6 +2,7 @@ import { validationError } from '../../platform/errors';
 import { eventBody, orderFacts, parseEventTypeFilter, type EventBody } from '../../domain/webhooks/events';
 import { listEvents } from '../../repositories/webhooks';
 import type { Caller } from '../auth/authentication';
+import { parseInstant } from './instants';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 
 /**
@@ -18,12 +19,7 @@ export interface EventQuery {
   cursor?: string;
 }
 
-function instant(field: string, raw: string | undefined): Date | null {
-  if (raw === undefined) return null;
-  const at = new Date(raw);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(raw) || Number.isNaN(at.getTime())) throw validationError(field, 'must be an ISO 8601 date-time');
-  return at;
-}
+const instant = (field: string, raw: string | undefined): Date | null => (raw === undefined ? null : parseInstant(raw, field));
 
 export async function listCallerEvents(caller: Caller, q: EventQuery): Promise<Page<EventBody>> {
   const limit = pageLimit(q.limit);

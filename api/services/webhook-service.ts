@@ -7,7 +7,6 @@ import {
   createEndpointWithin,
   disableEndpoint,
   findEndpoint,
-  deliveryState,
   listDeliveries,
   listEndpoints,
   requeueDelivery,
@@ -154,10 +153,10 @@ const deliveryView = (r: DeliveryLogRow): WebhookDeliveryView => ({
 export async function retryWebhookDelivery(caller: Caller, endpointId: string, deliveryId: string): Promise<WebhookDeliveryView> {
   const endpoint = await ownEndpoint(caller, endpointId);
   if (!isUuid(deliveryId)) throw validationError('delivery_id', 'must be a UUID');
-  const state = await deliveryState(endpointId, deliveryId);
-  if (!state) throw notFound(`webhook delivery ${deliveryId}`);
   if (!endpoint.enabled) throw new AppError('conflict', 'the endpoint is disabled: register it again to receive events');
-  const requeued = state.inFlight ? undefined : await requeueDelivery(endpointId, deliveryId);
-  if (!requeued) throw new AppError('conflict', 'an attempt of this delivery is under way: retry it once that attempt has ended');
+  const requeued = await requeueDelivery(endpointId, deliveryId);
+  if (!requeued) throw notFound(`webhook delivery ${deliveryId}`);
+  if (requeued === 'in_flight')
+    throw new AppError('conflict', 'an attempt of this delivery is under way: retry it once that attempt has ended');
   return deliveryView(requeued);
 }
