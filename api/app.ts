@@ -2,16 +2,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import express, { Router, type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
-import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import { config } from '../platform/config';
-import { logSafeRequest, logSafeResponse } from '../platform/log-redaction';
-import { logger } from '../platform/logger';
 import { openRepositories } from '../repositories/transaction';
 import { adminOnly, QUEUE_DASHBOARD_PATH, queueDashboard } from './admin/queue-dashboard';
 import { RegisterRoutes } from './generated/routes';
 import { healthRouter } from './health';
 import { httpMetrics, metricsEndpoint, rememberMountPath } from './metrics';
+import { accessLog } from './middleware/access-log';
 import { idempotency } from './middleware/idempotency';
 import { apiRateLimit } from './middleware/rate-limit';
 import { inputGuard } from './middleware/input-guard';
@@ -48,16 +46,7 @@ export function createApp(): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', cfg.http.trustProxy);
   app.use(requestId);
-  app.use(
-    pinoHttp({
-      logger: logger().child({ component: 'http' }),
-      genReqId: (req) => (req as { id?: string }).id ?? '',
-      // No credential reaches the log: query tokens, Authorization, cookies and signature headers are redacted.
-      serializers: { req: logSafeRequest, res: logSafeResponse },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
-    }),
-  );
+  app.use(accessLog({ ignore: (req) => req.url === '/healthz' || req.url === '/metrics' }));
   app.use(
     helmet({
       contentSecurityPolicy: {

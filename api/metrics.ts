@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { config } from '../platform/config';
@@ -26,13 +26,18 @@ const httpDuration = new Histogram({
   registers: [registry],
 });
 
+/** The route pattern a finished request matched (`/api/v1/payments/orders/:orderId`), or `unmatched`. */
+export function routeOf(req: Request, res: Response): string {
+  const route = (req.route as { path?: string } | undefined)?.path;
+  const base = typeof res.locals.mountPath === 'string' ? res.locals.mountPath : req.baseUrl;
+  return route ? `${base}${route}` : 'unmatched';
+}
+
 /** Time every request, labelled by its route pattern (never the raw path, which would explode cardinality). */
 export const httpMetrics: RequestHandler = (req, res, next) => {
   const stop = httpDuration.startTimer();
   res.on('finish', () => {
-    const route = (req.route as { path?: string } | undefined)?.path;
-    const base = typeof res.locals.mountPath === 'string' ? res.locals.mountPath : req.baseUrl;
-    stop({ method: req.method, route: route ? `${base}${route}` : 'unmatched', status: String(res.statusCode) });
+    stop({ method: req.method, route: routeOf(req, res), status: String(res.statusCode) });
   });
   next();
 };

@@ -19,6 +19,7 @@ import {
   type PaymentResult,
   type PaymentWorkflowInput,
 } from '../workflows/shared';
+import { assetForFiatMinor } from '../domain/p2p/ads';
 import type { BackgroundRefreshes } from './discovery';
 import {
   RESULTS_DIR,
@@ -70,6 +71,10 @@ import type { ParkedAppealsResult } from './appeals';
  *     worker; each hold takes its wallet's row lock, so one busy merchant must not serialise the rest.
  * (j) STK Push deposits credited (sandbox rail)             vs  payments completed: same api and worker, same
  *     batch size; the rail calls back after BENCH_CALLBACK_DELAY_MS.
+ * (k) GET /payments/history and GET /wallets/KES/transactions at the cursor of page 500  vs  page 1, for a user
+ *     with 1,000,000 payments and wallet entries: keyset pages cost the same however deep.
+ * (l) P2P trades settled against one hot ad                 vs  the same trades spread over 100 ads: same
+ *     buyers and worker; a popular merchant's ad must not serialise the market.
  *
  * Every run writes bench/REPORT.md (the ratios against their targets, the machine, how to reproduce)
  * and bench/results/latest.json.
@@ -78,7 +83,7 @@ import type { ParkedAppealsResult } from './appeals';
  * volume (which the limit checks sum) does not make later rounds slower than earlier ones.
  */
 
-const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'];
+const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l'];
 
 const settings = {
   seconds: envInt('BENCH_SECONDS', 5),
@@ -90,6 +95,8 @@ const settings = {
   refreshRounds: envInt('BENCH_REFRESH_ROUNDS', 15),
   reportPayments: envInt('BENCH_REPORT_PAYMENTS', 1_000_000),
   appeals: envInt('BENCH_APPEALS', 1000),
+  deepRows: envInt('BENCH_DEEP_ROWS', 1_000_000),
+  deepPages: envInt('BENCH_DEEP_PAGES', 500, 2),
   only: (process.env.BENCH_ONLY ?? BENCHMARKS.join(','))
     .split(',')
     .map((s) => s.trim().toLowerCase())
@@ -692,8 +699,13 @@ async function benchCompletion(ctx: Ctx, payers: BenchUser[], warmupPayer: Bench
     'workflows/s',
     side('Paygate', 'worker process', a),
     side('bare', 'worker process', b),
-    0.5,
+    0.7,
   );
+  const [payCpu, helloCpu] = [result.paygate.cpuMsPerOp, result.bare.cpuMsPerOp];
+  if (payCpu !== undefined && helloCpu !== undefined) {
+    const cpuRatio = payCpu / helloCpu;
+    result.targets.push({ name: 'worker CPU vs a hello', wanted: '<= 2.5x', limit: 2.5, actual: cpuRatio, met: cpuRatio <= 2.5 });
+  }
   result.notes.push(
     `batches of ${n} workflows per round (each round stops after ${roundTimeoutMs() / 1000} s); latency is start to result`,
   );
@@ -722,6 +734,24 @@ async function benchPayers(db: PgClient, count: number, label: string): Promise<
   return rows.map((r) => r.id);
 }
 
+/** One hot account against the same work spread over many, interleaved on the same worker: at least half the rate. */
+async function hotVsSpread(
+  worker: Child,
+  id: string,
+  title: string,
+  unit: string,
+  hot: () => Promise<Round>,
+  spread: () => Promise<Round>,
+): Promise<RateResult> {
+  const [a, b] = await interleave(
+    settings.rounds,
+    () => measured(worker.proc.pid, hot),
+    () => measured(worker.proc.pid, spread),
+    ['hot', 'spread'],
+  );
+  return compare(id, title, unit, side('hot', 'worker process', a), side('spread', 'worker process', b), 0.5);
+}
+
 /**
  * (i) A hot merchant wallet: the same batch of payouts, all held from one wallet, against spread over a
  * hundred wallets. Every hold takes its wallet's row lock in \`accounts\`: one wallet must not serialise
@@ -735,19 +765,13 @@ async function benchHotWallet(ctx: Ctx): Promise<RateResult> {
   await paymentBatch(ctx, spread, 20, 'bench-i-warm');
   const n = batchSize(warm);
   progress(`  batches of ${n} payouts (hello warm-up ${warm.rate.toFixed(1)}/s)`);
-  const [a, b] = await interleave(
-    settings.rounds,
-    () => measured(worker.proc.pid, () => paymentBatch(ctx, [hot], n, 'bench-i-hot')),
-    () => measured(worker.proc.pid, () => paymentBatch(ctx, spread, n, 'bench-i-spread')),
-    ['hot', 'spread'],
-  );
-  const result = compare(
+  const result = await hotVsSpread(
+    worker,
     'i',
     'payouts completed from one hot wallet vs the same number spread over 100 wallets, same worker',
     'payouts/s',
-    side('hot', 'worker process', a),
-    side('spread', 'worker process', b),
-    0.5,
+    () => paymentBatch(ctx, [hot], n, 'bench-i-hot'),
+    () => paymentBatch(ctx, spread, n, 'bench-i-spread'),
   );
   result.notes.push(`batches of ${n} payouts per round; latency is start to result`);
   await worker.stop();
@@ -806,6 +830,229 @@ async function benchDepositCredits(ctx: Ctx): Promise<RateResult> {
     [depositor],
   );
   result.notes.push(`batches of ${n} per round; ${rows[0].credited} deposits credited in all (warm-up included)`);
+  await worker.stop();
+  return result;
+}
+
+/**
+ * (k)'s user: `count` completed payments, each with the hold it took from the wallet in the ledger (a wallet
+ * debit and a hold credit), so that both the payment history and the wallet statement hold `count` rows.
+ * Written straight into the tables with the triggers off for this session (the account balance, webhook
+ * events and the deferred balance check are not what (k) measures); the entries still balance.
+ */
+async function seedDeepHistory(db: PgClient, userId: string, count: number): Promise<void> {
+  await db.query('SET session_replication_role = replica');
+  try {
+    await db.query(
+      `INSERT INTO orders (id, user_id, idempotency_key, amount_minor, kes_equivalent_minor, currency, method, destination,
+                           description, reference, status, rail_reference, workflow_id, workflow_started_at,
+                           created_at, updated_at)
+       SELECT id, $1, 'deep-' || g, 150000, 150000, 'KES', 'mobile_money',
+              '{"provider": "mpesa", "phone": "+254712345678"}'::jsonb, 'seeded order ' || g, 'INV-' || g, 'completed',
+              'SBX-DEEP-' || g, 'payment-' || id, t, t, t
+         FROM (SELECT g, paygate_uuid_v7() AS id, now() - interval '60 days' + g * interval '1 second' AS t
+                 FROM generate_series(1, $2::int) AS g) AS s`,
+      [userId, count],
+    );
+    await db.query(
+      `INSERT INTO ledger_transactions (id, order_id, kind, currency, created_at)
+       SELECT gen_random_uuid(), id, 'hold', 'KES', created_at FROM orders WHERE user_id = $1`,
+      [userId],
+    );
+    await db.query(
+      `INSERT INTO ledger_entries (transaction_id, account, currency, direction, amount_minor, balance_after_minor, created_at)
+       SELECT t.id, e.account, 'KES', e.direction, 150000, e.after, t.created_at
+         FROM (SELECT t.id, t.order_id, t.created_at, row_number() OVER (ORDER BY t.created_at) AS n
+                 FROM ledger_transactions t JOIN orders o ON o.id = t.order_id
+                WHERE o.user_id = $1 AND t.kind = 'hold') AS t
+        CROSS JOIN LATERAL (VALUES ('wallet:' || $1 || ':KES', 'debit', $2::numeric - t.n * 150000),
+                                   ('hold:' || t.order_id, 'credit', 150000::numeric)) AS e (account, direction, after)
+        ORDER BY t.n, e.direction DESC`,
+      [userId, '100000000000000'],
+    );
+  } finally {
+    await db.query('RESET session_replication_role');
+  }
+  await db.query('ANALYZE orders, ledger_transactions, ledger_entries');
+}
+
+/**
+ * (k) Keyset pagination must cost the same on page 500 as on page 1: the payment history and the wallet
+ * statement of a user with BENCH_DEEP_ROWS rows each, read at the cursor of page 500 (walked to through the
+ * API) against page 1. Each figure is the time per request, 1 / throughput at BENCH_CONNECTIONS.
+ */
+async function benchDeepPages(ctx: Ctx): Promise<FigureResult> {
+  const user = await newVerifiedUser(ctx.apiUrl, ctx.db, 'deep');
+  progress(`  seeding ${settings.deepRows} payments and wallet entries`);
+  const seededAt = performance.now();
+  await seedDeepHistory(ctx.db, user.id, settings.deepRows);
+  const seedSeconds = (performance.now() - seededAt) / 1000;
+  const auth = { authorization: `Bearer ${user.token}` };
+  const limit = 100;
+  const endpoints = [
+    { name: 'history', path: '/api/v1/payments/history' },
+    { name: 'statement', path: '/api/v1/wallets/KES/transactions' },
+  ];
+  const measuredSides: Figure[] = [];
+  const targets: Target[] = [];
+  const notes: string[] = [`seeding ${settings.deepRows} payments with their ledger entries took ${fmt(seedSeconds)} s (not measured)`];
+  for (const endpoint of endpoints) {
+    // Walk to page `deepPages` the way a client does: each page's next_cursor.
+    let cursor: string | null = null;
+    for (let page = 1; page < settings.deepPages; page++) {
+      const res = await fetch(`${ctx.apiUrl}${endpoint.path}?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
+        headers: auth,
+      });
+      if (res.status !== 200) throw new Error(`${endpoint.path} page ${page}: ${res.status} ${await res.text()}`);
+      cursor = ((await res.json()) as { next_cursor: string | null }).next_cursor;
+      if (!cursor) throw new Error(`${endpoint.path} ran out of pages at page ${page}`);
+    }
+    const first = `${endpoint.path}?limit=${limit}`;
+    const deep = `${first}&cursor=${encodeURIComponent(cursor!)}`;
+    const read = (url: string) => (seconds: number) => cannon({ url: `${ctx.apiUrl}${url}`, duration: seconds, headers: auth });
+    if (settings.warmupSeconds > 0) {
+      await read(deep)(settings.warmupSeconds);
+      await read(first)(settings.warmupSeconds);
+    }
+    const [d, f] = await interleave(
+      settings.rounds,
+      () => measured(ctx.apiPid, () => read(deep)(settings.seconds)),
+      () => measured(ctx.apiPid, () => read(first)(settings.seconds)),
+      [`p${settings.deepPages}`, 'p1'],
+    );
+    const deepSide = side(`${endpoint.name} page ${settings.deepPages}`, 'api process', d);
+    const firstSide = side(`${endpoint.name} page 1`, 'api process', f);
+    const ratio = firstSide.rate / deepSide.rate;
+    for (const s of [deepSide, firstSide]) {
+      measuredSides.push({
+        label: s.label,
+        value: 1000 / s.rate,
+        unit: 'ms per request',
+        digits: 3,
+        about: `${fmt(s.rate)} req/s, p50 ${fmt(s.p50)} ms, p99 ${fmt(s.p99)} ms, ${limit} rows a page; rounds ${s.rounds.map((r) => fmt(r.rate)).join(', ')}`,
+      });
+      const failed = s.rounds.reduce((n, r) => n + r.failed, 0);
+      if (failed > 0) notes.push(`${s.label}: ${failed} failed requests over all rounds (not counted)`);
+    }
+    targets.push({ name: `${endpoint.name} time ratio`, wanted: '<= 1.2x', limit: 1.2, actual: ratio, met: ratio <= 1.2 });
+  }
+  return {
+    kind: 'figure',
+    id: 'k',
+    title: `GET /payments/history and GET /wallets/KES/transactions at page ${settings.deepPages} (by cursor, ${limit} a page) vs page 1, for a user with ${settings.deepRows} rows`,
+    ratioOf: `page ${settings.deepPages} / page 1 ms per request, history`,
+    ratio: targets[0].actual,
+    sides: measuredSides,
+    targets,
+    notes,
+    detail: { rows: settings.deepRows, pages: settings.deepPages, limit },
+  };
+}
+
+/** A P2P ad posted through the API by a verified seller whose USDT wallet funds it. */
+async function postBenchAd(ctx: Ctx, label: string): Promise<{ adId: string; ownerId: string }> {
+  const seller = await newVerifiedUser(ctx.apiUrl, ctx.db, label);
+  await fundBenchUser(ctx.db, seller.id, 'USDT');
+  const res = await postJson(
+    `${ctx.apiUrl}/api/v1/p2p/ads`,
+    {
+      side: 'sell',
+      asset: 'USDT',
+      fiat: 'KES',
+      price_type: 'fixed',
+      price: (Number(P2P_PRICE_MINOR) / 100).toFixed(2),
+      total_amount: '1000000.000000',
+      min_order: '100.00',
+      max_order: '13000.00',
+      payment_methods: ['mpesa'],
+    },
+    { authorization: `Bearer ${seller.token}`, 'idempotency-key': randomUUID() },
+  );
+  if (res.status !== 201) throw new Error(`posting an ad failed: ${res.status} ${JSON.stringify(res.json)}`);
+  return { adId: (res.json as { ad_id: string }).ad_id, ownerId: seller.id };
+}
+
+const P2P_PRICE_MINOR = 13000n;
+const P2P_TRADE_KES_MINOR = 10000n;
+
+/**
+ * Trades of 100 KES against `ads` (round-robin), taken by `buyerIds` (round-robin): the order and its trade as
+ * the api records them at initiate, then the payment workflow of each started as a trade and awaited.
+ */
+async function tradeBatch(
+  ctx: Ctx,
+  ads: { adId: string; ownerId: string }[],
+  buyerIds: string[],
+  count: number,
+  tag: string,
+): Promise<Round> {
+  const cfg = loadConfig(ctx.apiEnv);
+  const asset = assetForFiatMinor(P2P_TRADE_KES_MINOR, P2P_PRICE_MINOR, 'USDT');
+  const { rows } = await ctx.db.query<{ id: string }>(
+    `WITH o AS (
+       INSERT INTO orders (id, user_id, idempotency_key, amount_minor, kes_equivalent_minor, currency, method, destination,
+                           description, workflow_id, workflow_started_at)
+       SELECT id, ($1::uuid[])[1 + (g % array_length($1::uuid[], 1))], $3 || '-' || id, $4::numeric, $4::numeric, 'KES', 'p2p',
+              jsonb_build_object('ad_id', ($2::uuid[])[1 + (g % array_length($2::uuid[], 1))], 'payment_method', 'mpesa'),
+              'bench trade', 'payment-' || id, now()
+         FROM (SELECT g, paygate_uuid_v7() AS id FROM generate_series(1, $5::int) AS g) AS s
+       RETURNING id, user_id, destination
+     )
+     INSERT INTO p2p_trades (order_id, ad_id, maker_id, taker_id, seller_id, buyer_id, asset, asset_amount_minor, price_minor, payment_method)
+     SELECT o.id, ad.id, ad.owner_id, o.user_id, ad.owner_id, o.user_id, 'USDT', $6::numeric, $7::numeric, 'mpesa'
+       FROM o JOIN p2p_ads ad ON ad.id = (o.destination ->> 'ad_id')::uuid
+     RETURNING order_id AS id`,
+    [buyerIds, ads.map((a) => a.adId), tag, P2P_TRADE_KES_MINOR.toString(), count, asset.toString(), P2P_PRICE_MINOR.toString()],
+  );
+  const input = (orderId: string): PaymentWorkflowInput => ({
+    orderId,
+    pollAfterMs: cfg.payments.pollAfterMs,
+    settleTimeoutMs: cfg.payments.settleTimeoutMs,
+    p2p: true,
+  });
+  return completedBatch(
+    ctx,
+    PAYMENT_WORKFLOW,
+    paymentWorkflowId,
+    input,
+    rows.map((r) => r.id),
+  );
+}
+
+/**
+ * (l) A popular merchant's ad must not serialise the market: trades settled against one hot ad (its row and
+ * escrow locked by every settlement) against the same trades spread over 100 ads of 100 sellers, same buyers
+ * and worker.
+ */
+async function benchHotAd(ctx: Ctx): Promise<RateResult> {
+  const worker = startBenchWorker(ctx);
+  const warm = await warmWorker(ctx, worker);
+  const hot = [await postBenchAd(ctx, 'l-hot')];
+  const spread: { adId: string; ownerId: string }[] = [];
+  await pool(
+    Array.from({ length: 100 }, (_, i) => i),
+    4,
+    async (i) => {
+      spread.push(await postBenchAd(ctx, `l-spread${i}`));
+    },
+  );
+  const buyers = await benchPayers(ctx.db, 100, 'l-buyer');
+  await tradeBatch(ctx, spread, buyers, 20, 'bench-l-warm');
+  await tradeBatch(ctx, hot, buyers, 20, 'bench-l-warm');
+  const n = batchSize(warm);
+  progress(`  batches of ${n} trades (hello warm-up ${warm.rate.toFixed(1)}/s)`);
+  const result = await hotVsSpread(
+    worker,
+    'l',
+    'P2P trades settled against one hot ad vs the same number spread over 100 ads, same buyers and worker',
+    'trades/s',
+    () => tradeBatch(ctx, hot, buyers, n, 'bench-l-hot'),
+    () => tradeBatch(ctx, spread, buyers, n, 'bench-l-spread'),
+  );
+  const { rows } = await ctx.db.query<{ status: string; n: string }>(
+    `SELECT status, count(*) AS n FROM orders WHERE method = 'p2p' AND idempotency_key LIKE 'bench-l-%' GROUP BY status ORDER BY status`,
+  );
+  result.notes.push(`batches of ${n} trades of 100 KES per round; orders by status: ${rows.map((r) => `${r.status} ${r.n}`).join(', ')}`);
   await worker.stop();
   return result;
 }
@@ -1041,6 +1288,7 @@ function print(results: BenchResult[], machine: Record<string, unknown>, wallSec
   say(`         BENCH_ONLY=${BENCHMARKS.join(',')}, BENCH_CALLBACK_DELAY_MS (sandbox rail callback delay in (c) and (j), default 0),`);
   say('         BENCH_REFRESH_ROUNDS (refreshes in (d), default 15), BENCH_REPORT_PAYMENTS (seeded payments in (f), default 1000000),');
   say('         BENCH_APPEALS (parked appeals in (h), default 1000), BENCH_KEEP_DATABASE=1 (keep the databases of (f) and (g)),');
+  say('         BENCH_DEEP_ROWS (payments and wallet entries of the user in (k), default 1000000), BENCH_DEEP_PAGES (default 500),');
   say('         BENCH_STRICT=1 (exit 1 when a target is missed), BENCH_DATABASE_URL, BENCH_REDIS_URL,');
   say('         TEMPORAL_ADDRESS (use that server instead of a dev server)');
   say('  needs Postgres (databases paygate_bench, and paygate_bench_report and paygate_bench_screening for (f) and (g), are dropped');
@@ -1060,6 +1308,8 @@ const ORIGIN: Record<string, string> = {
   h: 'P2P and appeals',
   i: 'wallets and money in',
   j: 'wallets and money in',
+  k: 'performance',
+  l: 'performance',
 };
 
 /** bench/REPORT.md: every ratio against its target, the machine, the settings and how to reproduce. */
@@ -1084,7 +1334,8 @@ function renderReport(
   lines.push(`- Temporal: ${temporal}`);
   lines.push(
     `- settings: ${settings.rounds} rounds x ${settings.seconds} s, ${settings.connections} connections, warm-up ${settings.warmupSeconds} s, ` +
-      `${settings.orders} seeded orders, ${settings.reportPayments} report payments, ${settings.appeals} parked appeals`,
+      `${settings.orders} seeded orders, ${settings.reportPayments} report payments, ${settings.appeals} parked appeals, ` +
+      `${settings.deepRows} rows in (k)`,
   );
   const missing = BENCHMARKS.filter((id) => !results.some((r) => r.id === id));
   if (missing.length > 0)
@@ -1162,7 +1413,7 @@ async function main(): Promise<void> {
   let temporalAddress = '127.0.0.1:7233';
   let externalTemporal = false;
   const acceptQueue = `paygate-bench-accept-${runTag}`;
-  if (['b', 'c', 'f', 'g', 'h', 'i', 'j'].some((id) => wanted.has(id))) {
+  if (['b', 'c', 'f', 'g', 'h', 'i', 'j', 'l'].some((id) => wanted.has(id))) {
     Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
     progress(process.env.TEMPORAL_ADDRESS ? `temporal at ${process.env.TEMPORAL_ADDRESS}` : 'starting a Temporal dev server');
     ({ address: temporalAddress, external: externalTemporal } = await startTemporal());
@@ -1218,7 +1469,7 @@ async function main(): Promise<void> {
 
   // (d), (f) and (g) do not use this api: (f) and (g) start their own stack.
   let apiPid: number | undefined;
-  if (['a', 'b', 'c', 'e', 'i', 'j'].some((id) => wanted.has(id))) {
+  if (['a', 'b', 'c', 'e', 'i', 'j', 'k', 'l'].some((id) => wanted.has(id))) {
     progress(`starting the api on ${apiUrl}`);
     const api = track(spawnNode('api', path.resolve(__dirname, '..', 'api', 'server.js'), apiEnv));
     await waitForHttp(`${apiUrl}/healthz`, api);
@@ -1290,6 +1541,8 @@ async function main(): Promise<void> {
   await run('h', 'worker memory per parked appeal', () => benchParkedAppeals(temporalAddress));
   await run('i', 'payouts from one hot wallet', () => benchHotWallet(ctx));
   await run('j', 'deposits credited', () => benchDepositCredits(ctx));
+  await run('k', 'page 500 vs page 1', () => benchDeepPages(ctx));
+  await run('l', 'trades on one hot ad', () => benchHotAd(ctx));
 
   const wallSeconds = (performance.now() - startedAt) / 1000;
   print(results, machine, wallSeconds);

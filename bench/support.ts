@@ -169,20 +169,24 @@ export function childPids(pattern: string): number[] {
 
 /**
  * Money in for a bench user, as a completed bank deposit would leave it: a `deposits` row and its posting
- * `rail:bank_transfer → wallet:<user>:KES` (the database moves the balance). Payments are paid from the
+ * `rail:bank_transfer → wallet:<user>:<currency>` (the database moves the balance). Payments are paid from the
  * wallet, so every payer is funded first; enough that no measured payment is refused for funds.
  */
-export async function fundBenchUser(db: { query: (sql: string, values: unknown[]) => Promise<unknown> }, userId: string): Promise<void> {
+export async function fundBenchUser(
+  db: { query: (sql: string, values: unknown[]) => Promise<unknown> },
+  userId: string,
+  currency = 'KES',
+): Promise<void> {
   await db.query(
     `WITH d AS (
        INSERT INTO deposits (user_id, channel, rail, currency, amount_minor, status, provider_reference)
-       VALUES ($1::uuid, 'bank_transfer', 'sandbox', 'KES', $2::numeric, 'completed', 'BENCH-' || $1::text) RETURNING id
+       VALUES ($1::uuid, 'bank_transfer', 'sandbox', $3, $2::numeric, 'completed', 'BENCH-' || $3 || '-' || $1::text) RETURNING id
      ), t AS (
-       INSERT INTO ledger_transactions (id, deposit_id, kind, currency) SELECT gen_random_uuid(), id, 'deposit', 'KES' FROM d RETURNING id
+       INSERT INTO ledger_transactions (id, deposit_id, kind, currency) SELECT gen_random_uuid(), id, 'deposit', $3 FROM d RETURNING id
      )
      INSERT INTO ledger_entries (transaction_id, account, currency, direction, amount_minor)
-     SELECT id, 'rail:bank_transfer', 'KES', 'debit', $2::numeric FROM t
-     UNION ALL SELECT id, 'wallet:' || $1::text || ':KES', 'KES', 'credit', $2::numeric FROM t`,
-    [userId, '100000000000000'],
+     SELECT id, 'rail:bank_transfer', $3, 'debit', $2::numeric FROM t
+     UNION ALL SELECT id, 'wallet:' || $1::text || ':' || $3, $3, 'credit', $2::numeric FROM t`,
+    [userId, '100000000000000', currency],
   );
 }

@@ -20,9 +20,6 @@ const CREDENTIAL_NAME = /token|secret|passw|pwd|signature|sig$|key$|apikey|auth|
 /** Names that match the pattern above but carry nothing secret, and help when reading a log. */
 const NOT_CREDENTIALS = new Set(['idempotency-key', 'idempotency_key']);
 
-/** Headers that carry credentials whatever their name says. */
-const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key']);
-
 export const isCredentialName = (name: string): boolean => CREDENTIAL_NAME.test(name) && !NOT_CREDENTIALS.has(name.toLowerCase());
 
 /** Decode a query-string name as a server would; a malformed escape is kept as it is. */
@@ -53,51 +50,6 @@ export function redactUrl(url: string): string {
     })
     .join('&');
   return `${path}?${query}`;
-}
-
-/** A copy of `headers` with the value of every credential header replaced by `[redacted]`. */
-export function redactHeaders(headers: Record<string, unknown> | undefined): Record<string, unknown> {
-  const copy: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    const lower = name.toLowerCase();
-    copy[name] = CREDENTIAL_HEADERS.has(lower) || isCredentialName(lower) ? REDACTED : value;
-  }
-  return copy;
-}
-
-/** The fields pino's standard request serializer produces that the HTTP log keeps. */
-interface SerializedRequest {
-  id?: unknown;
-  method?: string;
-  url?: string;
-  headers?: Record<string, unknown>;
-  remoteAddress?: string;
-  remotePort?: number;
-}
-
-interface SerializedResponse {
-  statusCode?: number;
-  headers?: Record<string, unknown>;
-}
-
-/**
- * The request as logged: id, method, redacted URL, redacted headers and the peer. The parsed `query` (and
- * `params`) of the standard serializer are left out: they repeat the URL without its redaction.
- */
-export function logSafeRequest(req: SerializedRequest): SerializedRequest {
-  return {
-    id: req.id,
-    method: req.method,
-    url: typeof req.url === 'string' ? redactUrl(req.url) : req.url,
-    headers: redactHeaders(req.headers),
-    remoteAddress: req.remoteAddress,
-    remotePort: req.remotePort,
-  };
-}
-
-/** The response as logged: its status and its headers, `Set-Cookie` and the like redacted. */
-export function logSafeResponse(res: SerializedResponse): SerializedResponse {
-  return { statusCode: res.statusCode, headers: redactHeaders(res.headers) };
 }
 
 /**

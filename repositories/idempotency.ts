@@ -1,5 +1,6 @@
 import { Op, QueryTypes } from 'sequelize';
 import { IdempotencyKey, models } from '../models';
+import { queryRows } from './transaction';
 
 /**
  * Idempotency keys: every read and write of `idempotency_keys`. A key is claimed by one request, which then
@@ -29,17 +30,18 @@ export interface StoredKey {
  * longer than `staleAfterSeconds` ago, same body). Returns whether this request holds it now.
  */
 export async function claimKey(id: KeyId, requestHash: string, ttlHours: number, staleAfterSeconds: number): Promise<boolean> {
-  const claimed = await models().query(
+  // On every POST: straight through pg (see queryRows).
+  const claimed = await queryRows(
     `INSERT INTO idempotency_keys (scope, method, path, key, request_hash, expires_at)
-     VALUES (:scope, :method, :path, :key, :requestHash, now() + make_interval(hours => :ttlHours))
+     VALUES ($1, $2, $3, $4, $5, now() + make_interval(hours => $6))
      ON CONFLICT (scope, method, path, key) DO UPDATE
        SET request_hash = EXCLUDED.request_hash, locked_at = now(), expires_at = EXCLUDED.expires_at
        WHERE idempotency_keys.expires_at < now()
           OR (idempotency_keys.state = 'in_progress'
-              AND idempotency_keys.locked_at < now() - make_interval(secs => :staleAfterSeconds)
+              AND idempotency_keys.locked_at < now() - make_interval(secs => $7)
               AND idempotency_keys.request_hash = EXCLUDED.request_hash)
      RETURNING 1`,
-    { replacements: { ...id, requestHash, ttlHours, staleAfterSeconds }, type: QueryTypes.SELECT },
+    [id.scope, id.method, id.path, id.key, requestHash, ttlHours, staleAfterSeconds],
   );
   return claimed.length > 0;
 }
@@ -62,9 +64,10 @@ export async function releaseKey(id: KeyId): Promise<void> {
 
 /** Store the response the key replays from now on. */
 export async function completeKey(id: KeyId, response: { status: number; headers: Record<string, string>; body: string }): Promise<void> {
-  await IdempotencyKey.update(
-    { state: 'completed', responseStatus: response.status, responseHeaders: response.headers, responseBody: response.body },
-    { where: { ...id } },
+  await queryRows(
+    `UPDATE idempotency_keys SET state = 'completed', response_status = $5, response_headers = $6, response_body = $7
+      WHERE scope = $1 AND method = $2 AND path = $3 AND key = $4`,
+    [id.scope, id.method, id.path, id.key, response.status, JSON.stringify(response.headers), response.body],
   );
 }
 

@@ -1,5 +1,6 @@
 import { DatabaseError, QueryTypes, type Transaction } from 'sequelize';
 import { models } from '../models';
+import { queryRows } from './transaction';
 import { uuidv7 } from '../platform/ids';
 import { paymentLines, type LedgerKind, type LedgerLine, type PaymentAccounts } from '../domain/ledger';
 import type { ClassBalance } from '../domain/reconciliation';
@@ -25,9 +26,9 @@ const OVERDRAFT_CONSTRAINT = 'accounts_funds_never_negative';
 
 /** Turn the database's overdraft refusal into `InsufficientFunds`; anything else is rethrown as it is. */
 function overdraftOf(err: unknown, lines: LedgerLine[]): InsufficientFunds | undefined {
-  if (!(err instanceof DatabaseError)) return undefined;
-  const original = err.original as { constraint?: string; detail?: string };
-  if (original.constraint !== OVERDRAFT_CONSTRAINT) return undefined;
+  // As Sequelize wraps it, or as pg raises it (statements run straight through pg).
+  const original = (err instanceof DatabaseError ? err.original : err) as { constraint?: string; detail?: string } | undefined;
+  if (!(err instanceof Error) || original?.constraint !== OVERDRAFT_CONSTRAINT) return undefined;
   const account = lines.find((l) => l.direction === 'debit' && original.detail?.includes(`(${l.account},`))?.account;
   return new InsufficientFunds(account ?? lines.find((l) => l.direction === 'debit')?.account ?? 'an account');
 }
@@ -68,45 +69,42 @@ export async function postLines(
     lines: LedgerLine[];
   },
 ): Promise<boolean> {
-  const id = uuidv7();
-  const inserted = await models().query<{ id: string }>(
-    `INSERT INTO ledger_transactions (id, order_id, deposit_id, ad_id, refund_id, kind, currency)
-     VALUES (:id, :orderId, :depositId, :adId, :refundId, :kind, :currency)
-     ON CONFLICT DO NOTHING RETURNING id`,
-    {
-      replacements: {
-        id,
-        orderId: posting.orderId ?? null,
-        depositId: posting.depositId ?? null,
-        adId: posting.adId ?? null,
-        refundId: ('refundId' in posting ? posting.refundId : undefined) ?? null,
-        kind: posting.kind,
-        currency: posting.currency,
-      },
-      type: QueryTypes.SELECT,
-      transaction: tx,
-    },
-  );
-  if (inserted.length === 0) return false;
+  // The transaction row and its entries in one statement (every payment step posts: straight through pg, see
+  // queryRows). A posting already made inserts no transaction row, and so no entries.
   // Entries apply in insertion order, each taking its account's row lock: one order for every posting
   // (by account) means two postings over the same accounts can never wait on each other in a cycle.
   const lines = [...posting.lines].sort((a, b) => (a.account < b.account ? -1 : a.account > b.account ? 1 : 0));
-  const values = lines.map((_, i) => `(:tx, :account${i}, :currency, :direction${i}, :amount${i})`).join(', ');
-  const replacements: Record<string, string> = { tx: id, currency: posting.currency };
-  lines.forEach((line, i) => {
-    replacements[`account${i}`] = line.account;
-    replacements[`direction${i}`] = line.direction;
-    replacements[`amount${i}`] = line.amountMinor;
-  });
   try {
-    await models().query(`INSERT INTO ledger_entries (transaction_id, account, currency, direction, amount_minor) VALUES ${values}`, {
-      replacements,
-      transaction: tx,
-    });
+    const [row] = await queryRows<{ posted: boolean }>(
+      `WITH t AS (
+         INSERT INTO ledger_transactions (id, order_id, deposit_id, ad_id, refund_id, kind, currency)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT DO NOTHING RETURNING id
+       ), e AS (
+         INSERT INTO ledger_entries (transaction_id, account, currency, direction, amount_minor)
+         SELECT t.id, l.account, $7, l.direction, l.amount_minor
+           FROM t, unnest($8::text[], $9::text[], $10::numeric[]) WITH ORDINALITY AS l (account, direction, amount_minor, n)
+          ORDER BY l.n
+       )
+       SELECT EXISTS (SELECT 1 FROM t) AS posted`,
+      [
+        uuidv7(),
+        posting.orderId ?? null,
+        posting.depositId ?? null,
+        posting.adId ?? null,
+        ('refundId' in posting ? posting.refundId : undefined) ?? null,
+        posting.kind,
+        posting.currency,
+        lines.map((l) => l.account),
+        lines.map((l) => l.direction),
+        lines.map((l) => l.amountMinor),
+      ],
+      tx,
+    );
+    return row.posted;
   } catch (err) {
     throw overdraftOf(err, lines) ?? err;
   }
-  return true;
 }
 
 export async function postedKinds(orderId: string, tx?: Transaction): Promise<LedgerKind[]> {

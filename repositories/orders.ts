@@ -1,6 +1,6 @@
 import { Op, QueryTypes, type InferAttributes, type Transaction } from 'sequelize';
 import { Order, models } from '../models';
-import { selectRows } from './transaction';
+import { queryRows } from './transaction';
 import type { BankRoute } from '../domain/discovery/routing';
 import type { OrderEventKind, OrderStatus, PaymentMethod } from '../domain/orders';
 
@@ -15,13 +15,25 @@ export type OrderRecord = InferAttributes<Order>;
 
 const plain = (order: Order | null): OrderRecord | null => (order ? order.get({ plain: true }) : null);
 
+let recordColumns: string | undefined;
+/** Every column of `orders` under its record name (`user_id AS "userId"`…): a raw row that is an `OrderRecord`. */
+function orderRecordColumns(): string {
+  recordColumns ??= Object.entries(Order.getAttributes())
+    .map(([name, attribute]) => `o."${attribute.field ?? name}" AS "${name}"`)
+    .join(', ');
+  return recordColumns;
+}
+
 export async function findOrder(orderId: string, tx?: Transaction): Promise<OrderRecord | null> {
-  return plain(await Order.findByPk(orderId, { transaction: tx }));
+  // Read by every payment step: straight through pg (see queryRows).
+  const [order] = await queryRows<OrderRecord>(`SELECT ${orderRecordColumns()} FROM orders o WHERE o.id = $1`, [orderId], tx);
+  return order ?? null;
 }
 
 /** The order, locked (`FOR UPDATE`) for the rest of `tx`. */
 export async function lockOrder(orderId: string, tx: Transaction): Promise<OrderRecord | null> {
-  return plain(await Order.findByPk(orderId, { transaction: tx, lock: tx.LOCK.UPDATE }));
+  const [order] = await queryRows<OrderRecord>(`SELECT ${orderRecordColumns()} FROM orders o WHERE o.id = $1 FOR UPDATE`, [orderId], tx);
+  return order ?? null;
 }
 
 export interface Transition {
@@ -41,42 +53,41 @@ export interface Transition {
  * The one way an order's status changes: a conditional update (`WHERE status IN from`), its event recorded
  * once per status, and `workflow_started_at` stamped on the first change. Returns whether the order moved.
  */
-export async function transitionOrder(orderId: string, t: Transition, tx: Transaction): Promise<boolean> {
+export async function transitionOrder(orderId: string, t: Transition, tx?: Transaction): Promise<boolean> {
+  // One statement (the update and its event together), so it is atomic on its own; `tx` when it is one
+  // step of several. Every payment step runs it: straight through pg (see queryRows).
   const detail = t.note ?? (t.failureCode ? `${t.failureCode}: ${t.reason ?? ''}`.trim() : null);
-  const [row] = await models().query<{ moved: number }>(
+  const [row] = await queryRows<{ moved: number }>(
     `WITH moved AS (
        UPDATE orders
-          SET status = :to,
-              failure_code = coalesce(:failureCode, failure_code),
-              failure_reason = coalesce(:reason, failure_reason),
-              rail_reference = coalesce(:railReference, rail_reference),
-              screening_entry_id = coalesce(:entryId, screening_entry_id),
-              screening_score = coalesce(:score, screening_score),
+          SET status = $2,
+              failure_code = coalesce($3, failure_code),
+              failure_reason = coalesce($4, failure_reason),
+              rail_reference = coalesce($5, rail_reference),
+              screening_entry_id = coalesce($6::uuid, screening_entry_id),
+              screening_score = coalesce($7::numeric, screening_score),
               workflow_started_at = coalesce(workflow_started_at, now()),
               updated_at = now()
-        WHERE id = :orderId AND status IN (:from)
+        WHERE id = $1 AND status = ANY($8::text[])
        RETURNING id
      ), events AS (
        INSERT INTO order_events (order_id, status, detail)
-       SELECT id, :to, :detail FROM moved
+       SELECT id, $2, $9 FROM moved
        ON CONFLICT (order_id, status) DO NOTHING
      )
      SELECT count(*)::int AS moved FROM moved`,
-    {
-      replacements: {
-        orderId,
-        from: t.from,
-        to: t.to,
-        failureCode: t.failureCode ?? null,
-        reason: t.reason ?? null,
-        railReference: t.railReference ?? null,
-        entryId: t.screening?.entryId ?? null,
-        score: t.screening?.score ?? null,
-        detail,
-      },
-      type: QueryTypes.SELECT,
-      transaction: tx,
-    },
+    [
+      orderId,
+      t.to,
+      t.failureCode ?? null,
+      t.reason ?? null,
+      t.railReference ?? null,
+      t.screening?.entryId ?? null,
+      t.screening?.score ?? null,
+      [...t.from],
+      detail,
+    ],
+    tx,
   );
   return row.moved > 0;
 }
@@ -110,9 +121,10 @@ export async function limitUsage(userId: string, options: { excludeOrderId?: str
 
 /** The limits check passed: the order now counts towards the user's 24-hour usage. */
 export async function markLimitsChecked(orderId: string, tx: Transaction): Promise<void> {
-  await Order.update(
-    { limitsCheckedAt: new Date(), updatedAt: new Date() },
-    { where: { id: orderId, limitsCheckedAt: null }, transaction: tx },
+  await queryRows(
+    'UPDATE orders SET limits_checked_at = now(), updated_at = now() WHERE id = $1 AND limits_checked_at IS NULL',
+    [orderId],
+    tx,
   );
 }
 
@@ -130,12 +142,12 @@ export async function markOverdue(orderId: string, reason: string, tx: Transacti
 
 /** The connector an order is submitted on, recorded before the rail can answer (a callback is taken only from it). */
 export async function recordRail(orderId: string, rail: string): Promise<void> {
-  await Order.update({ rail, updatedAt: new Date() }, { where: { id: orderId } });
+  await queryRows('UPDATE orders SET rail = $2, updated_at = now() WHERE id = $1', [orderId, rail]);
 }
 
 /** The rail's reference for an accepted submission. */
 export async function recordRailReference(orderId: string, railReference: string): Promise<void> {
-  await Order.update({ railReference, updatedAt: new Date() }, { where: { id: orderId } });
+  await queryRows('UPDATE orders SET rail_reference = $2, updated_at = now() WHERE id = $1', [orderId, railReference]);
 }
 
 /** Recorded by the reconciler once it started an order's workflow (the workflow may not have run yet). */
@@ -169,9 +181,32 @@ export type NewOrder = Pick<
   | 'workflowId'
 > & { feeMinor?: string };
 
-/** Record an accepted order; a second order with the same (user, idempotency key) is a UniqueConstraintError. */
+/** Record an accepted order; a second order with the same (user, idempotency key) is refused (`isDuplicate`). */
 export async function createOrder(order: NewOrder, tx?: Transaction): Promise<OrderRecord> {
-  return (await Order.create(order, { transaction: tx })).get({ plain: true });
+  // Every accepted payment: straight through pg (see queryRows).
+  const [created] = await queryRows<OrderRecord>(
+    `INSERT INTO orders AS o (id, user_id, idempotency_key, amount_minor, fee_minor, kes_equivalent_minor, currency, method,
+                              destination, description, reference, route, workflow_id)
+     VALUES ($1, $2, $3, $4, coalesce($5::numeric, 0), $6, $7, $8, $9, $10, $11, $12, $13)
+     RETURNING ${orderRecordColumns()}`,
+    [
+      order.id,
+      order.userId,
+      order.idempotencyKey,
+      order.amountMinor,
+      order.feeMinor ?? null,
+      order.kesEquivalentMinor,
+      order.currency,
+      order.method,
+      JSON.stringify(order.destination),
+      order.description,
+      order.reference,
+      order.route,
+      order.workflowId,
+    ],
+    tx,
+  );
+  return created;
 }
 
 export async function findOrderByIdempotencyKey(userId: string, idempotencyKey: string): Promise<OrderRecord | null> {
@@ -215,8 +250,8 @@ const ORDER_COLUMNS = `o.id, o.user_id, o.status, o.amount_minor, o.fee_minor, o
 
 /** One order with its events (oldest first), in one query. */
 export async function orderWithEvents(orderId: string): Promise<(OrderRow & { events: OrderEventRow[] }) | null> {
-  // The status read clients poll: straight through pg (see selectRows).
-  const [row] = await selectRows<OrderRow & { events: OrderEventRow[] }>(
+  // The status read clients poll: straight through pg (see queryRows).
+  const [row] = await queryRows<OrderRow & { events: OrderEventRow[] }>(
     `SELECT ${ORDER_COLUMNS},
             coalesce((SELECT json_agg(json_build_object('status', e.status, 'at', e.at, 'detail', e.detail) ORDER BY e.id)
                         FROM order_events e WHERE e.order_id = o.id), '[]'::json) AS events

@@ -30,7 +30,8 @@ export function openRepositories(sequelize?: Sequelize): void {
 }
 
 /** Whether a write was refused because it would duplicate a unique key (an idempotency key, a provider id…). */
-export const isDuplicate = (err: unknown): boolean => err instanceof UniqueConstraintError;
+export const isDuplicate = (err: unknown): boolean =>
+  err instanceof UniqueConstraintError || (err instanceof Error && (err as { code?: unknown }).code === '23505');
 
 /**
  * Run read-only `work` in one short transaction under a statement timeout (`SET LOCAL`), so a slow
@@ -48,12 +49,14 @@ interface PgClient {
 }
 
 /**
- * One read straight through a pooled connection's pg client, with positional parameters (`$1`…): no
- * Sequelize query pipeline around it (replacement formatting, result handling, lodash copies). For the reads
- * on every request, where that pipeline was an eighth of the api's CPU (bench/PROFILE.md). Same pool, same
- * type parsers, same errors as any other statement.
+ * One statement straight through pg, with positional parameters (`$1`…): no Sequelize query pipeline around
+ * it (replacement formatting, model building, result handling, lodash copies). Inside `tx` it runs on that
+ * transaction's connection; otherwise on a pooled one. For the statements on every request and every payment
+ * step, where that pipeline was an eighth of the api's and the worker's CPU (bench/PROFILE.md). Same pool,
+ * same type parsers; a unique violation is still `isDuplicate`.
  */
-export async function selectRows<R>(text: string, values: readonly unknown[]): Promise<R[]> {
+export async function queryRows<R>(text: string, values: readonly unknown[], tx?: Tx): Promise<R[]> {
+  if (tx) return (await connectionOf(tx).query<R>(text, values)).rows;
   const manager = models().connectionManager;
   const connection = await manager.getConnection({ type: 'read' });
   try {
@@ -61,6 +64,13 @@ export async function selectRows<R>(text: string, values: readonly unknown[]): P
   } finally {
     manager.releaseConnection(connection);
   }
+}
+
+/** The pg client a Sequelize transaction runs on (set once the transaction has begun). */
+function connectionOf(tx: Tx): PgClient {
+  const connection = (tx as unknown as { connection?: PgClient }).connection;
+  if (!connection) throw new Error('the transaction has no connection (it has not begun, or it has ended)');
+  return connection;
 }
 
 /** One round trip to the database, for readiness checks. */

@@ -1,6 +1,6 @@
 import { QueryTypes, type InferAttributes, type Transaction } from 'sequelize';
 import { KycAuditEntry, User, models } from '../models';
-import { selectRows } from './transaction';
+import { queryRows } from './transaction';
 import type { KycIdType, KycStatus, Role } from '../domain/users';
 
 // --- added for payments
@@ -25,11 +25,17 @@ export async function kycStatusOf(userId: string, tx?: Transaction): Promise<Kyc
   return row?.kyc_status ?? null;
 }
 
-/** The user's roles as stored now, or null when there is no such user (read on every authenticated request). */
-export async function rolesOf(userId: string): Promise<Role[] | null> {
-  // Read on every authenticated request: straight through pg (see selectRows).
-  const [user] = await selectRows<{ roles: Role[] }>('SELECT roles FROM users WHERE id = $1', [userId]);
-  return user?.roles ?? null;
+/** What a request may do, as stored now: the user's roles and KYC status. */
+export interface Standing {
+  roles: Role[];
+  kycStatus: KycStatus;
+}
+
+/** The user's standing as stored now, or null when there is no such user (read on every authenticated request). */
+export async function standingOf(userId: string): Promise<Standing | null> {
+  // Read on every authenticated request: straight through pg (see queryRows).
+  const [user] = await queryRows<{ roles: Role[]; kyc_status: KycStatus }>('SELECT roles, kyc_status FROM users WHERE id = $1', [userId]);
+  return user ? { roles: user.roles, kycStatus: user.kyc_status } : null;
 }
 
 // --- users and their KYC, as the users API reads and writes them

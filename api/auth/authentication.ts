@@ -5,8 +5,8 @@ import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
 import { config } from '../../platform/config';
 import { AppError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
-import { ROLES, type Role } from '../../domain/users';
-import { rolesOf } from '../../repositories/users';
+import { ROLES, type KycStatus, type Role } from '../../domain/users';
+import { standingOf } from '../../repositories/users';
 import { looksLikeApiKey, parseApiKey, scopeFor, type ApiKeyMode } from '../../domain/api-keys';
 import { activeKeyByPrefix, touchApiKey } from '../../repositories/api-keys';
 import { componentLogger } from '../../platform/logger';
@@ -19,6 +19,11 @@ export interface Caller {
   roles: Role[];
   /** Set when the request came with an API key (SPEC §12): the caller acts within its scopes and mode. */
   key?: { id: string; mode: ApiKeyMode; scopes: string[] };
+  /**
+   * The KYC status, read with the roles when this request was authenticated (the same row, the same read);
+   * services that decide on it use it rather than reading the row again. Absent on callers not made from a request.
+   */
+  kycStatus?: KycStatus;
 }
 
 /** SHA-256 of a key's whole secret: what `api_keys` stores. */
@@ -71,16 +76,16 @@ export function authenticateRequest(request: Request): Promise<Caller> {
 
 /**
  * The token proves who signed in; the account as it is now decides what they may do. One primary-key read
- * per request: a removed account is 401 and a changed role applies on the very next request, not when
+ * per request (roles and KYC status): a removed account is 401 and a changed role applies on the very next request, not when
  * the token expires.
  */
 async function verifyBearer(request: Request): Promise<Caller> {
   const token = /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
   if (token && looksLikeApiKey(token)) return verifyApiKey(token);
   const claimed = await verifySignature(request);
-  const roles = await rolesOf(claimed.id);
-  if (!roles) throw new AppError('unauthenticated', 'a valid bearer token is required');
-  return { id: claimed.id, roles: roles.filter((r): r is Role => ROLES.includes(r)) };
+  const standing = await standingOf(claimed.id);
+  if (!standing) throw new AppError('unauthenticated', 'a valid bearer token is required');
+  return { id: claimed.id, roles: standing.roles.filter((r): r is Role => ROLES.includes(r)), kycStatus: standing.kycStatus };
 }
 
 /**
@@ -92,13 +97,14 @@ async function verifyApiKey(token: string): Promise<Caller> {
   const parsed = parseApiKey(token);
   const key = parsed ? await activeKeyByPrefix(parsed.prefix) : null;
   if (!parsed || !key || key.mode !== parsed.mode || !timingSafeEqual(apiKeyHash(token), key.secretHash)) throw refused;
-  const roles = await rolesOf(key.userId);
-  if (!roles) throw refused;
+  const standing = await standingOf(key.userId);
+  if (!standing) throw refused;
   touchApiKey(key.id).catch((err: unknown) => log.warn({ err, keyId: key.id }, 'could not note when the key was last used'));
   return {
     id: key.userId,
-    roles: roles.filter((r): r is Role => ROLES.includes(r)),
+    roles: standing.roles.filter((r): r is Role => ROLES.includes(r)),
     key: { id: key.id, mode: key.mode, scopes: key.scopes },
+    kycStatus: standing.kycStatus,
   };
 }
 

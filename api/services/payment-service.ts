@@ -90,8 +90,9 @@ const orderLink = (id: string) => `/api/v1/payments/orders/${id}`;
  * The caller's KYC status and what counts against their 24-hour limit (KES minor units), read together:
  * the same usage the workflow checks again under lock before it holds any money.
  */
-async function tierStanding(userId: string): Promise<{ kycStatus: KycStatus; usedKesMinor: bigint } | null> {
-  const [kycStatus, usedKesMinor] = await Promise.all([kycStatusOf(userId), limitUsage(userId)]);
+async function tierStanding(caller: Caller): Promise<{ kycStatus: KycStatus; usedKesMinor: bigint } | null> {
+  // The status as this request's authentication read it (the same row, moments ago), else read now.
+  const [kycStatus, usedKesMinor] = await Promise.all([caller.kycStatus ?? kycStatusOf(caller.id), limitUsage(caller.id)]);
   return kycStatus ? { kycStatus, usedKesMinor } : null;
 }
 
@@ -107,17 +108,21 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
   const cfg = config();
   const { route } = await checkDestination(request, cfg.discovery.primaryBankCode);
   const kes = toKesMinor(request.amountMinor, request.currency, cfg.limits.fxToKes);
-  const standing = await tierStanding(caller.id);
-  if (!standing) throw new AppError('unauthenticated', 'the account no longer exists');
-  const breach = evaluateTierLimits(standing.kycStatus, kes, standing.usedKesMinor, cfg.limits);
-  if (breach) throw new AppError(breach.code, breach.reason);
-  // Visibly short: refused now. (Under a race the database refuses the hold itself, and the order fails.)
   // A trade is paid from the taker's wallet: KES against a sell ad, the asset against a buy ad.
   // The hold takes the amount and its fee (none for a trade).
   const fee = feeFor(request.method, request.amountMinor, request.currency, cfg.fees, cfg.limits.fxToKes);
   const funding = trade?.funding ?? { currency: request.currency, amountMinor: request.amountMinor + fee };
   const fundingCurrency = funding.currency;
-  const available = BigInt(await balanceOf(payerWallet({ userId: caller.id, currency: fundingCurrency }), fundingCurrency));
+  // The tier and the wallet are read together (independent reads); the tier is judged first.
+  const [standing, balance] = await Promise.all([
+    tierStanding(caller),
+    balanceOf(payerWallet({ userId: caller.id, currency: fundingCurrency }), fundingCurrency),
+  ]);
+  if (!standing) throw new AppError('unauthenticated', 'the account no longer exists');
+  const breach = evaluateTierLimits(standing.kycStatus, kes, standing.usedKesMinor, cfg.limits);
+  if (breach) throw new AppError(breach.code, breach.reason);
+  // Visibly short: refused now. (Under a race the database refuses the hold itself, and the order fails.)
+  const available = BigInt(balance);
   if (available < funding.amountMinor) {
     // A retry of a payment already accepted (and held) under this key is answered with that order.
     const accepted = await findOrderByIdempotencyKey(caller.id, idempotencyKey);

@@ -135,9 +135,14 @@ describe('security: credentials in the access log', function () {
       }
     });
 
-    it('then each request is still logged with its id, method, path, status and duration', () => {
+    it('then each request is still logged with its id, method, path, route, status and duration', () => {
       const entries = lines.map(
-        (l) => JSON.parse(l) as { req: { id: string; method: string; url: string }; res: { statusCode: number }; responseTime: number },
+        (l) =>
+          JSON.parse(l) as {
+            req: { id: string; method: string; url: string; route: string };
+            res: { statusCode: number };
+            responseTime: number;
+          },
       );
       const byId = (id: string) => entries.find((e) => e.req.id === id);
       expect(byId(ids.dashboardQuery)?.req).to.include({ method: 'GET', url: '/admin/queues?[redacted]' });
@@ -147,6 +152,8 @@ describe('security: credentials in the access log', function () {
       expect(byId(ids.stkCallback)?.req.url).to.match(/^\/api\/v1\/callbacks\/mpesa\/stk\/[0-9a-f-]{36}\?\[redacted\]$/);
       expect(byId(ids.b2cCallback)?.req.url).to.match(/^\/api\/v1\/callbacks\/mpesa\/b2c\/[0-9a-f-]{36}\/result\?\[redacted\]$/);
       expect(byId(ids.bearer)?.res.statusCode).to.equal(200);
+      expect(byId(ids.bearer)?.req.route).to.equal('/api/v1/auth/me');
+      expect(byId(ids.stkCallback)?.req.route).to.match(/^\/api\/v1\/callbacks\/mpesa\/stk\/:\w+$/);
       expect(byId(ids.queryElsewhere)?.req.url).to.equal('/api/v1/auth/me?limit=7&password=[redacted]&access_token=[redacted]');
       for (const entry of entries) expect(entry.responseTime).to.be.a('number');
     });

@@ -78,9 +78,8 @@ export function createComplianceActivities({ config, screener }: ComplianceActiv
       // cleared (the match that rejected the original order) is excused, never one listed since.
       const [best] = (await screening.screen(paymentScreeningItems(order))).filter((m) => m.entryId !== order.cleared_entry_id);
       if (!best) {
-        await inTransaction((tx) =>
-          transitionOrder(orderId, { from: ['pending'], to: 'screening', note: 'screened against the blocklist: no match' }, tx),
-        );
+        // One statement (the status and its event): no transaction around it.
+        await transitionOrder(orderId, { from: ['pending'], to: 'screening', note: 'screened against the blocklist: no match' });
         return { blocked: false };
       }
       // The order is rejected, its two events written and the hit recorded, together or not at all.
