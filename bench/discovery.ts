@@ -11,6 +11,7 @@ import { discoverExchanges } from '../connectors/exchanges';
 import { EXCHANGE_COLUMNS, exchangeRows, refreshExchanges } from '../workers/catalogue-refresh';
 import { DISCOVERY_QUEUE, MAINTENANCE_QUEUE } from '../workers/queues';
 import { openRepositories } from '../repositories/transaction';
+import { profileArgs } from './support';
 
 /**
  * Discovery benchmarks, for the runner (`bench/run.ts`) to call:
@@ -109,7 +110,7 @@ export async function startBackgroundRefreshes(options: {
 }): Promise<BackgroundRefreshes> {
   const everyMs = String(Math.max(1000, options.everyMs ?? 1000));
   const prefix = `paygate-bench-discovery-${randomBytes(3).toString('hex')}`;
-  const child = spawn(process.execPath, [path.resolve(__dirname, '..', 'workers', 'jobs.js')], {
+  const child = spawn(process.execPath, [...profileArgs('jobs'), path.resolve(__dirname, '..', 'workers', 'jobs.js')], {
     env: {
       ...process.env,
       NODE_ENV: 'development',

@@ -33,18 +33,19 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** Run `node <script>` with `env`, its output going to bench/results/<name>.log. */
 /** Where BENCH_CPU_PROF=1 has each spawned process write its CPU profile (`<name>-<n>.cpuprofile`), on exit. */
 export const PROFILES_DIR = path.join(RESULTS_DIR, 'profiles');
 let profiled = 0;
 
-function profileArgs(name: string): string[] {
+/** Node's flags for a spawned process: `--cpu-prof` into PROFILES_DIR when BENCH_CPU_PROF=1, else none. */
+export function profileArgs(name: string): string[] {
   if (process.env.BENCH_CPU_PROF !== '1') return [];
   fs.mkdirSync(PROFILES_DIR, { recursive: true });
   profiled += 1;
   return ['--cpu-prof', `--cpu-prof-dir=${PROFILES_DIR}`, `--cpu-prof-name=${name}-${profiled}.cpuprofile`];
 }
 
+/** Run `node <script>` with `env`, its output going to bench/results/<name>.log. */
 export function spawnNode(name: string, script: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Child {
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   const logFile = path.join(RESULTS_DIR, `${name}.log`);
