@@ -94,6 +94,8 @@ export async function benchExchangeRefresh(databaseUrl: string, rounds = 15): Pr
 }
 
 export interface BackgroundRefreshes {
+  /** Resolves once the jobs process has completed `count` refreshes (its boot and first catalogue build behind it). */
+  refreshed(count: number): Promise<void>;
   /** Stop the jobs process and remove its queues; resolves with the number of refreshes it completed. */
   stop(): Promise<number>;
 }
@@ -131,8 +133,15 @@ export async function startBackgroundRefreshes(options: {
   const started = new Promise<void>((resolve) => {
     running = resolve;
   });
+  const waiting: { count: number; resolve: () => void }[] = [];
   readline.createInterface({ input: child.stdout }).on('line', (line) => {
-    if (line.includes('"msg":"catalogue refreshed"')) refreshes += 1;
+    if (line.includes('"msg":"catalogue refreshed"')) {
+      refreshes += 1;
+      for (const w of waiting.filter((w) => refreshes >= w.count)) {
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve();
+      }
+    }
     if (line.includes('"msg":"jobs running"')) running();
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -143,6 +152,15 @@ export async function startBackgroundRefreshes(options: {
     }),
   ]);
   return {
+    refreshed(count) {
+      if (refreshes >= count) return Promise.resolve();
+      return Promise.race([
+        new Promise<void>((resolve) => waiting.push({ count, resolve })),
+        exited.then(() => {
+          throw new Error('the jobs process exited before its first refreshes');
+        }),
+      ]);
+    },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
