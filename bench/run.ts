@@ -19,6 +19,7 @@ import {
   type PaymentResult,
   type PaymentWorkflowInput,
 } from '../workflows/shared';
+import { formatAmount } from '../domain/money';
 import { assetForFiatMinor } from '../domain/p2p/ads';
 import type { BackgroundRefreshes } from './discovery';
 import {
@@ -951,6 +952,10 @@ async function benchDeepPages(ctx: Ctx): Promise<FigureResult> {
   };
 }
 
+/** (l)'s ads sell USDT at KES 130.00; each trade buys KES 100.00 of it. */
+const P2P_PRICE_MINOR = 13000n;
+const P2P_TRADE_KES_MINOR = 10000n;
+
 /** A P2P ad posted through the API by a verified seller whose USDT wallet funds it. */
 async function postBenchAd(ctx: Ctx, label: string): Promise<{ adId: string; ownerId: string }> {
   const seller = await newVerifiedUser(ctx.apiUrl, ctx.db, label);
@@ -962,7 +967,7 @@ async function postBenchAd(ctx: Ctx, label: string): Promise<{ adId: string; own
       asset: 'USDT',
       fiat: 'KES',
       price_type: 'fixed',
-      price: (Number(P2P_PRICE_MINOR) / 100).toFixed(2),
+      price: formatAmount(P2P_PRICE_MINOR, 'KES'),
       total_amount: '1000000.000000',
       min_order: '100.00',
       max_order: '13000.00',
@@ -973,9 +978,6 @@ async function postBenchAd(ctx: Ctx, label: string): Promise<{ adId: string; own
   if (res.status !== 201) throw new Error(`posting an ad failed: ${res.status} ${JSON.stringify(res.json)}`);
   return { adId: (res.json as { ad_id: string }).ad_id, ownerId: seller.id };
 }
-
-const P2P_PRICE_MINOR = 13000n;
-const P2P_TRADE_KES_MINOR = 10000n;
 
 /**
  * Trades of 100 KES against `ads` (round-robin), taken by `buyerIds` (round-robin): the order and its trade as
