@@ -83,7 +83,7 @@ import type { ParkedAppealsResult } from './appeals';
  * volume (which the limit checks sum) does not make later rounds slower than earlier ones.
  */
 
-const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l'];
+const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm'];
 
 const settings = {
   seconds: envInt('BENCH_SECONDS', 5),
@@ -1215,6 +1215,35 @@ async function benchScreening(temporalAddress: string): Promise<FigureResult> {
   );
 }
 
+async function benchScreeningScale(): Promise<FigureResult> {
+  const { benchScreeningScale: measure } = await import('./screening-scale');
+  const s = await measure({ rounds: settings.rounds, log: (line) => progress(`  ${line}`) });
+  return figures(
+    'm',
+    `screening one name p50 against ${s.large} listed names vs against ${s.small}`,
+    [
+      {
+        label: `${s.large} names`,
+        value: s.largeP50Us,
+        unit: 'µs p50',
+        digits: 0,
+        about: `p99 ${fmt(s.largeP99Us, 0)} µs, ${s.probes} names x ${settings.rounds} rounds`,
+      },
+      {
+        label: `${s.small} names`,
+        value: s.smallP50Us,
+        unit: 'µs p50',
+        digits: 0,
+        about: `p99 ${fmt(s.smallP99Us, 0)} µs, ${s.probes} names x ${settings.rounds} rounds`,
+      },
+    ],
+    s.ratio,
+    'p50 ratio',
+    1.5,
+    s,
+  );
+}
+
 async function benchParkedAppeals(temporalAddress: string): Promise<FigureResult> {
   const child = spawnNode(
     'appeals',
@@ -1316,6 +1345,7 @@ const ORIGIN: Record<string, string> = {
   j: 'wallets and money in',
   k: 'performance',
   l: 'performance',
+  m: 'screening across scripts',
 };
 
 /** bench/REPORT.md: every ratio against its target, the machine, the settings and how to reproduce. */
@@ -1549,6 +1579,7 @@ async function main(): Promise<void> {
   await run('j', 'deposits credited', () => benchDepositCredits(ctx));
   await run('k', 'page 500 vs page 1', () => benchDeepPages(ctx));
   await run('l', 'trades on one hot ad', () => benchHotAd(ctx));
+  await run('m', 'screening against 50,000 listed names', () => benchScreeningScale());
 
   const wallSeconds = (performance.now() - startedAt) / 1000;
   print(results, machine, wallSeconds);

@@ -200,11 +200,14 @@ const schema = z
     DISCOVERY_JOB_LOCK_MS: intFrom(30000, 1000),
 
     SCREENING_NAME_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.92),
+    SCREENING_REVIEW_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.88),
     CTR_THRESHOLD_USD: z
       .string()
       .regex(/^\d+(\.\d{1,2})?$/, 'must be a USD amount, e.g. 15000')
       .default('15000'),
     SANCTIONS_LIST_PATH_OR_URL: z.string().trim().optional(),
+    UN_SANCTIONS_LIST_PATH_OR_URL: z.string().trim().optional(),
+    EU_SANCTIONS_LIST_PATH_OR_URL: z.string().trim().optional(),
     SANCTIONS_IMPORT_EVERY_MS: intFrom(24 * 60 * 60 * 1000, 1000),
     COMPLIANCE_REPORT_MAX_ROWS: intFrom(10000, 1, 1_000_000),
     COMPLIANCE_REPORT_TIMEOUT_MS: intFrom(120_000, 1000),
@@ -276,6 +279,9 @@ const schema = z
         message: 'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together',
       });
     }
+    if (env.SCREENING_REVIEW_THRESHOLD > env.SCREENING_NAME_THRESHOLD) {
+      ctx.addIssue({ code: 'custom', path: ['SCREENING_REVIEW_THRESHOLD'], message: 'must not be above SCREENING_NAME_THRESHOLD' });
+    }
     if ((env.ADMIN_EMAIL === undefined) !== (env.ADMIN_PASSWORD === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['ADMIN_PASSWORD'], message: 'ADMIN_EMAIL and ADMIN_PASSWORD go together' });
     }
@@ -331,6 +337,23 @@ export interface FeeSchedule {
   /** A decimal percentage of the amount, at most four decimals ("1.5" is 1.5 %). */
   percent: string;
 }
+
+/** The sanctions lists an import can load, by source (SPEC §8). */
+export interface SanctionsListSources {
+  /** OFAC SDN CSV files (`sdn.csv`, `alt.csv`). */
+  ofac: string[];
+  /** The UN Security Council consolidated list (XML). */
+  un: string[];
+  /** The EU financial sanctions list (XML or CSV). */
+  eu: string[];
+}
+
+/** A comma-separated list of paths or URLs. */
+const sourceList = (raw: string | undefined): string[] =>
+  (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 export interface Config {
   env: Env['NODE_ENV'];
@@ -390,12 +413,16 @@ export interface Config {
     jobs: { attempts: number; backoffMs: number; lockMs: number };
   };
   compliance: {
-    /** Jaro-Winkler score (0-1] at or above which a name matches a blocklisted name. */
-    screeningNameThreshold: number;
+    screening: {
+      /** Jaro-Winkler score (0-1] at or above which a name matches a blocklisted name (blocked). */
+      nameThreshold: number;
+      /** Score at or above which (and below `nameThreshold`) a name match goes to staff for review. */
+      reviewThreshold: number;
+    };
     /** Currency transaction report threshold, a USD decimal string. */
     ctrThresholdUsd: string;
-    /** OFAC SDN CSV files (paths or URLs) the sanctions import loads; empty: no import. */
-    sanctionsListSources: string[];
+    /** The sanctions lists the import loads, each from paths or URLs; an empty list is not imported. */
+    sanctionsLists: SanctionsListSources;
     sanctionsImportEveryMs: number;
     reportMaxRows: number;
     reportTimeoutMs: number;
@@ -538,12 +565,16 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       jobs: { attempts: e.DISCOVERY_JOB_ATTEMPTS, backoffMs: e.DISCOVERY_JOB_BACKOFF_MS, lockMs: e.DISCOVERY_JOB_LOCK_MS },
     },
     compliance: {
-      screeningNameThreshold: e.SCREENING_NAME_THRESHOLD,
+      screening: {
+        nameThreshold: e.SCREENING_NAME_THRESHOLD,
+        reviewThreshold: e.SCREENING_REVIEW_THRESHOLD,
+      },
       ctrThresholdUsd: e.CTR_THRESHOLD_USD,
-      sanctionsListSources: (e.SANCTIONS_LIST_PATH_OR_URL ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
+      sanctionsLists: {
+        ofac: sourceList(e.SANCTIONS_LIST_PATH_OR_URL),
+        un: sourceList(e.UN_SANCTIONS_LIST_PATH_OR_URL),
+        eu: sourceList(e.EU_SANCTIONS_LIST_PATH_OR_URL),
+      },
       sanctionsImportEveryMs: e.SANCTIONS_IMPORT_EVERY_MS,
       reportMaxRows: e.COMPLIANCE_REPORT_MAX_ROWS,
       reportTimeoutMs: e.COMPLIANCE_REPORT_TIMEOUT_MS,

@@ -28,8 +28,8 @@ export async function recordScreeningHit(
 ): Promise<string> {
   const id = uuidv7();
   await models().query(
-    `INSERT INTO screening_hits (id, context, user_id, order_id, deposit_id, field, screened_value, entry_id, score)
-     VALUES (:id, :context, :userId, :orderId, :depositId, :field, :screenedValue, :entryId, :score)
+    `INSERT INTO screening_hits (id, context, user_id, order_id, deposit_id, field, screened_value, entry_id, score, verdict, review_reason)
+     VALUES (:id, :context, :userId, :orderId, :depositId, :field, :screenedValue, :entryId, :score, :verdict, :reviewReason)
      ON CONFLICT DO NOTHING`,
     {
       replacements: {
@@ -42,6 +42,8 @@ export async function recordScreeningHit(
         screenedValue: hit.match.screenedValue,
         entryId: hit.match.entryId,
         score: hit.match.score.toFixed(4),
+        verdict: hit.match.verdict,
+        reviewReason: hit.match.reviewReason,
       },
       transaction,
     },
@@ -152,58 +154,97 @@ export interface SanctionsListing {
 
 const SANCTIONS_BATCH = 1000;
 
+export type ListSource = Exclude<BlocklistSource, 'manual'>;
+
+type ImportCounts = { added: number; updated: number; retired: number };
+
 /**
- * Replace the imported (`ofac`) entries with this list, in one transaction: new listings are added,
- * changed ones updated (and un-expired), and listed entries no longer on the list retired (expired now,
- * never deleted). Entries of other sources with the same value are left alone.
+ * Replace the entries imported from each of these lists, all in one transaction:
+ * 1. every list's listings are staged;
+ * 2. for each list, new listings are added and changed ones updated (and un-expired). An entry of another
+ *    source with the same value is left alone, unless it has expired;
+ * 3. an entry its own list no longer names, but another list still does, passes to that list;
+ * 4. an entry no list names any more is retired (expired now, never deleted).
+ * So a name one list drops and another still lists is never unscreened, whatever the order of the lists.
  */
-export async function replaceSanctionsList(rows: SanctionsListing[]): Promise<{ added: number; updated: number; retired: number }> {
+export async function replaceSanctionsLists(
+  lists: { source: ListSource; rows: SanctionsListing[] }[],
+): Promise<Record<string, ImportCounts>> {
   return models().transaction(async (transaction) => {
-    await models().query('CREATE TEMPORARY TABLE sanctions_listed (type text, match_key text) ON COMMIT DROP', { transaction });
-    let added = 0;
-    let updated = 0;
-    for (let i = 0; i < rows.length; i += SANCTIONS_BATCH) {
-      const batch = rows.slice(i, i + SANCTIONS_BATCH);
-      const columns = {
-        ids: batch.map(() => uuidv7()),
-        types: batch.map((r) => r.type),
-        values: batch.map((r) => r.value),
-        keys: batch.map((r) => r.matchKey),
-        reasons: batch.map((r) => r.reason),
-        refs: batch.map((r) => r.externalRef),
-      };
-      await models().query('INSERT INTO sanctions_listed SELECT * FROM unnest($1::text[], $2::text[])', {
-        bind: [columns.types, columns.keys],
-        transaction,
-      });
-      const written = await models().query<{ inserted: boolean }>(
-        `INSERT INTO blocklist_entries (id, type, value, match_key, reason, source, external_ref, created_by, expires_at)
-         SELECT id, type, value, match_key, reason, 'ofac', external_ref, NULL, NULL
-           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
-                AS listed (id, type, value, match_key, reason, external_ref)
-         ON CONFLICT (type, match_key) DO UPDATE
-           SET reason = EXCLUDED.reason, external_ref = EXCLUDED.external_ref, expires_at = NULL
-           WHERE blocklist_entries.source = 'ofac'
-             AND (blocklist_entries.reason IS DISTINCT FROM EXCLUDED.reason
-                  OR blocklist_entries.external_ref IS DISTINCT FROM EXCLUDED.external_ref
-                  OR blocklist_entries.expires_at IS NOT NULL)
-         RETURNING (xmax = 0) AS inserted`,
-        {
-          bind: [columns.ids, columns.types, columns.values, columns.keys, columns.reasons, columns.refs],
-          type: QueryTypes.SELECT,
-          transaction,
-        },
-      );
-      added += written.filter((w) => w.inserted).length;
-      updated += written.filter((w) => !w.inserted).length;
-    }
-    const retired = await models().query(
-      `UPDATE blocklist_entries b SET expires_at = now()
-        WHERE b.source = 'ofac' AND (b.expires_at IS NULL OR b.expires_at > now())
-          AND NOT EXISTS (SELECT 1 FROM sanctions_listed l WHERE l.type = b.type AND l.match_key = b.match_key)
-        RETURNING 1`,
-      { type: QueryTypes.SELECT, transaction },
+    await models().query(
+      `CREATE TEMPORARY TABLE sanctions_listed (source text, type text, match_key text, reason text, external_ref text) ON COMMIT DROP`,
+      { transaction },
     );
-    return { added, updated, retired: retired.length };
+    const results: Record<string, ImportCounts> = {};
+    for (const { source, rows } of lists) {
+      results[source] = { added: 0, updated: 0, retired: 0 };
+      for (let i = 0; i < rows.length; i += SANCTIONS_BATCH) {
+        const batch = rows.slice(i, i + SANCTIONS_BATCH);
+        await models().query('INSERT INTO sanctions_listed SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])', {
+          bind: [
+            source,
+            batch.map((r) => r.type),
+            batch.map((r) => r.matchKey),
+            batch.map((r) => r.reason),
+            batch.map((r) => r.externalRef),
+          ],
+          transaction,
+        });
+      }
+    }
+    for (const { source, rows } of lists) {
+      for (let i = 0; i < rows.length; i += SANCTIONS_BATCH) {
+        const batch = rows.slice(i, i + SANCTIONS_BATCH);
+        const written = await models().query<{ inserted: boolean }>(
+          `INSERT INTO blocklist_entries (id, type, value, match_key, reason, source, external_ref, created_by, expires_at)
+           SELECT id, type, value, match_key, reason, $7, external_ref, NULL, NULL
+             FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+                  AS listed (id, type, value, match_key, reason, external_ref)
+           ON CONFLICT (type, match_key) DO UPDATE
+             SET reason = EXCLUDED.reason, source = EXCLUDED.source, external_ref = EXCLUDED.external_ref, expires_at = NULL
+             WHERE (blocklist_entries.source = EXCLUDED.source
+                    AND (blocklist_entries.reason IS DISTINCT FROM EXCLUDED.reason
+                         OR blocklist_entries.external_ref IS DISTINCT FROM EXCLUDED.external_ref
+                         OR blocklist_entries.expires_at IS NOT NULL))
+                OR (blocklist_entries.source <> EXCLUDED.source AND blocklist_entries.expires_at <= now())
+           RETURNING (xmax = 0) AS inserted`,
+          {
+            bind: [
+              batch.map(() => uuidv7()),
+              batch.map((r) => r.type),
+              batch.map((r) => r.value),
+              batch.map((r) => r.matchKey),
+              batch.map((r) => r.reason),
+              batch.map((r) => r.externalRef),
+              source,
+            ],
+            type: QueryTypes.SELECT,
+            transaction,
+          },
+        );
+        results[source].added += written.filter((w) => w.inserted).length;
+        results[source].updated += written.filter((w) => !w.inserted).length;
+      }
+    }
+    const sources = lists.map((l) => l.source);
+    const handedOver = await models().query<{ source: string }>(
+      `UPDATE blocklist_entries b SET source = l.source, reason = l.reason, external_ref = l.external_ref
+         FROM (SELECT DISTINCT ON (type, match_key) * FROM sanctions_listed ORDER BY type, match_key, source) l
+        WHERE b.source = ANY($1::text[]) AND (b.expires_at IS NULL OR b.expires_at > now())
+          AND l.type = b.type AND l.match_key = b.match_key AND l.source <> b.source
+          AND NOT EXISTS (SELECT 1 FROM sanctions_listed own WHERE own.source = b.source AND own.type = b.type AND own.match_key = b.match_key)
+        RETURNING b.source`,
+      { bind: [sources], type: QueryTypes.SELECT, transaction },
+    );
+    for (const { source } of handedOver) results[source].updated += 1;
+    const retired = await models().query<{ source: string }>(
+      `UPDATE blocklist_entries b SET expires_at = now()
+        WHERE b.source = ANY($1::text[]) AND (b.expires_at IS NULL OR b.expires_at > now())
+          AND NOT EXISTS (SELECT 1 FROM sanctions_listed l WHERE l.source = b.source AND l.type = b.type AND l.match_key = b.match_key)
+        RETURNING b.source`,
+      { bind: [sources], type: QueryTypes.SELECT, transaction },
+    );
+    for (const { source } of retired) results[source].retired += 1;
+    return results;
   });
 }

@@ -44,7 +44,11 @@ const LISTED: [string, string][] = [
   ['name', 'zephyrine shipping'],
 ];
 
-const configWith = (sources: string): Config => loadConfig({ ...process.env, SANCTIONS_LIST_PATH_OR_URL: sources });
+const UN = path.join(ROOT, 'tests', 'fixtures', 'un-consolidated-sample.xml');
+const EU = path.join(ROOT, 'tests', 'fixtures', 'eu-sanctions-sample.xml');
+
+const configWith = (sources: string, more: Record<string, string> = {}): Config =>
+  loadConfig({ ...process.env, SANCTIONS_LIST_PATH_OR_URL: sources, ...more });
 
 async function ofacEntries(staff: TestUser): Promise<EntryBody[]> {
   const res = await api().get('/api/v1/compliance/blocklist').set(staff.auth).query({ source: 'ofac', limit: 100 });
@@ -105,7 +109,8 @@ describe('compliance sanctions import', () => {
 
   describe('when the jobs process imports the OFAC SDN fixture', () => {
     it('then every name, alias and identifier in it is on the blocklist with source ofac', async () => {
-      expect(first).to.deep.equal({ listed: 13, added: 12, updated: 0, retired: 0, skipped: 0 });
+      const counts = { listed: 13, added: 12, updated: 0, retired: 0, skipped: 0 };
+      expect(first).to.deep.equal({ ...counts, lists: { ofac: counts } });
       const entries = await ofacEntries(staff);
       const expected = LISTED.filter(([type, value]) => !(type === 'email' && value.startsWith('ops@')));
       expect(entries.map((e) => [e.type, e.value]).sort()).to.deep.equal([...expected].sort());
@@ -129,13 +134,8 @@ describe('compliance sanctions import', () => {
     });
 
     it('then importing the same list again changes nothing', async () => {
-      expect(await runSanctionsImport(configWith(`${SDN},${ALT}`))).to.deep.equal({
-        listed: 13,
-        added: 0,
-        updated: 0,
-        retired: 0,
-        skipped: 0,
-      });
+      const counts = { listed: 13, added: 0, updated: 0, retired: 0, skipped: 0 };
+      expect(await runSanctionsImport(configWith(`${SDN},${ALT}`))).to.deep.equal({ ...counts, lists: { ofac: counts } });
     });
   });
 
@@ -217,6 +217,101 @@ describe('compliance sanctions import', () => {
         await queue.close();
         connection.disconnect();
       }
+    });
+  });
+
+  describe('when the UN consolidated list and the EU list are imported with OFAC', () => {
+    let result: SanctionsImportResult;
+    before(async function () {
+      this.timeout(60_000);
+      result = (await runSanctionsImport(
+        configWith(`${SDN},${ALT}`, { UN_SANCTIONS_LIST_PATH_OR_URL: UN, EU_SANCTIONS_LIST_PATH_OR_URL: EU }),
+      ))!;
+    });
+
+    it('then each list is imported under its own source, with the names in their original scripts', async () => {
+      expect(result.lists.un).to.include({ listed: 12, skipped: 0 });
+      expect(result.lists.eu).to.include({ listed: 7, skipped: 0 });
+      const listed = await rows<{ source: string; value: string; external_ref: string }>(
+        `SELECT source, value, external_ref FROM blocklist_entries WHERE source IN ('un', 'eu') AND type = 'name' AND expires_at IS NULL ORDER BY value`,
+      );
+      const values = listed.map((r) => `${r.source} ${r.external_ref} ${r.value}`);
+      expect(values).to.include.members([
+        'un un:7100001 виктор петрович иванов',
+        'un un:7100001 viktor petrovich ivanov',
+        'un un:7100002 حمزة بن طارق الزهراني',
+        'un un:7100003 赵国强',
+        'eu eu:880001 евгений викторович пригожин',
+        'eu eu:880002 ماهر الخطيب',
+      ]);
+    });
+
+    it('then a hit names its list and its entry, even when the name is written in another script', async () => {
+      // Listed by the EU in Latin and Arabic letters; registered in Cyrillic-free Latin, and in Arabic script.
+      const latin = await register(`maher-${RUN_ID}@example.com`, 'Maher Al Khatib');
+      expect(latin.status).to.equal(422);
+      // Listed by the UN in Latin letters and in Chinese; registered in Latin letters with the surname last.
+      const chinese = await register(`zhao-${RUN_ID}@example.com`, 'Guoqiang Zhao');
+      expect(chinese.status).to.equal(422);
+      const hits = await rows<{ screened_value: string; source: string; external_ref: string }>(
+        `SELECT h.screened_value, e.source, e.external_ref FROM screening_hits h JOIN blocklist_entries e ON e.id = h.entry_id
+          WHERE h.screened_value IN ('maher al khatib', 'guoqiang zhao') ORDER BY h.screened_value`,
+      );
+      expect(hits.map((h) => [h.screened_value, h.source, h.external_ref])).to.deep.include.members([
+        ['guoqiang zhao', 'un', 'un:7100003'],
+        ['maher al khatib', 'eu', 'eu:880002'],
+      ]);
+    });
+
+    it('then importing them again changes nothing, and an unreadable UN file keeps every list as it was', async () => {
+      const again = await runSanctionsImport(
+        configWith(`${SDN},${ALT}`, { UN_SANCTIONS_LIST_PATH_OR_URL: UN, EU_SANCTIONS_LIST_PATH_OR_URL: EU }),
+      );
+      expect(again).to.include({ added: 0, updated: 0, retired: 0 });
+      const broken = path.join(tmp, 'broken.xml');
+      fs.writeFileSync(broken, '<html>maintenance</html>');
+      let failure: unknown;
+      try {
+        await runSanctionsImport(configWith(`${SDN},${ALT}`, { UN_SANCTIONS_LIST_PATH_OR_URL: broken, EU_SANCTIONS_LIST_PATH_OR_URL: EU }));
+      } catch (err) {
+        failure = err;
+      }
+      expect(String(failure)).to.match(/not a UN consolidated list/);
+      const [{ count }] = await rows<{ count: string }>(
+        `SELECT count(*) AS count FROM blocklist_entries WHERE source = 'un' AND (expires_at IS NULL OR expires_at > now())`,
+      );
+      expect(Number(count)).to.equal(12);
+    });
+
+    it('then a name one list drops and another still lists stays screened, under the other list', async () => {
+      // The EU list without Prigozhin, and a UN list that names him: he passes to the UN in the same import.
+      const euWithout = path.join(tmp, 'eu-without.xml');
+      const euText = fs.readFileSync(EU, 'utf8');
+      fs.writeFileSync(euWithout, euText.replace(/<sanctionEntity [^>]*logicalId="880001"[\s\S]*?<\/sanctionEntity>/, ''));
+      const unWith = path.join(tmp, 'un-with.xml');
+      fs.writeFileSync(
+        unWith,
+        fs
+          .readFileSync(UN, 'utf8')
+          .replace(
+            '<ALIAS_NAME>Viktor Ivanoff</ALIAS_NAME>',
+            '<ALIAS_NAME>Viktor Ivanoff</ALIAS_NAME></INDIVIDUAL_ALIAS><INDIVIDUAL_ALIAS><ALIAS_NAME>Yevgeniy Viktorovich Prigozhin</ALIAS_NAME>',
+          ),
+      );
+      await runSanctionsImport(
+        configWith(`${SDN},${ALT}`, { UN_SANCTIONS_LIST_PATH_OR_URL: unWith, EU_SANCTIONS_LIST_PATH_OR_URL: euWithout }),
+      );
+      const [entry] = await rows<{ source: string; active: boolean }>(
+        `SELECT source, (expires_at IS NULL OR expires_at > now()) AS active FROM blocklist_entries
+          WHERE type = 'name' AND value = 'yevgeniy viktorovich prigozhin'`,
+      );
+      expect(entry).to.deep.equal({ source: 'un', active: true });
+      const [cyrillic] = await rows<{ active: boolean }>(
+        `SELECT (expires_at IS NULL OR expires_at > now()) AS active FROM blocklist_entries WHERE value = 'евгений викторович пригожин'`,
+      );
+      expect(cyrillic.active).to.equal(false);
+      // Put the lists back as the fixtures have them.
+      await runSanctionsImport(configWith(`${SDN},${ALT}`, { UN_SANCTIONS_LIST_PATH_OR_URL: UN, EU_SANCTIONS_LIST_PATH_OR_URL: EU }));
     });
   });
 });

@@ -177,4 +177,69 @@ describe('screening', () => {
       expect(order.events[0].detail).to.equal('screened against the blocklist: no match');
     });
   });
+
+  describe('when a listed name is written in another script', () => {
+    // A suffix of Latin letters spelled in each script keeps the names of one run apart from another's.
+    const tag = randomUUID()
+      .replace(/[^a-f]/g, '')
+      .slice(0, 4)
+      .padEnd(4, 'a');
+    const cyrillicTag = [...tag].map((c) => 'абцдеф'['abcdef'.indexOf(c)]).join('');
+    before(async () => {
+      await blocklist(staff, { type: 'name', value: `Dmitriy Sergeyevich Zhuravlyov${tag}`, reason: 'listed in Latin letters' });
+      await blocklist(staff, { type: 'name', value: 'Nasser Hamdan al-Mutairi', reason: 'listed in Latin letters' });
+      await blocklist(staff, { type: 'name', value: 'Cao Zhenhua', reason: 'listed in Latin letters' });
+      await blocklist(staff, { type: 'name', value: `Светлана Андреевна Кудрявцева${cyrillicTag}`, reason: 'listed in Cyrillic' });
+    });
+
+    it('then its Cyrillic, Arabic and Chinese spellings are refused at registration', async () => {
+      expectBlocked(await register({ email: freshEmail('cyr'), full_name: `Дмитрий Сергеевич Журавлёв${cyrillicTag}` }));
+      expectBlocked(await register({ email: freshEmail('ara'), full_name: 'ناصر حمدان المطيري' }));
+      expectBlocked(await register({ email: freshEmail('zho'), full_name: '曹振华' }));
+      const [hit] = await rows<{ screened_value: string; value: string; score: string }>(
+        `SELECT h.screened_value, e.value, h.score FROM screening_hits h JOIN blocklist_entries e ON e.id = h.entry_id
+          WHERE h.screened_value = '曹振华' ORDER BY h.created_at DESC LIMIT 1`,
+      );
+      // The hit keeps both spellings as written: the screened one and the listed one.
+      expect(hit).to.deep.include({ screened_value: '曹振华', value: 'cao zhenhua' });
+    });
+
+    it('then the Latin spelling of a name listed in Cyrillic is refused too', async () => {
+      expectBlocked(await register({ email: freshEmail('lat'), full_name: `Svetlana Andreyevna Kudryavtseva${tag}` }));
+    });
+
+    it('then unrelated names in those scripts register', async () => {
+      for (const fullName of ['Ольга Николаевна Смирнова', 'فاطمة علي حسن', '林美玲']) {
+        const res = await register({ email: freshEmail('clear'), full_name: fullName });
+        expect(res.status, `${fullName}: ${JSON.stringify(res.body)}`).to.equal(201);
+      }
+    });
+
+    it('then a KYC submission is refused once the Latin spelling of the user’s Cyrillic name is listed', async () => {
+      const name = `Андрей Павлович Белов${cyrillicTag}`;
+      const user = await newNamedUser(name);
+      await blocklist(staff, { type: 'name', value: `Andrei Pavlovich Belov${tag}` });
+      const res = await api()
+        .put(`/api/v1/users/${user.id}/kyc`)
+        .set(user.auth)
+        .send({ id_type: 'national_id', id_number: '30112233', date_of_birth: '1990-04-12' });
+      expectBlocked(res);
+    });
+
+    it('then a bank transfer to an account named in Arabic script is rejected in its workflow', async () => {
+      const payer = await newUser();
+      const res = await initiate(
+        payer,
+        mpesaPayment({
+          method: 'bank_transfer',
+          destination: { bank_code: '01', account_number: '1234567892', account_name: 'ناصر حمدان المطيري' },
+        }),
+      );
+      const order = await waitForOrder(payer, (res.body as { order_id: string }).order_id);
+      expect(order.status).to.equal('rejected');
+      expect(order.failure_code).to.equal('blocked_by_compliance');
+      const [hit] = await rows<HitRow>('SELECT field, screened_value FROM screening_hits WHERE order_id = :id', { id: order.order_id });
+      expect(hit).to.deep.include({ field: 'destination.account_name', screened_value: 'ناصر حمدان المطيري' });
+    });
+  });
 });

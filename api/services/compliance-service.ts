@@ -34,7 +34,7 @@ let shared: Screener | undefined;
 
 /** The api process's screener: the blocklist in memory, brought up to date before each screening. */
 function screener(): Screener {
-  shared ??= new Screener(blocklistChangesSince, { nameThreshold: config().compliance.screeningNameThreshold });
+  shared ??= new Screener(blocklistChangesSince, config().compliance.screening);
   return shared;
 }
 

@@ -43,16 +43,26 @@ const NAME_STOP_WORDS = new Set([
   'gmbh',
 ]);
 
-/** Lower case, accents folded, punctuation to spaces, honorifics and legal forms dropped. */
-export function nameTokens(raw: string): string[] {
+/**
+ * Lower case, punctuation to spaces. Accents are folded from Latin letters (é → e) and the vowel marks
+ * from Arabic, but letters of other scripts keep theirs: й is not и, nor ё е, and a transliteration
+ * tells them apart.
+ */
+export function letterTokens(raw: string): string[] {
   const folded = raw
     .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
+    .replace(/([\p{Script=Latin}\p{Script=Arabic}])\p{M}+/gu, '$1')
+    .normalize('NFC')
     .toLowerCase()
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim();
-  if (folded === '') return [];
-  const tokens = folded.split(' ');
+  return folded === '' ? [] : folded.split(' ');
+}
+
+/** A name's tokens (see `letterTokens`), honorifics and legal forms dropped. */
+export function nameTokens(raw: string): string[] {
+  const tokens = letterTokens(raw);
+  if (tokens.length === 0) return [];
   const meaningful = tokens.filter((t) => !NAME_STOP_WORDS.has(t));
   return meaningful.length > 0 ? meaningful : tokens;
 }

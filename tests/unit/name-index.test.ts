@@ -1,6 +1,8 @@
 import { expect } from 'chai';
-import { NameIndex, nameScore } from '../../domain/compliance/name-index';
+import { NameIndex, nameScore, type IndexedName } from '../../domain/compliance/name-index';
+import { foldName } from '../../domain/compliance/transliterate';
 import { normaliseName } from '../../domain/compliance/normalise';
+import { buildLabelledSet } from '../support/labelled-names';
 
 const SYLLABLES = ['ka', 'ma', 'wa', 'ngi', 'jo', 'hn', 'ot', 'ie', 'no', 'ach', 'ie', 'ng', 'mu', 'ri', 'uki', 'ke', 'ny', 'an', 'zi'];
 
@@ -20,10 +22,21 @@ function randomName(next: () => number): string {
   }).join(' ');
 }
 
-const indexed = (raw: string) => {
-  const n = normaliseName(raw)!;
-  return { key: n.matchKey, plain: n.value };
-};
+const indexed = (raw: string) => foldName(normaliseName(raw)!.value)!;
+
+/** What the index finds is what scoring every name would find. */
+function expectSameAsFullScan(index: NameIndex<number>, names: IndexedName[], query: IndexedName, threshold: number): void {
+  const expected = names
+    .map((n, i) => ({ i, score: nameScore(query, n) }))
+    .filter((m) => m.score >= threshold)
+    .map((m) => m.i)
+    .sort((a, b) => a - b);
+  const found = index
+    .search(query, threshold)
+    .map((m) => m.payload)
+    .sort((a, b) => a - b);
+  expect(found, query.plain).to.deep.equal(expected);
+}
 
 describe('unit: name index', () => {
   describe('when a blocklisted name is searched with one letter missing', () => {
@@ -54,19 +67,19 @@ describe('unit: name index', () => {
         const names = Array.from({ length: 600 }, () => indexed(randomName(next)));
         const index = new NameIndex<number>();
         names.forEach((n, i) => index.upsert(String(i), n, i));
-        for (let q = 0; q < 150; q++) {
-          const query = indexed(randomName(next));
-          const expected = names
-            .map((n, i) => ({ i, score: nameScore(query, n) }))
-            .filter((m) => m.score >= threshold)
-            .map((m) => m.i)
-            .sort((a, b) => a - b);
-          const found = index
-            .search(query, threshold)
-            .map((m) => m.payload)
-            .sort((a, b) => a - b);
-          expect(found, query.plain).to.deep.equal(expected);
-        }
+        for (let q = 0; q < 150; q++) expectSameAsFullScan(index, names, indexed(randomName(next)), threshold);
+      });
+    }
+  });
+
+  describe('when names of every script are searched', () => {
+    for (const threshold of [0.7, 0.88, 0.92]) {
+      it(`then the vocabulary seeds never drop a match a full scan finds (threshold ${threshold})`, () => {
+        const set = buildLabelledSet(threshold * 100, { latin: 300, russian: 150, arabic: 150, chinese: 100, negativesPerCulture: 40 });
+        const names = set.listed.map((l) => indexed(l.name));
+        const index = new NameIndex<number>();
+        names.forEach((n, i) => index.upsert(String(i), n, i));
+        for (const probe of set.probes.slice(0, 400)) expectSameAsFullScan(index, names, indexed(probe.name), threshold);
       });
     }
   });

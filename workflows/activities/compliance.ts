@@ -61,7 +61,7 @@ function paymentScreeningItems(order: OrderToScreen): ScreeningItem[] {
  * report's steps. Idempotent: on the order id, and on the report id (the workflow run id).
  */
 export function createComplianceActivities({ config, screener }: ComplianceActivityDeps) {
-  const screening = screener ?? new Screener(blocklistChangesSince, { nameThreshold: config.compliance.screeningNameThreshold });
+  const screening = screener ?? new Screener(blocklistChangesSince, config.compliance.screening);
 
   return {
     /**

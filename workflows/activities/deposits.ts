@@ -58,7 +58,7 @@ let shared: Screener | undefined;
 
 /** This process's screener for payers: the blocklist in memory, brought up to date before each screening. */
 function screener(): Screener {
-  shared ??= new Screener(blocklistChangesSince, { nameThreshold: config().compliance.screeningNameThreshold });
+  shared ??= new Screener(blocklistChangesSince, config().compliance.screening);
   return shared;
 }
 

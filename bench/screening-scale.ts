@@ -1,0 +1,108 @@
+import { performance } from 'node:perf_hooks';
+import {
+  ARABIC_FAMILY,
+  ARABIC_GIVEN,
+  CHINESE_GIVEN,
+  CHINESE_SURNAMES,
+  LATIN_GIVEN,
+  LATIN_SURNAMES,
+  RUSSIAN_GIVEN,
+  RUSSIAN_PATRONYMICS,
+  RUSSIAN_SURNAMES,
+  type Spelled,
+} from '../tests/support/name-pools';
+import { screenerOverNames } from '../tests/support/labelled-names';
+import { percentile } from './support';
+
+/**
+ * (m) Screening one name against 50,000 listed names vs against 1,000: the screener as every process runs
+ * it (names folded once when loaded, the index's bound, the token comparison of the candidates), fed
+ * with lists of Kenyan and English, Russian, Arabic and Chinese names, a third of the non-Latin ones in
+ * their own script. The same probes (listed names respelled, in other scripts, and names not listed) are
+ * screened against both, in interleaved rounds; the figure is the p50 of one screening.
+ */
+
+export interface ScreeningScaleBench {
+  large: number;
+  small: number;
+  probes: number;
+  largeP50Us: number;
+  smallP50Us: number;
+  largeP99Us: number;
+  smallP99Us: number;
+  ratio: number;
+}
+
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+/** `count` distinct names of the four pools, and probes drawn from the same pools. */
+function names(count: number, next: () => number): string[] {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
+  const spell = (parts: Spelled[], script: boolean, joiner = ' ') => parts.map((p) => (script ? p[0] : pick(p[1]))).join(joiner);
+  const out = new Set<string>();
+  while (out.size < count) {
+    const culture = next();
+    const script = next() < 0.33;
+    if (culture < 0.4) out.add(`${pick(LATIN_GIVEN)} ${pick(LATIN_SURNAMES)} ${pick(LATIN_SURNAMES)}`);
+    else if (culture < 0.6) out.add(spell([pick(RUSSIAN_GIVEN), pick(RUSSIAN_PATRONYMICS), pick(RUSSIAN_SURNAMES)], script));
+    else if (culture < 0.8) {
+      const father = pick(ARABIC_GIVEN);
+      out.add(spell([pick(ARABIC_GIVEN), [`بن ${father[0]}`, father[1].map((v) => `bin ${v}`)], pick(ARABIC_FAMILY)], script));
+    } else out.add(spell([pick(CHINESE_SURNAMES), pick(CHINESE_GIVEN)], script, script ? '' : ' '));
+  }
+  return [...out];
+}
+
+const screenerOf = (listed: string[]) => screenerOverNames(listed.map((name, i) => ({ id: String(i), name })));
+
+export async function benchScreeningScale(
+  options: { large?: number; small?: number; probes?: number; rounds?: number; log?: (line: string) => void } = {},
+): Promise<ScreeningScaleBench> {
+  const log = options.log ?? (() => undefined);
+  const large = options.large ?? 50_000;
+  const small = options.small ?? 1_000;
+  const probeCount = options.probes ?? 1_000;
+  const rounds = options.rounds ?? 3;
+  const listed = names(large, prng(7));
+  const probes = names(probeCount, prng(99));
+  const sides = { large: screenerOf(listed), small: screenerOf(listed.slice(0, small)) };
+  const loadStarted = performance.now();
+  await Promise.all([sides.large.refresh(), sides.small.refresh()]);
+  log(`loaded ${large} and ${small} names in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s (folded once each, not measured)`);
+  const samples = { large: [] as number[], small: [] as number[] };
+  const round = async (side: 'large' | 'small') => {
+    const times: number[] = [];
+    for (const name of probes) {
+      const startedAt = performance.now();
+      await sides[side].screen([{ field: 'full_name', type: 'name', value: name }]);
+      times.push((performance.now() - startedAt) * 1000);
+    }
+    samples[side].push(...times);
+    return percentile(times, 50);
+  };
+  await round('small');
+  await round('large');
+  for (let i = 0; i < rounds; i++) {
+    const s = await round('small');
+    const l = await round('large');
+    log(`  round ${i + 1}/${rounds}: p50 ${large} names ${l.toFixed(0)} µs, ${small} names ${s.toFixed(0)} µs`);
+  }
+  const largeP50Us = percentile(samples.large.slice(probeCount), 50);
+  const smallP50Us = percentile(samples.small.slice(probeCount), 50);
+  return {
+    large,
+    small,
+    probes: probeCount,
+    largeP50Us,
+    smallP50Us,
+    largeP99Us: percentile(samples.large.slice(probeCount), 99),
+    smallP99Us: percentile(samples.small.slice(probeCount), 99),
+    ratio: largeP50Us / smallP50Us,
+  };
+}
