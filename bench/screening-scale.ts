@@ -41,20 +41,120 @@ function prng(seed: number): () => number {
   };
 }
 
-/** `count` distinct names of the four pools, and probes drawn from the same pools. */
+/** Syllables in a script and in Latin letters, to make surnames as diverse as a real list's. */
+const RUSSIAN_SYLLABLES: [string, string][] = [
+  ['ко', 'ko'],
+  ['ва', 'va'],
+  ['ли', 'li'],
+  ['ра', 'ra'],
+  ['бо', 'bo'],
+  ['ге', 'ge'],
+  ['ду', 'du'],
+  ['за', 'za'],
+  ['ми', 'mi'],
+  ['не', 'ne'],
+  ['по', 'po'],
+  ['со', 'so'],
+  ['ту', 'tu'],
+  ['фе', 'fe'],
+  ['ка', 'ka'],
+  ['лу', 'lu'],
+  ['ре', 're'],
+  ['ши', 'shi'],
+  ['жу', 'zhu'],
+  ['ча', 'cha'],
+  ['бер', 'ber'],
+  ['гор', 'gor'],
+  ['вол', 'vol'],
+  ['мар', 'mar'],
+];
+const RUSSIAN_ENDINGS: [string, string][] = [
+  ['ов', 'ov'],
+  ['ев', 'ev'],
+  ['ин', 'in'],
+  ['ский', 'sky'],
+  ['енко', 'enko'],
+];
+const ARABIC_SYLLABLES: [string, string][] = [
+  ['كر', 'kar'],
+  ['سل', 'sal'],
+  ['من', 'man'],
+  ['حد', 'had'],
+  ['نو', 'nou'],
+  ['رب', 'rab'],
+  ['طا', 'ta'],
+  ['مي', 'mi'],
+  ['شا', 'sha'],
+  ['زي', 'zi'],
+  ['فو', 'fu'],
+  ['جب', 'jab'],
+  ['در', 'dar'],
+  ['قا', 'qa'],
+  ['هل', 'hal'],
+  ['عز', 'az'],
+];
+const CHINESE_CHARACTERS: [string, string][] = [
+  ['华', 'hua'],
+  ['明', 'ming'],
+  ['国', 'guo'],
+  ['建', 'jian'],
+  ['伟', 'wei'],
+  ['强', 'qiang'],
+  ['平', 'ping'],
+  ['东', 'dong'],
+  ['海', 'hai'],
+  ['林', 'lin'],
+  ['文', 'wen'],
+  ['志', 'zhi'],
+  ['德', 'de'],
+  ['光', 'guang'],
+  ['新', 'xin'],
+  ['春', 'chun'],
+  ['金', 'jin'],
+  ['宏', 'hong'],
+  ['立', 'li'],
+  ['永', 'yong'],
+  ['家', 'jia'],
+  ['俊', 'jun'],
+  ['思', 'si'],
+  ['天', 'tian'],
+];
+const KENYAN_SYLLABLES = ['ka', 'ma', 'wa', 'ngi', 'jo', 'ri', 'mu', 'ki', 'nya', 'ke', 'chi', 'to', 'ndu', 'gu', 'la', 'si', 'ba', 'ru'];
+
+/**
+ * `count` distinct names: given names, patronymics and "bin" repeat as they do on real lists (the pools of
+ * the labelled set), while surnames (and Chinese given names) are made of syllables, as diverse as a real
+ * list's. A third of the non-Latin names are written in their own script.
+ */
 function names(count: number, next: () => number): string[] {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
   const spell = (parts: Spelled[], script: boolean, joiner = ' ') => parts.map((p) => (script ? p[0] : pick(p[1]))).join(joiner);
+  const syllables = (table: [string, string][], n: number, ending?: [string, string]): Spelled => {
+    const chosen = Array.from({ length: n }, () => pick(table));
+    if (ending) chosen.push(ending);
+    const latin = chosen.map((c) => c[1]).join('');
+    return [chosen.map((c) => c[0]).join(''), [latin[0].toUpperCase() + latin.slice(1)]];
+  };
+  const kenyan = () => {
+    const word = Array.from({ length: 2 + Math.floor(next() * 2) }, () => pick(KENYAN_SYLLABLES)).join('');
+    return word[0].toUpperCase() + word.slice(1);
+  };
   const out = new Set<string>();
   while (out.size < count) {
     const culture = next();
     const script = next() < 0.33;
-    if (culture < 0.4) out.add(`${pick(LATIN_GIVEN)} ${pick(LATIN_SURNAMES)} ${pick(LATIN_SURNAMES)}`);
-    else if (culture < 0.6) out.add(spell([pick(RUSSIAN_GIVEN), pick(RUSSIAN_PATRONYMICS), pick(RUSSIAN_SURNAMES)], script));
-    else if (culture < 0.8) {
+    if (culture < 0.4) out.add(`${pick(LATIN_GIVEN)} ${next() < 0.5 ? pick(LATIN_SURNAMES) : kenyan()} ${kenyan()}`);
+    else if (culture < 0.6) {
+      const surname = syllables(RUSSIAN_SYLLABLES, 2, pick(RUSSIAN_ENDINGS));
+      out.add(spell([pick(RUSSIAN_GIVEN), pick(RUSSIAN_PATRONYMICS), next() < 0.2 ? pick(RUSSIAN_SURNAMES) : surname], script));
+    } else if (culture < 0.8) {
       const father = pick(ARABIC_GIVEN);
-      out.add(spell([pick(ARABIC_GIVEN), [`بن ${father[0]}`, father[1].map((v) => `bin ${v}`)], pick(ARABIC_FAMILY)], script));
-    } else out.add(spell([pick(CHINESE_SURNAMES), pick(CHINESE_GIVEN)], script, script ? '' : ' '));
+      const family = next() < 0.2 ? pick(ARABIC_FAMILY) : syllables(ARABIC_SYLLABLES, 2 + Math.floor(next() * 2));
+      out.add(spell([pick(ARABIC_GIVEN), [`بن ${father[0]}`, father[1].map((v) => `bin ${v}`)], family], script));
+    } else {
+      const given = next() < 0.3 ? pick(CHINESE_GIVEN) : syllables(CHINESE_CHARACTERS, 2);
+      out.add(spell([pick(CHINESE_SURNAMES), given], script, script ? '' : ' '));
+    }
   }
   return [...out];
 }

@@ -17,12 +17,21 @@ import { LateRailResult, RailRequest, RailStatusQuery } from './rail';
 import { Refund } from './refund';
 import { ApiKey } from './api-key';
 import { SandboxTransfer } from './sandbox-transfer';
-import { ScreeningHit } from './screening-hit';
+import { ScreeningDecision, ScreeningHit } from './screening-hit';
 import { User } from './user';
 import { WebhookDelivery, WebhookEndpoint, WebhookEvent } from './webhook';
 
 export { Bank, CatalogueRefresh, Exchange };
-export { BlocklistEntry, BlocklistState, ComplianceReport, ComplianceReportSection, KycAuditEntry, KycRecord, ScreeningHit };
+export {
+  BlocklistEntry,
+  BlocklistState,
+  ComplianceReport,
+  ComplianceReportSection,
+  KycAuditEntry,
+  KycRecord,
+  ScreeningDecision,
+  ScreeningHit,
+};
 export { Appeal, P2pAd, P2pAdEvent, P2pTrade };
 export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
@@ -55,6 +64,7 @@ export function models(given?: Sequelize): Sequelize {
   CatalogueRefresh.initModel(sequelize);
   BlocklistEntry.initModel(sequelize);
   ScreeningHit.initModel(sequelize);
+  ScreeningDecision.initModel(sequelize);
   KycRecord.initModel(sequelize);
   KycAuditEntry.initModel(sequelize);
   BlocklistState.initModel(sequelize);

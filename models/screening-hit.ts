@@ -1,5 +1,5 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
-import type { ReviewReason, ScreeningContext, ScreeningVerdict } from '../domain/compliance/screening';
+import type { ReviewReason, ReviewStatus, ScreeningContext, ScreeningVerdict } from '../domain/compliance/screening';
 
 /** A screening that matched a blocklist entry: at registration, KYC submission, ad posting or in a payment. */
 export class ScreeningHit extends Model<InferAttributes<ScreeningHit>, InferCreationAttributes<ScreeningHit>> {
@@ -17,6 +17,11 @@ export class ScreeningHit extends Model<InferAttributes<ScreeningHit>, InferCrea
   /** `block`, or `review` with why (`near_threshold`, `initials`, `dropped_name`). */
   declare verdict: CreationOptional<ScreeningVerdict>;
   declare reviewReason: CreationOptional<ReviewReason | null>;
+  /** Review hits only: `needs_review` until staff decide (`confirmed`, `cleared`), or `expired`. */
+  declare status: CreationOptional<ReviewStatus | null>;
+  declare decidedBy: CreationOptional<string | null>;
+  declare decidedAt: CreationOptional<Date | null>;
+  declare decisionNote: CreationOptional<string | null>;
   declare createdAt: CreationOptional<Date>;
 
   static initModel(sequelize: Sequelize): typeof ScreeningHit {
@@ -33,9 +38,37 @@ export class ScreeningHit extends Model<InferAttributes<ScreeningHit>, InferCrea
         score: { type: DataTypes.DECIMAL(5, 4), allowNull: false },
         verdict: { type: DataTypes.TEXT, allowNull: false, defaultValue: 'block' },
         reviewReason: { type: DataTypes.TEXT, allowNull: true },
+        status: { type: DataTypes.TEXT, allowNull: true },
+        decidedBy: { type: DataTypes.UUID, allowNull: true },
+        decidedAt: { type: DataTypes.DATE, allowNull: true },
+        decisionNote: { type: DataTypes.TEXT, allowNull: true },
         createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
       },
       { sequelize, tableName: 'screening_hits' },
+    );
+  }
+}
+
+/** A decided pair (listed entry, screened value): confirmed blocks the next screening, cleared passes it. */
+export class ScreeningDecision extends Model<InferAttributes<ScreeningDecision>, InferCreationAttributes<ScreeningDecision>> {
+  declare entryId: string;
+  declare screenedValue: string;
+  declare decision: 'confirmed' | 'cleared';
+  declare hitId: string;
+  declare decidedBy: string;
+  declare decidedAt: CreationOptional<Date>;
+
+  static initModel(sequelize: Sequelize): typeof ScreeningDecision {
+    return ScreeningDecision.init(
+      {
+        entryId: { type: DataTypes.UUID, primaryKey: true },
+        screenedValue: { type: DataTypes.TEXT, primaryKey: true },
+        decision: { type: DataTypes.TEXT, allowNull: false },
+        hitId: { type: DataTypes.UUID, allowNull: false },
+        decidedBy: { type: DataTypes.UUID, allowNull: false },
+        decidedAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
+      },
+      { sequelize, tableName: 'screening_decisions', timestamps: false },
     );
   }
 }

@@ -141,6 +141,7 @@ const schema = z
     RATE_LIMIT_LOGIN_PER_ACCOUNT: intFrom(100, 1),
     RATE_LIMIT_REGISTER_PER_IP: intFrom(10, 1),
     RATE_LIMIT_API_PER_MINUTE: intFrom(1200, 1),
+    RATE_LIMIT_SCREEN_PER_MINUTE: intFrom(60, 1),
 
     LIMIT_UNVERIFIED_PER_PAYMENT_KES: z
       .string()
@@ -201,6 +202,7 @@ const schema = z
 
     SCREENING_NAME_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.92),
     SCREENING_REVIEW_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.88),
+    SCREENING_REVIEW_SLA_MS: intFrom(24 * 60 * 60 * 1000, 100),
     CTR_THRESHOLD_USD: z
       .string()
       .regex(/^\d+(\.\d{1,2})?$/, 'must be a USD amount, e.g. 15000')
@@ -387,6 +389,8 @@ export interface Config {
     loginPerAccountAndIp: number;
     loginPerAccount: number;
     registerPerIp: number;
+    /** Staff name searches (`GET /compliance/screen`) per user and minute. */
+    screenPerMinute: number;
     /** Requests per minute under /api/v1 per API key, per signed-in user, or per address. */
     apiPerMinute: number;
   };
@@ -418,6 +422,8 @@ export interface Config {
       nameThreshold: number;
       /** Score at or above which (and below `nameThreshold`) a name match goes to staff for review. */
       reviewThreshold: number;
+      /** How long a payment held for review waits for staff before it is rejected. */
+      reviewSlaMs: number;
     };
     /** Currency transaction report threshold, a USD decimal string. */
     ctrThresholdUsd: string;
@@ -524,6 +530,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       loginPerAccountAndIp: e.RATE_LIMIT_LOGIN_PER_ACCOUNT_AND_IP,
       loginPerAccount: e.RATE_LIMIT_LOGIN_PER_ACCOUNT,
       registerPerIp: e.RATE_LIMIT_REGISTER_PER_IP,
+      screenPerMinute: e.RATE_LIMIT_SCREEN_PER_MINUTE,
       apiPerMinute: e.RATE_LIMIT_API_PER_MINUTE,
     },
     limits: {
@@ -568,6 +575,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       screening: {
         nameThreshold: e.SCREENING_NAME_THRESHOLD,
         reviewThreshold: e.SCREENING_REVIEW_THRESHOLD,
+        reviewSlaMs: e.SCREENING_REVIEW_SLA_MS,
       },
       ctrThresholdUsd: e.CTR_THRESHOLD_USD,
       sanctionsLists: {

@@ -2,7 +2,17 @@ import { QueryTypes, type Transaction } from 'sequelize';
 import { models } from '../models';
 import { uuidv7 } from '../platform/ids';
 import type { BlocklistSource, BlocklistType } from '../domain/compliance/normalise';
-import type { BlocklistChange, ScreeningContext, ScreeningMatch } from '../domain/compliance/screening';
+import {
+  decisionKey,
+  withDecisions,
+  type Screener,
+  type ScreeningItem,
+  type BlocklistChange,
+  type ReviewStatus,
+  type ScreeningContext,
+  type ScreeningMatch,
+} from '../domain/compliance/screening';
+import { inTransaction, queryRows } from './transaction';
 
 /**
  * Screening data: every read and write of `blocklist_entries`, `blocklist_state` (the generation counters
@@ -13,7 +23,7 @@ import type { BlocklistChange, ScreeningContext, ScreeningMatch } from '../domai
 export async function blocklistChangesSince(generation: bigint): Promise<BlocklistChange[]> {
   return models().query<BlocklistChange>(
     `SELECT s.generation AS state_generation, s.purges AS state_purges,
-            e.id, e.type, e.value, e.match_key, e.source, e.expires_at
+            e.id, e.type, e.value, e.match_key, e.source, e.external_ref, e.expires_at
        FROM blocklist_state s
        LEFT JOIN blocklist_entries e ON e.generation > :since
       WHERE s.id = 1`,
@@ -28,8 +38,9 @@ export async function recordScreeningHit(
 ): Promise<string> {
   const id = uuidv7();
   await models().query(
-    `INSERT INTO screening_hits (id, context, user_id, order_id, deposit_id, field, screened_value, entry_id, score, verdict, review_reason)
-     VALUES (:id, :context, :userId, :orderId, :depositId, :field, :screenedValue, :entryId, :score, :verdict, :reviewReason)
+    `INSERT INTO screening_hits (id, context, user_id, order_id, deposit_id, field, screened_value, entry_id, score, verdict, review_reason, status)
+     VALUES (:id, :context, :userId, :orderId, :depositId, :field, :screenedValue, :entryId, :score, :verdict, :reviewReason,
+             CASE WHEN :verdict = 'review' THEN 'needs_review' END)
      ON CONFLICT DO NOTHING`,
     {
       replacements: {
@@ -49,6 +60,124 @@ export async function recordScreeningHit(
     },
   );
   return id;
+}
+
+/** Staff's earlier decisions on these pairs (listed entry, screened value), by `decisionKey`. */
+export async function decisionsOn(pairs: { entryId: string; screenedValue: string }[]): Promise<Map<string, 'confirmed' | 'cleared'>> {
+  const decided = new Map<string, 'confirmed' | 'cleared'>();
+  if (pairs.length === 0) return decided;
+  const found = await queryRows<{ entry_id: string; screened_value: string; decision: 'confirmed' | 'cleared' }>(
+    `SELECT d.entry_id, d.screened_value, d.decision
+       FROM screening_decisions d JOIN unnest($1::uuid[], $2::text[]) AS p (entry_id, screened_value)
+         ON p.entry_id = d.entry_id AND p.screened_value = d.screened_value`,
+    [pairs.map((p) => p.entryId), pairs.map((p) => p.screenedValue)],
+  );
+  for (const row of found) decided.set(decisionKey(row.entry_id, row.screened_value), row.decision);
+  return decided;
+}
+
+/** Screen the items and apply staff's earlier decisions on the review matches (see `withDecisions`). */
+export async function screenRemembering(screener: Screener, items: ScreeningItem[]): Promise<ScreeningMatch[]> {
+  const found = await screener.screen(items);
+  const reviews = found.filter((m) => m.verdict === 'review');
+  return reviews.length > 0 ? withDecisions(found, await decisionsOn(reviews)) : found;
+}
+
+/** A review hit as staff see it: what was screened, what it matched (with its list and entry), and its decision. */
+export interface ReviewRow {
+  id: string;
+  context: ScreeningContext;
+  user_id: string | null;
+  order_id: string | null;
+  deposit_id: string | null;
+  field: string;
+  screened_value: string;
+  score: string;
+  review_reason: string;
+  status: ReviewStatus;
+  decided_by: string | null;
+  decided_at: Date | null;
+  decision_note: string | null;
+  created_at: Date;
+  entry_id: string;
+  entry_value: string;
+  entry_source: BlocklistSource;
+  entry_reason: string;
+  entry_external_ref: string | null;
+}
+
+const REVIEW_COLUMNS = `h.id, h.context, h.user_id, h.order_id, h.deposit_id, h.field, h.screened_value, h.score, h.review_reason,
+  h.status, h.decided_by, h.decided_at, h.decision_note, h.created_at, e.id AS entry_id, e.value AS entry_value,
+  e.source AS entry_source, e.reason AS entry_reason, e.external_ref AS entry_external_ref`;
+
+/** Review hits, newest first, keyset-paged on the id. */
+export async function listReviews(filter: { status?: ReviewStatus; before?: string }, limit: number): Promise<ReviewRow[]> {
+  return queryRows<ReviewRow>(
+    `SELECT ${REVIEW_COLUMNS} FROM screening_hits h JOIN blocklist_entries e ON e.id = h.entry_id
+      WHERE h.status IS NOT NULL AND ($1::text IS NULL OR h.status = $1) AND ($2::uuid IS NULL OR h.id < $2)
+      ORDER BY h.id DESC LIMIT $3`,
+    [filter.status ?? null, filter.before ?? null, limit],
+  );
+}
+
+export async function findReview(hitId: string): Promise<ReviewRow | null> {
+  const [row] = await queryRows<ReviewRow>(
+    `SELECT ${REVIEW_COLUMNS} FROM screening_hits h JOIN blocklist_entries e ON e.id = h.entry_id WHERE h.id = $1 AND h.status IS NOT NULL`,
+    [hitId],
+  );
+  return row ?? null;
+}
+
+/** The review a payment is held for, if any. */
+export async function reviewOfOrder(orderId: string): Promise<{ id: string; status: ReviewStatus } | null> {
+  const [row] = await queryRows<{ id: string; status: ReviewStatus }>(
+    `SELECT id, status FROM screening_hits WHERE order_id = $1 AND status IS NOT NULL`,
+    [orderId],
+  );
+  return row ?? null;
+}
+
+/**
+ * Decide a review: only while it still needs review (the database decides between two staff deciding at
+ * once), and remember the pair for the next screenings. Null when it was not waiting for a decision.
+ */
+export async function decideReview(decision: {
+  hitId: string;
+  status: 'confirmed' | 'cleared';
+  decidedBy: string;
+  note: string | null;
+}): Promise<ReviewRow | null> {
+  return inTransaction(async (tx) => {
+    const [updated] = await queryRows<{ entry_id: string; screened_value: string }>(
+      `UPDATE screening_hits SET status = $2, decided_by = $3, decided_at = now(), decision_note = $4
+        WHERE id = $1 AND status = 'needs_review' RETURNING entry_id, screened_value`,
+      [decision.hitId, decision.status, decision.decidedBy, decision.note],
+      tx,
+    );
+    if (!updated) return null;
+    await queryRows(
+      `INSERT INTO screening_decisions (entry_id, screened_value, decision, hit_id, decided_by)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (entry_id, screened_value) DO UPDATE
+         SET decision = EXCLUDED.decision, hit_id = EXCLUDED.hit_id, decided_by = EXCLUDED.decided_by, decided_at = now()`,
+      [updated.entry_id, updated.screened_value, decision.status, decision.hitId, decision.decidedBy],
+      tx,
+    );
+    const [row] = await queryRows<ReviewRow>(
+      `SELECT ${REVIEW_COLUMNS} FROM screening_hits h JOIN blocklist_entries e ON e.id = h.entry_id WHERE h.id = $1`,
+      [decision.hitId],
+      tx,
+    );
+    return row;
+  });
+}
+
+/** A payment's review not decided within its SLA: `expired`. Returns the review's status after. */
+export async function expireReviewOfOrder(orderId: string): Promise<ReviewStatus | null> {
+  await queryRows(`UPDATE screening_hits SET status = 'expired', decided_at = now() WHERE order_id = $1 AND status = 'needs_review'`, [
+    orderId,
+  ]);
+  return (await reviewOfOrder(orderId))?.status ?? null;
 }
 
 /** A blocklist entry as the API shows it. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { Locator, Page } from 'playwright-core';
 import { User } from '../models';
-import { api, uniqueKenyanPhone } from './support/api';
+import { api, blocklist, initiate, mpesaPayment, newUser, uniqueKenyanPhone, waitForOrder } from './support/api';
 import { ARTIFACTS, launchBrowser, type ConsoleBrowser } from './support/browser';
 import { ROOT } from './support/local-tools';
 import { stack } from './support/stack';
@@ -250,6 +250,59 @@ describe('console (headless Chromium)', function () {
       ? path.join(ROOT, 'docs', 'console.png')
       : path.join(ROOT, 'tests', 'artifacts', 'console.png');
     await page.screenshot({ path: readmeShot });
+  });
+
+  it('as compliance, decides screening reviews: a cleared payment completes, a confirmed one is rejected', async () => {
+    // Logged in as the officer (previous test). Two payments held for review, made through the API.
+    const family = `Kv${randomUUID()
+      .replace(/[^a-f]/g, '')
+      .slice(0, 5)}`;
+    const staff = await newUser({ roles: ['user', 'compliance'] });
+    await blocklist(staff, { type: 'name', value: `Wanjala Simiyu ${family}` });
+    const payer = await newUser();
+    const hold = async () => {
+      const res = await initiate(
+        payer,
+        mpesaPayment({
+          method: 'bank_transfer',
+          destination: { bank_code: '01', account_number: '1234567894', account_name: `Wanjala ${family}` },
+        }),
+      );
+      return (res.body as { order_id: string }).order_id;
+    };
+    const clearing = await hold();
+    const s = section('compliance');
+    const decideInConsole = async (orderId: string, decision: 'confirm' | 'clear', status: string) => {
+      await s.getByLabel('Review status').selectOption('needs_review');
+      await s.getByRole('button', { name: 'List reviews' }).click();
+      const row = s.locator('[data-result="reviews-list"] tbody tr').filter({ hasText: orderId });
+      await row.waitFor({ timeout: 30_000 });
+      const reviewId = ((await row.locator('td').first().textContent()) ?? '').trim();
+      await s.getByLabel('Review id').fill(reviewId);
+      await s.locator('form[data-action="review-decide"] select[name="decision"]').selectOption(decision);
+      await s.getByLabel('Decision note').fill(`console test: ${decision}`);
+      await s.getByRole('button', { name: 'Decide review' }).click();
+      await s.locator('[data-result="review-decide"] .status').filter({ hasText: status }).waitFor();
+    };
+    await decideInConsole(clearing, 'clear', 'cleared');
+    expect((await waitForOrder(payer, clearing)).status).to.equal('completed');
+
+    // The cleared pair now passes: a different listed name for the confirmation.
+    await blocklist(staff, { type: 'name', value: `Wanjala Barasa ${family}x` });
+    const confirming = await (async () => {
+      const res = await initiate(
+        payer,
+        mpesaPayment({
+          method: 'bank_transfer',
+          destination: { bank_code: '01', account_number: '1234567895', account_name: `W. B. ${family}x` },
+        }),
+      );
+      return (res.body as { order_id: string }).order_id;
+    })();
+    await decideInConsole(confirming, 'confirm', 'confirmed');
+    const rejected = await waitForOrder(payer, confirming);
+    expect(rejected).to.deep.include({ status: 'rejected', failure_code: 'blocked_by_compliance' });
+    await shot('screening-reviews');
   });
 
   it('fits a phone-sized screen and is reachable by keyboard', async () => {

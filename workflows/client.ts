@@ -35,6 +35,8 @@ import {
   depositWorkflowId,
   paymentWorkflowId,
   railOutcomeSignal,
+  screeningDecisionSignal,
+  type ScreeningDecisionSignal,
   type DepositWorkflowInput,
   type PaymentWorkflowInput,
   type RailOutcomeSignal,
@@ -70,6 +72,7 @@ export async function startPaymentWorkflow(
     pollAfterMs: cfg.payments.pollAfterMs,
     settleTimeoutMs: cfg.payments.settleTimeoutMs,
     maxPollIntervalMs: cfg.payments.maxPollIntervalMs,
+    reviewSlaMs: cfg.compliance.screening.reviewSlaMs,
     ...(options.p2p ? { p2p: true } : {}),
   };
   const start = (withAttributes: boolean) =>
@@ -119,6 +122,20 @@ export async function reconcileUnstartedOrders(graceMs = config().reconciler.gra
 export async function signalRailOutcome(workflowId: string, outcome: RailOutcomeSignal): Promise<boolean> {
   try {
     await temporalClient().workflow.getHandle(workflowId).signal(railOutcomeSignal, outcome);
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
+
+/**
+ * Hand a payment held for screening review its decision (already recorded). False when the workflow is
+ * gone: it closed meanwhile (its SLA ran out and it read the decision, or it was never held).
+ */
+export async function signalScreeningDecision(orderId: string, signal: ScreeningDecisionSignal): Promise<boolean> {
+  try {
+    await temporalClient().workflow.getHandle(paymentWorkflowId(orderId)).signal(screeningDecisionSignal, signal);
     return true;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return false;

@@ -18,11 +18,13 @@ import type { P2pActivities } from './activities/p2p';
 import {
   paymentStageQuery,
   railOutcomeSignal,
+  screeningDecisionSignal,
   type AwaitingOutcome,
   type PaymentResult,
   type PaymentStage,
   type PaymentWorkflowInput,
   type RailOutcomeSignal,
+  type ScreeningDecisionSignal,
 } from './shared';
 import { PAYGATE_ORDER_ID, PAYGATE_OVERDUE, PAYGATE_STATUS } from './search-attributes';
 
@@ -79,6 +81,10 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   setHandler(railOutcomeSignal, (signalled) => {
     outcome ??= signalled;
   });
+  let reviewDecision: ScreeningDecisionSignal | undefined;
+  setHandler(screeningDecisionSignal, (signalled) => {
+    reviewDecision ??= signalled;
+  });
   const report = statusReporter();
 
   // A run that continued as new while awaiting the rail's outcome goes straight back to waiting.
@@ -98,6 +104,19 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
     if (screening.blocked) {
       stage = 'done';
       return { orderId, status: 'rejected', failureCode: 'blocked_by_compliance' };
+    }
+    if (screening.review) {
+      // Held for compliance review: staff confirm (rejected) or clear (the payment goes on). The decision
+      // is recorded before it is signalled, so the SLA timer reads it too: a lost signal costs time, never
+      // the decision. Nothing is held from the wallet while the payment waits.
+      stage = 'awaiting_review';
+      await condition(() => reviewDecision !== undefined, input.reviewSlaMs ?? screening.review.reviewSlaMs);
+      const { status } = await compliance.concludeReview({ orderId });
+      if (status !== 'cleared') {
+        report('rejected');
+        stage = 'done';
+        return { orderId, status: 'rejected', failureCode: 'blocked_by_compliance' };
+      }
     }
   }
 

@@ -17,6 +17,8 @@ export interface PaymentWorkflowInput {
   settleTimeoutMs: number;
   /** The cap of the growing interval between status polls; 60 s when absent. */
   maxPollIntervalMs?: number;
+  /** How long a payment held for screening review waits for staff; the worker's setting when absent. */
+  reviewSlaMs?: number;
   /** A P2P trade: escrow first, the fiat leg over the rail, then the escrow released (SPEC §7). */
   p2p?: boolean;
   /** Continue as new once the run's history holds this many events (or when Temporal suggests it). */
@@ -46,7 +48,16 @@ export interface PaymentResult {
   failureCode?: string;
 }
 
-export type PaymentStage = 'screening' | 'checking_limits' | 'holding' | 'submitting' | 'awaiting_outcome' | 'posting' | 'done';
+export type PaymentStage =
+  'screening' | 'awaiting_review' | 'checking_limits' | 'holding' | 'submitting' | 'awaiting_outcome' | 'posting' | 'done';
+
+/** Staff decided the screening review a payment is held for (sent once the decision is recorded). */
+export interface ScreeningDecisionSignal {
+  decision: 'confirmed' | 'cleared';
+}
+
+/** Delivered by the screening review endpoint. */
+export const screeningDecisionSignal = defineSignal<[ScreeningDecisionSignal]>('screeningDecision');
 
 /** Delivered by the rail's callback endpoint. */
 export const railOutcomeSignal = defineSignal<[RailOutcomeSignal]>('railOutcome');

@@ -1,15 +1,20 @@
 import { Readable } from 'node:stream';
 import type { Request as ExpressRequest } from 'express';
-import { Body, Controller, Get, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags, OperationId } from 'tsoa';
+import { Body, Controller, Get, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags, OperationId } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
-import type { BlocklistSourceName, BlocklistTypeName } from '../schema-types';
+import type { BlocklistSourceName, BlocklistTypeName, Uuid } from '../schema-types';
 import {
   addBlocklistEntry,
   complianceReport,
+  decideScreeningReview,
   listBlocklist,
+  listScreeningReviews,
+  searchLists,
   type BlocklistEntryView,
   type ComplianceReportView,
+  type ScreeningReviewView,
+  type ScreenResultView,
 } from '../services/compliance-service';
 import type { Page } from '../services/paging';
 import { floatReconciliation, type ReconciliationView } from '../services/reconciliation-service';
@@ -39,6 +44,20 @@ interface BlocklistEntryBody {
    * @maxLength 40
    */
   expires_at?: string;
+}
+
+/** A screening review's state. */
+type ReviewStatusName = 'needs_review' | 'confirmed' | 'cleared' | 'expired';
+
+interface ReviewDecisionBody {
+  /** `confirm`: the match stands (a held payment is rejected); `clear`: a false match (it goes on). */
+  decision: 'confirm' | 'clear';
+  /**
+   * Why, for the record.
+   * @example "different date of birth and nationality"
+   * @maxLength 500
+   */
+  note?: string;
 }
 
 @Route('compliance')
@@ -93,6 +112,82 @@ export class ComplianceController extends Controller {
     @Query() cursor?: string,
   ): Promise<Page<BlocklistEntryView>> {
     return listBlocklist({ type, q, source, active, limit, cursor });
+  }
+
+  /**
+   * Search the lists for a name (or an identifier) the way screening does: names folded to one Latin form
+   * whatever their script, the best matches down to a score of 0.7, each with its list and reference, its
+   * score, the verdict screening would reach (`block`, `review` or `pass`) and the folded forms compared.
+   * Rate-limited per user (RATE_LIMIT_SCREEN_PER_MINUTE); nothing is recorded.
+   * @param name the name or identifier to search for
+   * @minLength name 1
+   * @maxLength name 200
+   * @param type one of the entry types; `name` by default
+   * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   * @summary Search the lists
+   */
+  @Get('screen')
+  @Response<Problem>(400, 'Bad name or type')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(403, 'Not compliance staff')
+  @Response<Problem>(429, 'Too many searches')
+  @OperationId('searchLists')
+  public async screen(
+    @Query() name: string,
+    @Request() req: ExpressRequest & { user: Caller },
+    @Query() type?: BlocklistTypeName,
+    @Query() limit?: number,
+  ): Promise<ScreenResultView> {
+    return searchLists(req.user, { name, type, limit });
+  }
+
+  /**
+   * Screening matches that are neither passed nor blocked until staff decide: a score just under the
+   * threshold, initials, or a dropped name. Each names the listed entry, its list and its reference.
+   * @param status `needs_review`, `confirmed`, `cleared` or `expired`
+   * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   * @param cursor `next_cursor` of the previous page
+   * @maxLength cursor 200
+   * @summary List screening reviews
+   */
+  @Get('reviews')
+  @Response<Problem>(400, 'Bad filter')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(403, 'Not compliance staff')
+  @OperationId('listScreeningReviews')
+  public async listReviews(
+    @Query() status?: ReviewStatusName,
+    @Query() limit?: number,
+    @Query() cursor?: string,
+  ): Promise<Page<ScreeningReviewView>> {
+    return listScreeningReviews({ status, limit, cursor });
+  }
+
+  /**
+   * Decide a screening review, once: `confirm` rejects a payment held for it and makes the same pair
+   * (listed entry, screened value) block from now on; `clear` lets the payment go on and makes the pair
+   * pass from now on. Never on a screening of one's own name.
+   * @summary Decide a screening review
+   */
+  @Post('reviews/{review_id}/decision')
+  @Response<Problem>(400, 'Validation failed')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(403, 'Not compliance staff, or one’s own screening')
+  @Response<Problem>(404, 'No such review')
+  @Response<Problem>(409, 'Already decided, or the held payment’s SLA ran out')
+  @OperationId('decideScreeningReview')
+  public async decideReview(
+    @Path('review_id') reviewId: Uuid,
+    @Body() body: ReviewDecisionBody,
+    @Request() req: ExpressRequest & { user: Caller },
+  ): Promise<ScreeningReviewView> {
+    return decideScreeningReview(req.user, reviewId, body);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { config } from '../../platform/config';
+import { isUuid } from '../../platform/ids';
 import { AppError, validationError, type FieldError } from '../../platform/errors';
 import { componentLogger } from '../../platform/logger';
 import {
@@ -13,17 +14,23 @@ import {
 } from '../../domain/compliance/normalise';
 import { reportToCsv, usdToKesMinorCeil, type ReportSections } from '../../domain/compliance/report';
 import { REPORT_SECTIONS, type ComplianceReportInput } from '../../domain/compliance/report-contract';
-import { Screener, type ScreeningContext, type ScreeningItem } from '../../domain/compliance/screening';
+import { Screener, type ReviewStatus, type ScreeningContext, type ScreeningItem } from '../../domain/compliance/screening';
 import {
   addEntry,
   blocklistChangesSince,
+  decideReview,
+  findReview,
   listEntries,
+  listReviews,
   recordScreeningHit,
+  screenRemembering,
+  type ReviewRow,
   type EntryFilter,
   type EntryRow,
 } from '../../repositories/compliance';
 import { findCompletedReport } from '../../repositories/compliance-reports';
-import { complianceReportResult } from '../../workflows/client';
+import { complianceReportResult, signalScreeningDecision } from '../../workflows/client';
+import { limitScreeningSearch } from './rate-limits';
 import type { Caller } from '../auth/authentication';
 import { parseInstant } from './instants';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
@@ -41,10 +48,23 @@ function screener(): Screener {
 // ---------------------------------------------------------------------------------------------
 // Screening outside workflows: registration, KYC submission (and ad posting, with P2P)
 
-/** Screen the items; on a hit, record it and refuse with 422 `blocked_by_compliance` (without saying which entry). */
+/**
+ * Screen the items. A block is recorded and refused with 422 `blocked_by_compliance` (without saying which
+ * entry). A review is recorded for staff (`needs_review`) and the request goes on: what is decided on it
+ * applies to the next screenings of the same value (a confirmed pair blocks, a cleared one passes), and
+ * every payment screens its payer again.
+ */
 export async function refuseOnScreeningHit(context: ScreeningContext, userId: string | null, items: ScreeningItem[]): Promise<void> {
-  const [best] = await screener().screen(items);
+  const [best] = await screenRemembering(screener(), items);
   if (!best) return;
+  if (best.verdict === 'review') {
+    await recordScreeningHit({ context, match: best, userId });
+    log.info(
+      { context, userId, entryId: best.entryId, field: best.field, score: best.score, reason: best.reviewReason },
+      'screening review',
+    );
+    return;
+  }
   await recordScreeningHit({ context, match: best, userId });
   log.info({ context, userId, entryId: best.entryId, field: best.field, score: best.score }, 'screening hit');
   throw new AppError('blocked_by_compliance', 'this request cannot be accepted; contact support if you think this is a mistake');
@@ -162,6 +182,178 @@ export async function listBlocklist(query: BlocklistQuery): Promise<Page<Blockli
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return { data: page.map(toEntryView), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Searching the lists (staff): what screening would compare, with scores
+
+export interface ScreenMatchView {
+  entry_id: string;
+  /** The listed value, normalised, in the script it is listed in. */
+  value: string;
+  type: BlocklistType;
+  /** The list: `manual`, `ofac`, `un` or `eu`. */
+  source: string;
+  /** The entry's reference in its list (`sdn:…`, `un:…`, `eu:…`). */
+  external_ref: string | null;
+  /** 0–1, to four decimals. */
+  score: string;
+  /** What screening would do: `block`, `review`, or `pass` (below the review band). */
+  verdict: 'block' | 'review' | 'pass';
+  review_reason: string | null;
+  /** For names: the folded (Latin) forms that were compared. */
+  compared: { screened: string; listed: string } | null;
+}
+
+export interface ScreenResultView {
+  query: { type: BlocklistType; value: string };
+  thresholds: { block: number; review: number };
+  matches: ScreenMatchView[];
+}
+
+/** The best matches of a name (or identifier), down to a score of 0.7: `GET /compliance/screen`. */
+export async function searchLists(caller: Caller, query: { name?: string; type?: string; limit?: number }): Promise<ScreenResultView> {
+  const type = query.type ?? 'name';
+  if (!isBlocklistType(type)) throw validationError('type', `must be one of ${BLOCKLIST_TYPES.join(', ')}`);
+  const value = typeof query.name === 'string' ? query.name.trim() : '';
+  if (value.length === 0 || value.length > 200) throw validationError('name', 'must be 1 to 200 characters');
+  const limit = pageLimit(query.limit);
+  await limitScreeningSearch(caller.id);
+  const found = await screener().explain({ field: 'query', type, value }, EXPLAIN_FLOOR, limit);
+  const { nameThreshold, reviewThreshold } = config().compliance.screening;
+  return {
+    query: { type, value },
+    thresholds: { block: nameThreshold, review: reviewThreshold },
+    matches: found.map((m) => ({
+      entry_id: m.entryId,
+      value: m.entryValue,
+      type: m.entryType,
+      source: m.source,
+      external_ref: m.externalRef,
+      score: m.score.toFixed(4),
+      verdict: m.verdict,
+      review_reason: m.reviewReason,
+      compared: m.compared,
+    })),
+  };
+}
+
+/** How far below the review band a staff search still shows matches. */
+const EXPLAIN_FLOOR = 0.7;
+
+// ---------------------------------------------------------------------------------------------
+// Screening reviews: matches that are neither passed nor blocked until staff decide
+
+export interface ScreeningReviewView {
+  review_id: string;
+  /** Where the screening ran: `registration`, `kyc`, `payment`, `ad`, `deposit`. */
+  context: ScreeningContext;
+  user_id: string | null;
+  /** The payment held for this review, if it is one. */
+  order_id: string | null;
+  deposit_id: string | null;
+  /** What was screened: `full_name`, `destination.account_name` … */
+  field: string;
+  /** The screened value, normalised, as it was written (any script). */
+  screened_value: string;
+  score: string;
+  /** `near_threshold` (a score just under the threshold), `initials`, or `dropped_name`. */
+  review_reason: string;
+  /** `needs_review`, then `confirmed` | `cleared`; `expired` when a held payment waited past its SLA. */
+  status: ReviewStatus;
+  decided_by: string | null;
+  decided_at: string | null;
+  note: string | null;
+  created_at: string;
+  /** The listed entry it matched, with its list (`source`) and its reference in that list. */
+  entry: { entry_id: string; value: string; source: BlocklistSource; reason: string; external_ref: string | null };
+}
+
+const REVIEW_STATUSES: readonly ReviewStatus[] = ['needs_review', 'confirmed', 'cleared', 'expired'];
+
+const toReviewView = (row: ReviewRow): ScreeningReviewView => ({
+  review_id: row.id,
+  context: row.context,
+  user_id: row.user_id,
+  order_id: row.order_id,
+  deposit_id: row.deposit_id,
+  field: row.field,
+  screened_value: row.screened_value,
+  score: row.score,
+  review_reason: row.review_reason,
+  status: row.status,
+  decided_by: row.decided_by,
+  decided_at: row.decided_at ? new Date(row.decided_at).toISOString() : null,
+  note: row.decision_note,
+  created_at: new Date(row.created_at).toISOString(),
+  entry: {
+    entry_id: row.entry_id,
+    value: row.entry_value,
+    source: row.entry_source,
+    reason: row.entry_reason,
+    external_ref: row.entry_external_ref,
+  },
+});
+
+/** Screening reviews, newest first, keyset-paged; `status` filters (e.g. `needs_review`). */
+export async function listScreeningReviews(query: {
+  status?: string;
+  limit?: number;
+  cursor?: string;
+}): Promise<Page<ScreeningReviewView>> {
+  const limit = pageLimit(query.limit);
+  const status = query.status;
+  if (status !== undefined && !(REVIEW_STATUSES as readonly string[]).includes(status)) {
+    throw validationError('status', `must be one of ${REVIEW_STATUSES.join(', ')}`);
+  }
+  const rows = await listReviews(
+    { status: status as ReviewStatus | undefined, before: query.cursor === undefined ? undefined : decodeCursor(query.cursor) },
+    limit + 1,
+  );
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { data: page.map(toReviewView), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+}
+
+export interface ReviewDecisionInput {
+  decision: string;
+  note?: string;
+}
+
+/**
+ * Decide a review: `confirm` (the match stands: a held payment is rejected, and the pair blocks from now
+ * on) or `clear` (a false match: a held payment goes on, and the pair passes from now on). Never on one's
+ * own screening; once only (409 after that, or when a held payment's SLA ran out first).
+ */
+export async function decideScreeningReview(caller: Caller, reviewId: string, input: ReviewDecisionInput): Promise<ScreeningReviewView> {
+  if (!isUuid(reviewId)) throw validationError('review_id', 'must be a UUID');
+  const errors: FieldError[] = [];
+  if (input.decision !== 'confirm' && input.decision !== 'clear') errors.push({ field: 'decision', message: 'must be confirm or clear' });
+  const note = typeof input.note === 'string' ? input.note.trim() : '';
+  if (note.length > 500) errors.push({ field: 'note', message: 'must be at most 500 characters' });
+  if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+
+  const review = await findReview(reviewId);
+  if (!review) throw new AppError('not_found', `screening review ${reviewId} not found`);
+  if (review.user_id === caller.id) throw new AppError('forbidden', 'a screening of one’s own name is decided by someone else');
+  const status = input.decision === 'confirm' ? 'confirmed' : 'cleared';
+  const decided =
+    review.status === 'needs_review' ? await decideReview({ hitId: reviewId, status, decidedBy: caller.id, note: note || null }) : null;
+  if (!decided) throw new AppError('conflict', `screening review ${reviewId} is no longer waiting for a decision`);
+  log.info({ reviewId, decision: status, orderId: decided.order_id, decidedBy: caller.id }, 'screening review decided');
+  if (decided.order_id) {
+    // The decision is recorded: a signal that does not arrive costs the payment time (its SLA timer reads
+    // the decision), never the decision.
+    try {
+      await signalScreeningDecision(decided.order_id, { decision: status });
+    } catch (err) {
+      log.warn(
+        { err, orderId: decided.order_id },
+        'could not signal the screening decision; the payment reads it when its SLA timer fires',
+      );
+    }
+  }
+  return toReviewView(decided);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ type Limiters = {
   loginAccountAndIp: RateLimiterRedis;
   loginAccount: RateLimiterRedis;
   registerIp: RateLimiterRedis;
+  screen: RateLimiterRedis;
 };
 
 let limiters: Limiters | undefined;
@@ -52,6 +53,7 @@ function get(): Limiters {
         points: cfg.rateLimits.registerPerIp,
         duration: 3600,
       }),
+      screen: new RateLimiterRedis({ storeClient, keyPrefix: `${prefix}:screen`, points: cfg.rateLimits.screenPerMinute, duration: 60 }),
     };
   }
   return limiters;
@@ -76,6 +78,8 @@ const accountAndAddress = (email: string, ip: string) => `${rateLimitKeyOf(ip)}|
 
 export const limitLoginByIp = (ip: string) => consume(get().loginIp, rateLimitKeyOf(ip), 'login attempts from this address');
 export const limitRegisterByIp = (ip: string) => consume(get().registerIp, rateLimitKeyOf(ip), 'registrations from this address');
+/** Staff searches of the lists: a bound on how fast anyone can walk them. */
+export const limitScreeningSearch = (userId: string) => consume(get().screen, userId, 'list searches');
 
 /**
  * Count a login attempt against the account, from this address and overall, before its password is checked,

@@ -373,6 +373,40 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
     const rows = isObject(page) && Array.isArray(page.data) ? page.data.filter(isObject) : [];
     show('blocklist-list', table(rows, ['type', 'value', 'reason', 'source', 'active']));
   },
+  async 'reviews-list'(f) {
+    const query = new URLSearchParams({ ...pick(f, ['status']), limit: '50' });
+    const page = await call('GET', `/compliance/reviews?${query.toString()}`);
+    const rows = isObject(page) && Array.isArray(page.data) ? page.data.filter(isObject) : [];
+    const flat = rows.map((r): JsonObject => {
+      const entry = isObject(r.entry) ? r.entry : {};
+      return {
+        review_id: r.review_id,
+        screened: r.screened_value,
+        listed: entry.value,
+        list: entry.source,
+        why: r.review_reason,
+        order: r.order_id,
+        status: r.status,
+      };
+    });
+    show('reviews-list', table(flat, ['review_id', 'screened', 'listed', 'list', 'why', 'order', 'status']));
+    const first = flat[0];
+    if (first) setField('review-decide', 'review_id', text(first.review_id));
+  },
+  async 'review-decide'(f) {
+    const review = await call('POST', `/compliance/reviews/${encodeURIComponent(f.review_id)}/decision`, {
+      body: pick(f, ['decision', 'note']),
+    });
+    show(
+      'review-decide',
+      ok(
+        'Review ',
+        el('code', {}, isObject(review) ? text(review.review_id) : ''),
+        ' ',
+        el('span', { class: 'status' }, isObject(review) ? text(review.status) : ''),
+      ),
+    );
+  },
   async report(f) {
     const query = new URLSearchParams({ from: f.from, to: f.to }).toString();
     // The report is computed by a workflow: 503 means "still being computed, ask again".

@@ -83,26 +83,26 @@ function pairWeightFloor(a: Int32Array, b: Int32Array): number {
 }
 
 /** A seed token pair is at least this close (Jaro-Winkler) when the search threshold allows it. */
-const SEED_SIMILARITY = 0.75;
+const SEED_SIMILARITY = 0.8;
 
 /**
  * The distinct tokens of the indexed names, each with the names that have it. A search first finds the
  * tokens close to the query's (a scan of the vocabulary, far smaller than the list, with the same
  * character bound), then weighs the names that have them.
  */
-class Vocabulary {
-  private readonly tokens = new Map<string, { profile: Uint16Array; ids: Set<string> }>();
+class Vocabulary<S> {
+  private readonly tokens = new Map<string, { profile: Uint16Array; slots: Set<S> }>();
 
-  add(token: string, id: string): void {
+  add(token: string, slot: S): void {
     let entry = this.tokens.get(token);
-    if (!entry) this.tokens.set(token, (entry = { profile: profileOf(token), ids: new Set() }));
-    entry.ids.add(id);
+    if (!entry) this.tokens.set(token, (entry = { profile: profileOf(token), slots: new Set() }));
+    entry.slots.add(slot);
   }
 
-  delete(token: string, id: string): void {
+  delete(token: string, slot: S): void {
     const entry = this.tokens.get(token);
-    entry?.ids.delete(id);
-    if (entry?.ids.size === 0) this.tokens.delete(token);
+    entry?.slots.delete(slot);
+    if (entry?.slots.size === 0) this.tokens.delete(token);
   }
 
   clear(): void {
@@ -113,14 +113,14 @@ class Vocabulary {
    * For each name that has a token at least `similarity` close to one of `query`'s: an upper bound of the
    * weight (the two tokens' lengths) of its pairs that close.
    */
-  seeds(query: string[], similarity: number, into: Map<string, number>): void {
+  seeds(query: string[], similarity: number, into: Map<S, number>): void {
     for (const q of query) {
       const bound = boundOf(q);
-      for (const [token, { profile, ids }] of this.tokens) {
+      for (const [token, { profile, slots }] of this.tokens) {
         if (bound(token.length, profile) < similarity) continue;
         if (token !== q && jaroWinkler(q, token) < similarity) continue;
         const weight = q.length + token.length;
-        for (const id of ids) into.set(id, (into.get(id) ?? 0) + weight);
+        for (const slot of slots) into.set(slot, (into.get(slot) ?? 0) + weight);
       }
     }
   }
@@ -139,7 +139,7 @@ function wholeScore(a: IndexedName, b: IndexedName): { score: number; bySkeleton
 }
 
 /** Tokens up to this long that differ make a weak pair (see `compareNames`). */
-const SHORT_TOKEN = 3;
+const SHORT_TOKEN = 2;
 
 export interface NameComparison {
   score: number;
@@ -247,8 +247,8 @@ export class NameIndex<T> {
   private readonly positions = new Map<string, number>();
   /** Lookup token → the ids of the slots that have it. */
   private readonly byToken = new Map<string, Set<string>>();
-  private readonly latinVocabulary = new Vocabulary();
-  private readonly skeletonVocabulary = new Vocabulary();
+  private readonly latinVocabulary = new Vocabulary<Slot<T>>();
+  private readonly skeletonVocabulary = new Vocabulary<Slot<T>>();
 
   get size(): number {
     return this.slots.length;
@@ -281,8 +281,8 @@ export class NameIndex<T> {
       if (!ids) this.byToken.set(token, (ids = new Set()));
       ids.add(id);
     }
-    for (const token of slot.tokens) this.latinVocabulary.add(token, id);
-    for (const token of slot.skeletons) this.skeletonVocabulary.add(token, id);
+    for (const token of slot.tokens) this.latinVocabulary.add(token, slot);
+    for (const token of slot.skeletons) this.skeletonVocabulary.add(token, slot);
   }
 
   private unlink(slot: Slot<T>): void {
@@ -291,8 +291,8 @@ export class NameIndex<T> {
       ids?.delete(slot.id);
       if (ids?.size === 0) this.byToken.delete(token);
     }
-    for (const token of slot.tokens) this.latinVocabulary.delete(token, slot.id);
-    for (const token of slot.skeletons) this.skeletonVocabulary.delete(token, slot.id);
+    for (const token of slot.tokens) this.latinVocabulary.delete(token, slot);
+    for (const token of slot.skeletons) this.skeletonVocabulary.delete(token, slot);
   }
 
   remove(id: string): void {
@@ -331,20 +331,18 @@ export class NameIndex<T> {
     const share = (threshold - similarity) / (1 - similarity);
     const query = tokensOf(name, false);
     const skeletons = tokensOf(name, true);
-    const latinSeeds = new Map<string, number>();
-    const skeletonSeeds = new Map<string, number>();
+    const latinSeeds = new Map<Slot<T>, number>();
+    const skeletonSeeds = new Map<Slot<T>, number>();
     this.latinVocabulary.seeds(query, similarity, latinSeeds);
     if (skeletons.length > 0) this.skeletonVocabulary.seeds(skeletons, similarity, skeletonSeeds);
     const queryLengths = lengthPrefix(query);
     const skeletonLengths = lengthPrefix(skeletons);
 
     const candidates = new Set<Slot<T>>();
-    for (const [id, weight] of latinSeeds) {
-      const slot = this.slots[this.positions.get(id)!];
+    for (const [slot, weight] of latinSeeds) {
       if (weight > share * pairWeightFloor(queryLengths, slot.lengths)) candidates.add(slot);
     }
-    for (const [id, weight] of skeletonSeeds) {
-      const slot = this.slots[this.positions.get(id)!];
+    for (const [slot, weight] of skeletonSeeds) {
       if (!name.abjad && !slot.abjad) continue;
       if (weight > share * pairWeightFloor(skeletonLengths, slot.skeletonLengths)) candidates.add(slot);
     }

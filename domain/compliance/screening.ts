@@ -29,6 +29,8 @@ export interface ScreeningMatch {
   entryType: BlocklistType;
   entryValue: string;
   source: string;
+  /** The entry's reference in its list (`sdn:…`, `un:…`, `eu:…`); null for manual entries. */
+  externalRef: string | null;
   field: string;
   /** The screened value, normalised. */
   screenedValue: string;
@@ -42,6 +44,7 @@ export interface ScreeningMatch {
 }
 
 export type ScreeningVerdict = 'block' | 'review';
+export type ReviewStatus = 'needs_review' | 'confirmed' | 'cleared' | 'expired';
 export type ReviewReason = 'near_threshold' | PartialKind;
 
 export interface ScreenerOptions {
@@ -66,6 +69,7 @@ interface CachedEntry {
   value: string;
   matchKey: string;
   source: string;
+  externalRef: string | null;
   expiresAt: number | null;
   /** Names only: the folded form, computed once when the entry is loaded. */
   folded: FoldedName | null;
@@ -80,6 +84,7 @@ export interface BlocklistChange {
   value: string;
   match_key: string;
   source: string;
+  external_ref: string | null;
   expires_at: Date | null;
 }
 
@@ -151,6 +156,7 @@ export class Screener {
         value: row.value,
         matchKey: row.match_key,
         source: row.source,
+        externalRef: row.external_ref ?? null,
         expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null,
         folded: row.type === 'name' ? foldName(row.value) : null,
       };
@@ -179,52 +185,65 @@ export class Screener {
    */
   async screen(items: ScreeningItem[]): Promise<ScreeningMatch[]> {
     await this.refresh();
-    const now = Date.now();
-    const active = (e: CachedEntry) => isActive(e, now);
     const matches: ScreeningMatch[] = [];
     for (const item of items) {
-      if (item.value === null || item.value === undefined || item.value === '') continue;
-      if (item.type === 'name') {
-        const name = normaliseName(item.value);
-        const folded = name ? foldName(name.value) : null;
-        if (!name || !folded) continue;
-        const seen = new Set<string>();
-        for (const { payload, score, dropped, weakest } of this.names.search(folded, this.options.reviewThreshold, active)) {
-          seen.add(payload.id);
-          const verdict = score >= this.options.nameThreshold && !dropped && weakest >= TOKEN_FLOOR ? 'block' : 'review';
-          const reason = verdict === 'block' ? null : dropped ? 'dropped_name' : 'near_threshold';
-          matches.push(toMatch(payload, item.field, name.value, score, verdict, reason, folded));
-        }
-        for (const { payload, kind } of this.names.partial(folded, active)) {
-          if (seen.has(payload.id)) continue;
-          matches.push(toMatch(payload, item.field, name.value, scoreOf(folded, payload), 'review', kind, folded));
-        }
-        continue;
+      for (const match of this.matchesOf(item, this.options.reviewThreshold)) {
+        if (match.verdict !== 'pass') matches.push({ ...match, verdict: match.verdict });
       }
-      const normalised = normaliseBlocklistValue(item.type, item.value);
-      if (!normalised) continue;
-      const entry = this.exact.get(exactKey(item.type, normalised.matchKey));
-      if (entry && active(entry)) matches.push(toMatch(entry, item.field, normalised.value, 1, 'block', null, null));
     }
-    return matches.sort((a, b) => (a.verdict === b.verdict ? b.score - a.score : a.verdict === 'block' ? -1 : 1));
+    return matches.sort(byVerdictThenScore);
   }
 
-  /** The best matches of one value whatever their score (down to `floor`), for staff: what screening would compare. */
-  async explain(item: ScreeningItem, floor: number, limit: number): Promise<ScreeningMatch[]> {
+  /**
+   * For staff: the best `limit` entries one value comes near, down to a score of `floor`, with the
+   * verdict each would get (`pass` below the review band) and the folded forms compared.
+   */
+  async explain(item: ScreeningItem, floor: number, limit: number): Promise<ExplainedMatch[]> {
     await this.refresh();
+    return this.matchesOf(item, Math.min(floor, this.options.reviewThreshold))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, limit);
+  }
+
+  private matchesOf(item: ScreeningItem, floor: number): ExplainedMatch[] {
+    if (item.value === null || item.value === undefined || item.value === '') return [];
     const now = Date.now();
-    if (item.type !== 'name') return (await this.screen([item])).slice(0, limit);
-    const name = item.value ? normaliseName(item.value) : null;
+    const active = (e: CachedEntry) => isActive(e, now);
+    if (item.type !== 'name') {
+      const normalised = normaliseBlocklistValue(item.type, item.value);
+      const entry = normalised ? this.exact.get(exactKey(item.type, normalised.matchKey)) : undefined;
+      return normalised && entry && active(entry) ? [toMatch(entry, item.field, normalised.value, 1, 'block', null, null)] : [];
+    }
+    const name = normaliseName(item.value);
     const folded = name ? foldName(name.value) : null;
     if (!name || !folded) return [];
-    const active = (e: CachedEntry) => isActive(e, now);
-    const found = this.names.search(folded, Math.min(floor, this.options.reviewThreshold), active).slice(0, limit);
-    return found.map(({ payload, score }) => {
-      const verdict = score >= this.options.nameThreshold ? 'block' : score >= this.options.reviewThreshold ? 'review' : null;
-      return toMatch(payload, item.field, name.value, score, verdict ?? 'review', verdict === 'review' ? 'near_threshold' : null, folded);
-    });
+    const matches: ExplainedMatch[] = [];
+    const seen = new Set<string>();
+    for (const { payload, score, dropped, weakest } of this.names.search(folded, floor, active)) {
+      seen.add(payload.id);
+      const { verdict, reason } = this.verdictOf(score, dropped, weakest);
+      matches.push(toMatch(payload, item.field, name.value, score, verdict, reason, folded));
+    }
+    for (const { payload, kind } of this.names.partial(folded, active)) {
+      if (seen.has(payload.id)) continue;
+      matches.push(toMatch(payload, item.field, name.value, scoreOf(folded, payload), 'review', kind, folded));
+    }
+    return matches;
+  }
+
+  /** Block at the threshold when every token pair is close and no listed name is dropped; review in the band or when one is. */
+  private verdictOf(score: number, dropped: boolean, weakest: number): { verdict: ScreeningVerdict | 'pass'; reason: ReviewReason | null } {
+    if (score >= this.options.nameThreshold && !dropped && weakest >= TOKEN_FLOOR) return { verdict: 'block', reason: null };
+    if (score >= this.options.reviewThreshold) return { verdict: 'review', reason: dropped ? 'dropped_name' : 'near_threshold' };
+    return { verdict: 'pass', reason: null };
   }
 }
+
+/** A match as `explain` shows it: `pass` when it falls below the review band. */
+export type ExplainedMatch = Omit<ScreeningMatch, 'verdict'> & { verdict: ScreeningVerdict | 'pass' };
+
+const byVerdictThenScore = (a: ScreeningMatch, b: ScreeningMatch): number =>
+  a.verdict === b.verdict ? b.score - a.score : a.verdict === 'block' ? -1 : 1;
 
 const scoreOf = (folded: FoldedName, entry: CachedEntry): number => (entry.folded ? nameScore(folded, entry.folded) : 0);
 
@@ -233,15 +252,16 @@ function toMatch(
   field: string,
   screenedValue: string,
   score: number,
-  verdict: ScreeningVerdict,
+  verdict: ScreeningVerdict | 'pass',
   reviewReason: ReviewReason | null,
   folded: FoldedName | null,
-): ScreeningMatch {
+): ExplainedMatch {
   return {
     entryId: entry.id,
     entryType: entry.type,
     entryValue: entry.value,
     source: entry.source,
+    externalRef: entry.externalRef,
     field,
     screenedValue,
     score,
@@ -249,4 +269,25 @@ function toMatch(
     reviewReason,
     compared: folded && entry.folded ? { screened: folded.plain, listed: entry.folded.plain } : null,
   };
+}
+
+/** The key of a decided pair: the listed entry and the screened value, normalised. */
+export const decisionKey = (entryId: string, screenedValue: string): string => `${entryId}\u0000${screenedValue}`;
+
+/**
+ * Apply staff's earlier decisions to review matches: a pair they confirmed blocks, a pair they cleared
+ * passes. Blocks stay blocks whatever was decided about a review of the same pair.
+ */
+export function withDecisions(matches: ScreeningMatch[], decided: ReadonlyMap<string, 'confirmed' | 'cleared'>): ScreeningMatch[] {
+  const out: ScreeningMatch[] = [];
+  for (const match of matches) {
+    if (match.verdict !== 'review') {
+      out.push(match);
+      continue;
+    }
+    const decision = decided.get(decisionKey(match.entryId, match.screenedValue));
+    if (decision === 'cleared') continue;
+    out.push(decision === 'confirmed' ? { ...match, verdict: 'block', reviewReason: null } : match);
+  }
+  return out.sort(byVerdictThenScore);
 }

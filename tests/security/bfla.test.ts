@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { api, completedPayment, mpesaPayment, newUser, postAppeal, sellAd, type TestUser } from '../support/api';
+import { api, completedPayment, freshScreeningReview, mpesaPayment, newUser, postAppeal, sellAd, type TestUser } from '../support/api';
 import { creditIncoming } from '../../api/services/wallet-service';
 import { realRails } from '../support/rails';
 import { fundWallets } from '../support/funding';
@@ -51,6 +51,9 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /compliance/blocklist': [401, 403, 'allow', 'allow'],
   'GET /compliance/report': [401, 403, 'allow', 'allow'],
   'GET /compliance/reconciliation': [401, 403, 'allow', 'allow'],
+  'GET /compliance/screen': [401, 403, 'allow', 'allow'],
+  'GET /compliance/reviews': [401, 403, 'allow', 'allow'],
+  'POST /compliance/reviews/{review_id}/decision': [401, 403, 'all', 'all'],
   // Extensions: the primary bank's account (admin only), webhooks (each caller's own), provider callbacks.
   'GET /platforms/banks/primary/balance': [401, 403, 403, 'allow'],
   'GET /platforms/banks/primary/transactions': [401, 403, 403, 'allow'],
@@ -132,8 +135,11 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
   let victimAppeal: string;
   let victimAd: string;
   let victimDeposit: string;
+  /** Lists the names the reviews to decide are made from. */
+  let reviewer: TestUser;
 
   before(async () => {
+    reviewer = await newUser({ roles: ['user', 'compliance'] });
     for (const role of ['user', 'compliance', 'admin'] as const)
       principals[role] = await newUser({ kycStatus: 'verified', roles: ROLE_SETS[role] });
     victim = await newUser({ kycStatus: 'verified' });
@@ -309,6 +315,18 @@ describe('security: function level authorisation (BFLA), the role matrix of SPEC
         return v1('get', '/compliance/report?from=2020-01-01&to=2020-01-02');
       case 'GET /compliance/reconciliation':
         return v1('get', '/compliance/reconciliation');
+      case 'GET /compliance/screen':
+        return v1('get', '/compliance/screen?name=John%20Kamau');
+      case 'GET /compliance/reviews':
+        return v1('get', '/compliance/reviews?limit=5');
+      case 'POST /compliance/reviews/{review_id}/decision':
+        return v1(
+          'post',
+          `/compliance/reviews/${role === 'compliance' || role === 'admin' ? await freshScreeningReview(reviewer) : UNKNOWN_ID}/decision`,
+          {
+            body: { decision: 'clear', note: 'matrix' },
+          },
+        );
       case 'GET /platforms/banks/primary/balance':
         return v1('get', '/platforms/banks/primary/balance');
       case 'GET /platforms/banks/primary/transactions':

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { creditIncoming } from '../../api/services/wallet-service';
 import { dispatchWebhookEvents } from '../../workers/webhook-delivery';
-import { completedPayment, newUser, postAd, postAppeal, sellAd, type OrderBody, type TestUser } from '../support/api';
+import { completedPayment, freshScreeningReview, newUser, postAd, postAppeal, sellAd, type OrderBody, type TestUser } from '../support/api';
 import { rows } from '../support/db';
 import {
   call,
@@ -32,6 +32,8 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   'GET /appeals/{appeal_id}': 'not_found',
   'PUT /appeals/{appeal_id}/approve': 'forbidden',
   'PUT /appeals/{appeal_id}/reject': 'forbidden',
+  // Deciding a screening review is a role, as deciding an appeal.
+  'POST /compliance/reviews/{review_id}/decision': 'forbidden',
   'DELETE /webhooks/endpoints/{endpoint_id}': 'not_found',
   'GET /webhooks/endpoints/{endpoint_id}/deliveries': 'not_found',
   'GET /p2p/ads/{ad_id}': 'public',
@@ -69,6 +71,8 @@ const bodyFor = (op: SpecOperation): unknown => {
       return { note: 'approved by the wrong person', action: 'refund' };
     case 'PUT /appeals/{appeal_id}/reject':
       return { note: 'rejected by the wrong person' };
+    case 'POST /compliance/reviews/{review_id}/decision':
+      return { decision: 'clear', note: 'cleared by the wrong person' };
     case 'POST /wallets/unmatched-deposits/{deposit_id}/assign':
       return { user_id: '00000000-0000-7000-8000-000000000000' };
     case 'PATCH /p2p/ads/{ad_id}':
@@ -161,6 +165,7 @@ describe('security: object level authorisation (BOLA)', function () {
       endpoint_id: (endpoint.body as { endpoint_id: string }).endpoint_id,
       ad_id: (ad.body as { ad_id: string }).ad_id,
       key_id: (key.body as { key_id: string }).key_id,
+      review_id: await freshScreeningReview(await newUser({ roles: ['user', 'compliance'] })),
     };
   });
 
@@ -176,6 +181,7 @@ describe('security: object level authorisation (BOLA)', function () {
       ledger: await rows('SELECT count(*)::int AS n FROM ledger_transactions WHERE order_id = :id', { id: hers.order_id }),
       wallet: await rows('SELECT balance_minor::text AS b FROM accounts WHERE account = :a', { a: `wallet:${alice.id}:KES` }),
       ad: await rows('SELECT status, price_minor::text AS price, terms FROM p2p_ads WHERE id = :id', { id: hers.ad_id }),
+      review: await rows('SELECT status, decided_by FROM screening_hits WHERE id = :id', { id: hers.review_id }),
     };
   }
 

@@ -5,6 +5,7 @@ import { User } from '../../models';
 import type { KycStatus, Role } from '../../domain/users';
 import { fundWallets } from './funding';
 import { stack } from './stack';
+import { rows } from './db';
 
 export const api = () => request(stack.baseUrl);
 
@@ -151,4 +152,24 @@ export async function completedPayment(user: TestUser, overrides: Record<string,
   const order = await waitForOrder(user, (res.body as { order_id: string }).order_id);
   expect(order.status).to.equal('completed');
   return order;
+}
+
+/**
+ * A screening review waiting for a decision, made the way one arises: a listed name, and someone
+ * registering under its initials. Returns the review's id.
+ */
+export async function freshScreeningReview(staff: TestUser): Promise<string> {
+  const family = `Rv${randomUUID()
+    .replace(/[^a-f]/g, '')
+    .slice(0, 6)}`;
+  await blocklist(staff, { type: 'name', value: `Neema Wairimu ${family}` });
+  const registered = await api()
+    .post('/api/v1/auth/register')
+    .send({ email: `review-${randomUUID().slice(0, 8)}@example.com`, password: 'a-long-enough-password', full_name: `N. W. ${family}` });
+  expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
+  const [hit] = await rows<{ id: string }>(`SELECT id FROM screening_hits WHERE screened_value = :value AND status = 'needs_review'`, {
+    value: `n w ${family.toLowerCase()}`,
+  });
+  expect(hit, 'a review recorded at registration').to.not.equal(undefined);
+  return hit.id;
 }

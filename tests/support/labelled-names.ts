@@ -281,6 +281,7 @@ export function screenerOverNames(listed: Listed[], thresholds = { nameThreshold
       value: normalised.value,
       match_key: normalised.matchKey,
       source: 'manual',
+      external_ref: null,
       expires_at: null,
     });
   }

@@ -15,7 +15,7 @@ describe('unit: compliance configuration', () => {
   describe('when nothing is set', () => {
     it('then the threshold is 0.92 with a review band from 0.88, the CTR threshold USD 15000, and no sanctions list is imported', () => {
       expect(loadConfig({}).compliance).to.deep.equal({
-        screening: { nameThreshold: 0.92, reviewThreshold: 0.88 },
+        screening: { nameThreshold: 0.92, reviewThreshold: 0.88, reviewSlaMs: 86_400_000 },
         ctrThresholdUsd: '15000',
         sanctionsLists: { ofac: [], un: [], eu: [] },
         sanctionsImportEveryMs: 86_400_000,

@@ -4,7 +4,13 @@ import { heartbeating } from './heartbeat';
 import { buildSection } from '../../domain/compliance/report';
 import type { ComplianceReportInput, ReportSection } from '../../domain/compliance/report-contract';
 import { Screener, type ScreeningItem } from '../../domain/compliance/screening';
-import { blocklistChangesSince, recordScreeningHit } from '../../repositories/compliance';
+import {
+  blocklistChangesSince,
+  expireReviewOfOrder,
+  recordScreeningHit,
+  reviewOfOrder,
+  screenRemembering,
+} from '../../repositories/compliance';
 import { beginReport, completeReport, runReportStatement, saveReportSection } from '../../repositories/compliance-reports';
 import { orderToScreen, transitionOrder, type OrderToScreen } from '../../repositories/orders';
 import { inTransaction } from '../../repositories/transaction';
@@ -21,6 +27,11 @@ interface OrderRef {
 
 /** What the payer is told: screening details are for compliance staff only (no tipping off). */
 export const BLOCKED_REASON = 'the payment was stopped by compliance screening';
+/** The payer's reason when staff did not decide the review in time: no more said than for a block. */
+export const REVIEW_EXPIRED_REASON = 'the payment was held for a compliance check that was not completed in time';
+
+/** What screening decided: blocked, clear, or held for a review staff decide within `reviewSlaMs`. */
+export type PaymentScreening = { blocked: true } | { blocked: false; review?: { hitId: string; reviewSlaMs: number } };
 const HEARTBEAT_EVERY_MS = 5_000;
 
 /** Who and where a payment goes: the payer's identifiers, the destination's, and the rail's country. */
@@ -62,25 +73,46 @@ function paymentScreeningItems(order: OrderToScreen): ScreeningItem[] {
  */
 export function createComplianceActivities({ config, screener }: ComplianceActivityDeps) {
   const screening = screener ?? new Screener(blocklistChangesSince, config.compliance.screening);
+  const reviewSlaMs = config.compliance.screening.reviewSlaMs;
 
   return {
     /**
      * Screen the payer and the destination against the blocklist. Clear: the order moves to `screening`.
      * A hit: the order is `rejected` with `blocked_by_compliance`, recording the entry and score.
      */
-    async screenPayment({ orderId }: OrderRef): Promise<{ blocked: boolean }> {
+    async screenPayment({ orderId }: OrderRef): Promise<PaymentScreening> {
       const order = await orderToScreen(orderId);
       if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, 'OrderNotFound');
       if (order.status === 'rejected' && order.failure_code === 'blocked_by_compliance') return { blocked: true };
-      if (order.status !== 'pending') return { blocked: false };
+      if (order.status !== 'pending') {
+        // A retry after the review was recorded: the payment is still held for it.
+        const review = await reviewOfOrder(orderId);
+        return review?.status === 'needs_review' ? { blocked: false, review: { hitId: review.id, reviewSlaMs } } : { blocked: false };
+      }
 
       // A resubmission approved on appeal is screened in full again; only the one entry the approver
       // cleared (the match that rejected the original order) is excused, never one listed since.
-      const [best] = (await screening.screen(paymentScreeningItems(order))).filter((m) => m.entryId !== order.cleared_entry_id);
+      const [best] = (await screenRemembering(screening, paymentScreeningItems(order))).filter((m) => m.entryId !== order.cleared_entry_id);
       if (!best) {
         // One statement (the status and its event): no transaction around it.
         await transitionOrder(orderId, { from: ['pending'], to: 'screening', note: 'screened against the blocklist: no match' });
         return { blocked: false };
+      }
+      if (best.verdict === 'review') {
+        // Held: the order waits in `screening` with the review recorded, together or not at all.
+        const hitId = await inTransaction(async (tx) => {
+          await transitionOrder(
+            orderId,
+            {
+              from: ['pending'],
+              to: 'screening',
+              note: `screened against the blocklist: held for compliance review (${best.reviewReason})`,
+            },
+            tx,
+          );
+          return recordScreeningHit({ context: 'payment', match: best, userId: order.user_id, orderId }, tx);
+        });
+        return { blocked: false, review: { hitId, reviewSlaMs } };
       }
       // The order is rejected, its two events written and the hit recorded, together or not at all.
       await inTransaction(async (tx) => {
@@ -99,6 +131,28 @@ export function createComplianceActivities({ config, screener }: ComplianceActiv
         if (rejected) await recordScreeningHit({ context: 'payment', match: best, userId: order.user_id, orderId }, tx);
       });
       return { blocked: true };
+    },
+
+    /**
+     * The outcome of the review a payment is held for, once its decision arrived or its SLA ran out: a
+     * decision recorded meanwhile wins over the timer; an undecided review expires. `confirmed` and
+     * `expired` reject the order (`blocked_by_compliance`), `cleared` lets the payment go on.
+     */
+    async concludeReview({ orderId }: OrderRef): Promise<{ status: 'confirmed' | 'cleared' | 'expired' }> {
+      const status = await expireReviewOfOrder(orderId);
+      if (status !== 'confirmed' && status !== 'cleared' && status !== 'expired') {
+        throw ApplicationFailure.nonRetryable(`order ${orderId} has no screening review`, 'ReviewNotFound');
+      }
+      if (status !== 'cleared') {
+        await transitionOrder(orderId, {
+          from: ['screening'],
+          to: 'rejected',
+          failureCode: 'blocked_by_compliance',
+          reason: status === 'confirmed' ? BLOCKED_REASON : REVIEW_EXPIRED_REASON,
+          note: status === 'confirmed' ? 'compliance review: match confirmed' : 'compliance review: not decided within its SLA',
+        });
+      }
+      return { status };
     },
 
     /** Record the report's header; its sections follow, each keyed on (report id, section). */

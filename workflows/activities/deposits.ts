@@ -16,7 +16,7 @@ import {
   type DepositPosting,
   type DepositStatus,
 } from '../../domain/wallets';
-import { blocklistChangesSince, recordScreeningHit } from '../../repositories/compliance';
+import { blocklistChangesSince, recordScreeningHit, screenRemembering } from '../../repositories/compliance';
 import {
   findDeposit,
   holdRecordedDeposit,
@@ -110,7 +110,7 @@ export async function recordMoneyIn(incoming: IncomingMoney): Promise<{ row: Dep
   const owner =
     incoming.userId ??
     (incoming.quotedReference ? (await userByDepositReference(normaliseDepositReference(incoming.quotedReference)))?.id : undefined);
-  const [hit] = await screener().screen([
+  const [hit] = await screenRemembering(screener(), [
     { field: 'payer.phone', type: 'phone', value: incoming.payer.phone },
     { field: 'payer.name', type: 'name', value: incoming.payer.name },
     { field: 'payer.address', type: 'crypto_address', value: incoming.payer.address },
