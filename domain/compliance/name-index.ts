@@ -63,6 +63,9 @@ interface Slot<T> extends IndexedName {
   /** Prefix sums of the token lengths in ascending order (see `pairWeightFloor`). */
   lengths: Int32Array;
   skeletonLengths: Int32Array;
+  /** Character counts of the sorted key and of the skeleton, for the bound of a scan. */
+  profile: Uint16Array;
+  skeletonProfile: Uint16Array;
 }
 
 /** Prefix sums of the lengths of `tokens` sorted ascending: [0, shortest, shortest two, …]. */
@@ -92,6 +95,10 @@ const SEED_SIMILARITY = 0.8;
  */
 class Vocabulary<S> {
   private readonly tokens = new Map<string, { profile: Uint16Array; slots: Set<S> }>();
+
+  get size(): number {
+    return this.tokens.size;
+  }
 
   add(token: string, slot: S): void {
     let entry = this.tokens.get(token);
@@ -157,9 +164,11 @@ export interface NameComparison {
  * below "Li Lijuan" against "Lin Lijuan". A listed token left unpaired (and not merged into a paired
  * token, as "rahman" in "abdulrahman") marks the match as `dropped`.
  */
-export function compareNames(query: IndexedName, entry: IndexedName): NameComparison {
+export function compareNames(query: IndexedName, entry: IndexedName, atLeast = 0): NameComparison {
   const whole = wholeScore(query, entry);
   if (whole.score === 1) return { score: 1, dropped: false, weakest: 1 };
+  // The score is at most the whole-name score: below `atLeast` already, the tokens need not be paired.
+  if (whole.score < atLeast) return { score: whole.score, dropped: false, weakest: 0 };
   const q = tokensOf(query, whole.bySkeleton);
   const e = tokensOf(entry, whole.bySkeleton);
   const pairs: { i: number; k: number; score: number }[] = [];
@@ -267,6 +276,8 @@ export class NameIndex<T> {
       skeletons: tokensOf(name, true),
       lengths: lengthPrefix(tokensOf(name, false)),
       skeletonLengths: lengthPrefix(tokensOf(name, true)),
+      profile: profileOf(name.key),
+      skeletonProfile: profileOf(name.skeleton),
     };
     const at = this.positions.get(id);
     if (at === undefined) {
@@ -316,9 +327,11 @@ export class NameIndex<T> {
   }
 
   /**
-   * Every indexed name scoring at least `threshold` against `name` (and accepted), best first.
+   * Every indexed name scoring at least `threshold` against `name` (and accepted), best first. The
+   * candidates come from one of two filters, both lossless, whichever is cheaper for this list: a scan
+   * of every name with the character bound of its whole-name score (`scanned`), or the token vocabulary.
    *
-   * Without scanning the list: a name's score is at most its token score, the length-weighted mean of
+   * The vocabulary, without scanning the list: a name's score is at most its token score, the length-weighted mean of
    * its token pairs' scores. If the pairs at least θ close (θ = SEED_SIMILARITY) weigh W_close of the
    * total W, the mean is below W_close/W + θ (1 - W_close/W); reaching `threshold` needs
    * W_close > W (threshold - θ) / (1 - θ). The vocabularies give, for every name with a token θ-close to
@@ -327,10 +340,41 @@ export class NameIndex<T> {
    * The same holds in the skeletons' space, for pairs where either name is in Arabic script.
    */
   search(name: IndexedName, threshold: number, accept: (payload: T) => boolean = () => true): NameMatch<T>[] {
-    const similarity = Math.min(SEED_SIMILARITY, threshold - 0.05);
-    const share = (threshold - similarity) / (1 - similarity);
     const query = tokensOf(name, false);
     const skeletons = tokensOf(name, true);
+    // The vocabulary pays off when it is small beside the list (names made of common tokens); a list of
+    // diverse names is cheaper to scan whole, with the character bound. Both leave out no match.
+    const vocabularyCost = this.latinVocabulary.size * query.length + this.skeletonVocabulary.size * skeletons.length;
+    const candidates = vocabularyCost < this.slots.length ? this.seeded(name, query, skeletons, threshold) : this.scanned(name, threshold);
+    const matches: NameMatch<T>[] = [];
+    for (const slot of candidates) {
+      if (!accept(slot.payload)) continue;
+      const { score, dropped, weakest } = compareNames(name, slot, threshold);
+      if (score >= threshold) matches.push({ id: slot.id, payload: slot.payload, score, dropped, weakest });
+    }
+    return matches.sort((x, y) => y.score - x.score);
+  }
+
+  /** Every name whose whole-name score could reach `threshold`: its characters in common bound it. */
+  private scanned(name: IndexedName, threshold: number): Slot<T>[] {
+    const keyBound = boundOf(name.key);
+    const skeletonBound = name.skeleton === '' ? null : boundOf(name.skeleton);
+    const candidates: Slot<T>[] = [];
+    for (const slot of this.slots) {
+      if (keyBound(slot.key.length, slot.profile) < threshold) {
+        // Below the bound on the Latin forms: only the skeletons of an Arabic-script pair can still match.
+        const bySkeleton = (name.abjad || slot.abjad) && skeletonBound !== null && slot.skeleton !== '';
+        if (!bySkeleton || skeletonBound(slot.skeleton.length, slot.skeletonProfile) < threshold) continue;
+      }
+      candidates.push(slot);
+    }
+    return candidates;
+  }
+
+  /** Every name the token weights let through (see `search`). */
+  private seeded(name: IndexedName, query: string[], skeletons: string[], threshold: number): Set<Slot<T>> {
+    const similarity = Math.min(SEED_SIMILARITY, threshold - 0.05);
+    const share = (threshold - similarity) / (1 - similarity);
     const latinSeeds = new Map<Slot<T>, number>();
     const skeletonSeeds = new Map<Slot<T>, number>();
     this.latinVocabulary.seeds(query, similarity, latinSeeds);
@@ -346,13 +390,7 @@ export class NameIndex<T> {
       if (!name.abjad && !slot.abjad) continue;
       if (weight > share * pairWeightFloor(skeletonLengths, slot.skeletonLengths)) candidates.add(slot);
     }
-    const matches: NameMatch<T>[] = [];
-    for (const slot of candidates) {
-      if (!accept(slot.payload)) continue;
-      const { score, dropped, weakest } = compareNames(name, slot);
-      if (score >= threshold) matches.push({ id: slot.id, payload: slot.payload, score, dropped, weakest });
-    }
-    return matches.sort((x, y) => y.score - x.score);
+    return candidates;
   }
 
   /** Every indexed name `name` matches in part (see `partialMatch`), and accepted. */
