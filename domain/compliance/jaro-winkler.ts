@@ -64,13 +64,14 @@ export function jaroWinkler(a: string, b: string): number {
 
 /**
  * The highest Jaro-Winkler score two strings can reach when they have `common` characters in common
- * (as multisets): m <= common and t >= 0 bound Jaro from above, and the prefix bonus is at most
- * 4 * 0.1 of what remains. Used to skip candidates without computing the score.
+ * (as multisets) and a common prefix of `prefix` characters: m <= common and t >= 0 bound Jaro from
+ * above, and the prefix bonus is `prefix` * 0.1 of what remains (at most 4 * 0.1 when the prefix is not
+ * known). Used to skip candidates without computing the score.
  */
-export function jaroWinklerUpperBound(lengthA: number, lengthB: number, common: number): number {
+export function jaroWinklerUpperBound(lengthA: number, lengthB: number, common: number, prefix = WINKLER_MAX_PREFIX): number {
   if (lengthA === 0 && lengthB === 0) return 1;
   if (lengthA === 0 || lengthB === 0 || common === 0) return 0;
   const m = Math.min(common, lengthA, lengthB);
   const j = (m / lengthA + m / lengthB + 1) / 3;
-  return j + WINKLER_MAX_PREFIX * WINKLER_PREFIX_SCALE * (1 - j);
+  return j + Math.min(prefix, WINKLER_MAX_PREFIX) * WINKLER_PREFIX_SCALE * (1 - j);
 }

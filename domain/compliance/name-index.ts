@@ -1,4 +1,4 @@
-import { jaro, jaroWinkler, jaroWinklerUpperBound } from './jaro-winkler';
+import { commonPrefixLength, jaro, jaroWinkler, jaroWinklerUpperBound } from './jaro-winkler';
 import type { FoldedName } from './transliterate';
 
 /**
@@ -52,20 +52,95 @@ function profileOf(text: string): Uint16Array {
   return counts;
 }
 
-interface Slot<T> extends IndexedName {
+/**
+ * The character counts of many strings, one column per bucket (the count of bucket b in string i is
+ * `columns[b][i]`), so a scan adds up the few buckets a query uses over consecutive memory.
+ */
+class Profiles {
+  private columns: Uint16Array[] = Array.from({ length: BUCKETS }, () => new Uint16Array(1024));
+  /** The length of string i. */
+  lengths = new Int32Array(1024);
+  /** The longest string's length (or more, after a removal). */
+  longest = 0;
+
+  set(at: number, text: string): void {
+    if (at >= this.lengths.length) {
+      const capacity = Math.max(this.lengths.length * 2, at + 1);
+      this.columns = this.columns.map((column) => {
+        const grown = new Uint16Array(capacity);
+        grown.set(column);
+        return grown;
+      });
+      const lengths = new Int32Array(capacity);
+      lengths.set(this.lengths);
+      this.lengths = lengths;
+    }
+    const counts = profileOf(text);
+    for (let b = 0; b < BUCKETS; b++) this.columns[b][at] = counts[b];
+    this.lengths[at] = text.length;
+    this.longest = Math.max(this.longest, text.length);
+  }
+
+  move(from: number, to: number): void {
+    for (const column of this.columns) column[to] = column[from];
+    this.lengths[to] = this.lengths[from];
+  }
+
+  /** How many characters string `at` shares with the profile `counts`, over the buckets `used` of it. */
+  common(at: number, counts: Uint16Array, used: Int32Array): number {
+    let common = 0;
+    for (let u = 0; u < used.length; u++) {
+      const b = used[u];
+      const have = this.columns[b][at];
+      common += have < counts[b] ? have : counts[b];
+    }
+    return common;
+  }
+
+  /** The same for the first `count` strings at once, into `into`. */
+  commonOfAll(count: number, counts: Uint16Array, used: Int32Array, into: Uint16Array): void {
+    into.fill(0, 0, count);
+    for (let u = 0; u < used.length; u++) {
+      const column = this.columns[used[u]];
+      const limit = counts[used[u]];
+      for (let i = 0; i < count; i++) {
+        const have = column[i];
+        into[i] += have < limit ? have : limit;
+      }
+    }
+  }
+}
+
+/** A folded name split once into the tokens it is compared by. */
+export interface TokenisedName extends IndexedName {
+  /** Latin tokens, in their order. */
+  tokens: string[];
+  /** Consonant skeletons of the tokens, sorted. */
+  skeletons: string[];
+}
+
+const splitTokens = (text: string): string[] => text.split(' ').filter((t) => t !== '');
+
+/** Split a folded name into its tokens, once: searching and comparing take the tokens as they are. */
+export const tokenise = (name: IndexedName): TokenisedName => ({
+  key: name.key,
+  plain: name.plain,
+  skeleton: name.skeleton,
+  abjad: name.abjad,
+  tokens: splitTokens(name.plain),
+  skeletons: splitTokens(name.skeleton),
+});
+
+interface Slot<T> extends TokenisedName {
   id: string;
   payload: T;
+  /** Where the slot is in the index's list, for the scratch arrays of a search. */
+  at: number;
   /** The tokens a partial match is looked up by (see `lookupTokens`). */
   lookup: string[];
-  /** Latin and skeleton tokens, for the vocabularies. */
-  tokens: string[];
-  skeletons: string[];
   /** Prefix sums of the token lengths in ascending order (see `pairWeightFloor`). */
   lengths: Int32Array;
   skeletonLengths: Int32Array;
-  /** Character counts of the sorted key and of the skeleton, for the bound of a scan. */
-  profile: Uint16Array;
-  skeletonProfile: Uint16Array;
 }
 
 /** Prefix sums of the lengths of `tokens` sorted ascending: [0, shortest, shortest two, …]. */
@@ -89,46 +164,85 @@ function pairWeightFloor(a: Int32Array, b: Int32Array): number {
 const SEED_SIMILARITY = 0.8;
 
 /**
- * The distinct tokens of the indexed names, each with the names that have it. A search first finds the
- * tokens close to the query's (a scan of the vocabulary, far smaller than the list, with the same
- * character bound), then weighs the names that have them.
+ * The distinct tokens of the indexed names, each with the names that have it. A search finds the tokens
+ * close to the query's by a scan of the vocabulary (far smaller than the list when names share tokens),
+ * with the character bound over flat arrays of character counts, then weighs the names that have them.
  */
 class Vocabulary<S> {
-  private readonly tokens = new Map<string, { profile: Uint16Array; slots: Set<S> }>();
+  private readonly words: string[] = [];
+  /** The names that have word i (once each: a name's words are added one after another). */
+  private readonly postings: S[][] = [];
+  private readonly positions = new Map<string, number>();
+  private readonly profiles = new Profiles();
 
   get size(): number {
-    return this.tokens.size;
+    return this.words.length;
   }
 
   add(token: string, slot: S): void {
-    let entry = this.tokens.get(token);
-    if (!entry) this.tokens.set(token, (entry = { profile: profileOf(token), slots: new Set() }));
-    entry.slots.add(slot);
+    let at = this.positions.get(token);
+    if (at === undefined) {
+      at = this.words.length;
+      this.positions.set(token, at);
+      this.words.push(token);
+      this.postings.push([]);
+      this.profiles.set(at, token);
+    }
+    const posting = this.postings[at];
+    if (posting[posting.length - 1] !== slot) posting.push(slot);
   }
 
   delete(token: string, slot: S): void {
-    const entry = this.tokens.get(token);
-    entry?.slots.delete(slot);
-    if (entry?.slots.size === 0) this.tokens.delete(token);
+    const at = this.positions.get(token);
+    if (at === undefined) return;
+    const posting = this.postings[at];
+    const index = posting.indexOf(slot);
+    if (index >= 0) {
+      posting[index] = posting[posting.length - 1];
+      posting.pop();
+    }
+    if (posting.length > 0) return;
+    const last = this.words.length - 1;
+    if (at !== last) {
+      this.words[at] = this.words[last];
+      this.postings[at] = this.postings[last];
+      this.profiles.move(last, at);
+      this.positions.set(this.words[at], at);
+    }
+    this.words.pop();
+    this.postings.pop();
+    this.positions.delete(token);
   }
 
   clear(): void {
-    this.tokens.clear();
+    this.words.length = 0;
+    this.postings.length = 0;
+    this.positions.clear();
   }
 
-  /**
-   * For each name that has a token at least `similarity` close to one of `query`'s: an upper bound of the
-   * weight (the two tokens' lengths) of its pairs that close.
-   */
-  seeds(query: string[], similarity: number, into: Map<S, number>): void {
-    for (const q of query) {
-      const bound = boundOf(q);
-      for (const [token, { profile, slots }] of this.tokens) {
-        if (bound(token.length, profile) < similarity) continue;
-        if (token !== q && jaroWinkler(q, token) < similarity) continue;
-        const weight = q.length + token.length;
-        for (const slot of slots) into.set(slot, (into.get(slot) ?? 0) + weight);
-      }
+  /** Every word at least `similarity` close to `query` (Jaro-Winkler), with its score and the names that have it. */
+  close(query: string, similarity: number, visit: (word: string, score: number, slots: readonly S[]) => void): void {
+    const counts = profileOf(query);
+    const used = usedBuckets(counts);
+    const words = this.words;
+    const lengths = this.profiles.lengths;
+    // By the other word's length: the fewest characters in common that can reach `similarity` (with
+    // the longest prefix bonus), so most words are ruled out by one comparison of integers.
+    const fewest = new Int32Array(this.profiles.longest + 1);
+    for (let length = 0; length < fewest.length; length++) {
+      let needed = 1;
+      while (needed <= query.length && jaroWinklerUpperBound(query.length, length, needed) < similarity) needed += 1;
+      fewest[length] = needed;
+    }
+    const commons = scratch(words.length);
+    this.profiles.commonOfAll(words.length, counts, used, commons);
+    for (let v = 0; v < words.length; v++) {
+      const common = commons[v];
+      if (common < fewest[lengths[v]]) continue;
+      const word = words[v];
+      if (jaroWinklerUpperBound(query.length, word.length, common, commonPrefixLength(query, word)) < similarity) continue;
+      const score = word === query ? 1 : jaroWinkler(query, word);
+      if (score >= similarity) visit(word, score, this.postings[v]);
     }
   }
 }
@@ -164,25 +278,37 @@ export interface NameComparison {
  * below "Li Lijuan" against "Lin Lijuan". A listed token left unpaired (and not merged into a paired
  * token, as "rahman" in "abdulrahman") marks the match as `dropped`.
  */
-export function compareNames(query: IndexedName, entry: IndexedName, atLeast = 0): NameComparison {
+export const compareNames = (query: IndexedName, entry: IndexedName, atLeast = 0): NameComparison =>
+  compareTokenised(tokenise(query), tokenise(entry), atLeast);
+
+function compareTokenised(query: TokenisedName, entry: TokenisedName, atLeast: number): NameComparison {
   const whole = wholeScore(query, entry);
   if (whole.score === 1) return { score: 1, dropped: false, weakest: 1 };
   // The score is at most the whole-name score: below `atLeast` already, the tokens need not be paired.
   if (whole.score < atLeast) return { score: whole.score, dropped: false, weakest: 0 };
-  const q = tokensOf(query, whole.bySkeleton);
-  const e = tokensOf(entry, whole.bySkeleton);
-  const pairs: { i: number; k: number; score: number }[] = [];
-  for (let i = 0; i < q.length; i++) for (let k = 0; k < e.length; k++) pairs.push({ i, k, score: jaroWinkler(q[i], e[k]) });
-  pairs.sort((x, y) => y.score - x.score);
+  const q = whole.bySkeleton ? query.skeletons : query.tokens;
+  const e = whole.bySkeleton ? entry.skeletons : entry.tokens;
+  const scores = new Float64Array(q.length * e.length);
+  const order: number[] = [];
+  for (let i = 0; i < q.length; i++) {
+    for (let k = 0; k < e.length; k++) {
+      scores[i * e.length + k] = jaroWinkler(q[i], e[k]);
+      order.push(i * e.length + k);
+    }
+  }
+  order.sort((x, y) => scores[y] - scores[x] || x - y);
   const qPaired = new Int32Array(q.length).fill(-1);
   const ePaired = new Int32Array(e.length).fill(-1);
   let weighted = 0;
   let weights = 0;
   let weakest = 1;
-  for (const { i, k, score } of pairs) {
+  for (const pair of order) {
+    const i = Math.floor(pair / e.length);
+    const k = pair % e.length;
     if (qPaired[i] >= 0 || ePaired[k] >= 0) continue;
     qPaired[i] = k;
     ePaired[k] = i;
+    const score = scores[pair];
     // A short token (a surname such as Li, Zhang, Han) that differs at all is a different name as often
     // as it is a typo: the pair counts as weak, so the match is reviewed rather than blocked.
     // The weakest pair is judged by Jaro, without Winkler's bonus for a common prefix: "Xiaodong" and
@@ -205,16 +331,10 @@ export function compareNames(query: IndexedName, entry: IndexedName, atLeast = 0
 /** The score of two names (see `compareNames`). */
 export const nameScore = (a: IndexedName, b: IndexedName): number => compareNames(a, b).score;
 
-/** Compared token by token: the Latin tokens, or the skeletons when either side is in Arabic script. */
-const tokensOf = (name: IndexedName, bySkeleton: boolean): string[] =>
-  (bySkeleton ? name.skeleton : name.plain).split(' ').filter((t) => t !== '');
-
 /** Full tokens of at least 3 letters (skeletons of at least 2, marked `~`): what a partial match must share. */
-function lookupTokens(name: IndexedName): string[] {
-  const plain = tokensOf(name, false).filter((t) => t.length >= 3);
-  const skeletons = tokensOf(name, true)
-    .filter((t) => t.length >= 2)
-    .map((t) => `~${t}`);
+function lookupTokens(name: TokenisedName): string[] {
+  const plain = name.tokens.filter((t) => t.length >= 3);
+  const skeletons = name.skeletons.filter((t) => t.length >= 2).map((t) => `~${t}`);
   return [...new Set([...plain, ...skeletons])];
 }
 
@@ -223,10 +343,13 @@ function lookupTokens(name: IndexedName): string[] {
  * or the initial of one, each entry token used once; at least two query tokens, at least one of them
  * a whole name; and either an initial stands for a name, or the entry has names the query does not.
  */
-export function partialMatch(query: IndexedName, entry: IndexedName): PartialKind | null {
+export const partialMatch = (query: IndexedName, entry: IndexedName): PartialKind | null =>
+  partialTokenised(tokenise(query), tokenise(entry));
+
+function partialTokenised(query: TokenisedName, entry: TokenisedName): PartialKind | null {
   const bySkeleton = query.abjad || entry.abjad;
-  const q = tokensOf(query, bySkeleton);
-  const e = tokensOf(entry, bySkeleton);
+  const q = bySkeleton ? query.skeletons : query.tokens;
+  const e = bySkeleton ? entry.skeletons : entry.tokens;
   if (q.length < 2 || q.length > e.length) return null;
   const used = new Uint8Array(e.length);
   const initials: string[] = [];
@@ -251,6 +374,9 @@ export function partialMatch(query: IndexedName, entry: IndexedName): PartialKin
   return used.includes(0) ? 'dropped_name' : null;
 }
 
+/** How a search finds its candidates: whichever is cheaper for the list (`auto`), or one of them (for the tests). */
+export type CandidateFilter = 'auto' | 'scan' | 'vocabulary';
+
 export class NameIndex<T> {
   private readonly slots: Slot<T>[] = [];
   private readonly positions = new Map<string, number>();
@@ -258,35 +384,55 @@ export class NameIndex<T> {
   private readonly byToken = new Map<string, Set<string>>();
   private readonly latinVocabulary = new Vocabulary<Slot<T>>();
   private readonly skeletonVocabulary = new Vocabulary<Slot<T>>();
+  /** The skeletons of the names in Arabic script only: all a query in another script is compared with by skeleton. */
+  private readonly abjadSkeletonVocabulary = new Vocabulary<Slot<T>>();
+  /** Character counts of each slot's sorted key and of its skeleton (by `at`), for the whole-name bound. */
+  private readonly keyProfiles = new Profiles();
+  private readonly skeletonProfiles = new Profiles();
+  /** Per slot (by `at`), during a search: the seeds' weight, and whether the slot is already a candidate. */
+  private weights = new Float64Array(1024);
+  private marks = new Uint32Array(1024);
+  private searches = 0;
+
+  constructor(private readonly filter: CandidateFilter = 'auto') {}
 
   get size(): number {
     return this.slots.length;
   }
 
   upsert(id: string, name: IndexedName, payload: T): void {
+    const tokenised = tokenise(name);
     const slot: Slot<T> = {
+      key: tokenised.key,
+      plain: tokenised.plain,
+      skeleton: tokenised.skeleton,
+      abjad: tokenised.abjad,
+      tokens: tokenised.tokens,
+      skeletons: tokenised.skeletons,
       id,
-      key: name.key,
-      plain: name.plain,
-      skeleton: name.skeleton,
-      abjad: name.abjad,
       payload,
-      lookup: lookupTokens(name),
-      tokens: tokensOf(name, false),
-      skeletons: tokensOf(name, true),
-      lengths: lengthPrefix(tokensOf(name, false)),
-      skeletonLengths: lengthPrefix(tokensOf(name, true)),
-      profile: profileOf(name.key),
-      skeletonProfile: profileOf(name.skeleton),
+      at: 0,
+      lookup: lookupTokens(tokenised),
+      lengths: lengthPrefix(tokenised.tokens),
+      skeletonLengths: lengthPrefix(tokenised.skeletons),
     };
     const at = this.positions.get(id);
     if (at === undefined) {
-      this.positions.set(id, this.slots.length);
+      slot.at = this.slots.length;
+      this.positions.set(id, slot.at);
       this.slots.push(slot);
+      if (this.slots.length > this.weights.length) {
+        this.weights = new Float64Array(this.weights.length * 2);
+        this.marks = new Uint32Array(this.weights.length);
+        this.searches = 0;
+      }
     } else {
       this.unlink(this.slots[at]);
+      slot.at = at;
       this.slots[at] = slot;
     }
+    this.keyProfiles.set(slot.at, slot.key);
+    this.skeletonProfiles.set(slot.at, slot.skeleton);
     for (const token of slot.lookup) {
       let ids = this.byToken.get(token);
       if (!ids) this.byToken.set(token, (ids = new Set()));
@@ -294,6 +440,7 @@ export class NameIndex<T> {
     }
     for (const token of slot.tokens) this.latinVocabulary.add(token, slot);
     for (const token of slot.skeletons) this.skeletonVocabulary.add(token, slot);
+    if (slot.abjad) for (const token of slot.skeletons) this.abjadSkeletonVocabulary.add(token, slot);
   }
 
   private unlink(slot: Slot<T>): void {
@@ -304,6 +451,7 @@ export class NameIndex<T> {
     }
     for (const token of slot.tokens) this.latinVocabulary.delete(token, slot);
     for (const token of slot.skeletons) this.skeletonVocabulary.delete(token, slot);
+    if (slot.abjad) for (const token of slot.skeletons) this.abjadSkeletonVocabulary.delete(token, slot);
   }
 
   remove(id: string): void {
@@ -313,6 +461,9 @@ export class NameIndex<T> {
     const last = this.slots.pop()!;
     this.positions.delete(id);
     if (at < this.slots.length) {
+      this.keyProfiles.move(last.at, at);
+      this.skeletonProfiles.move(last.at, at);
+      last.at = at;
       this.slots[at] = last;
       this.positions.set(last.id, at);
     }
@@ -324,81 +475,98 @@ export class NameIndex<T> {
     this.byToken.clear();
     this.latinVocabulary.clear();
     this.skeletonVocabulary.clear();
+    this.abjadSkeletonVocabulary.clear();
   }
 
   /**
-   * Every indexed name scoring at least `threshold` against `name` (and accepted), best first. The
-   * candidates come from one of two filters, both lossless, whichever is cheaper for this list: a scan
-   * of every name with the character bound of its whole-name score (`scanned`), or the token vocabulary.
+   * Every indexed name scoring at least `threshold` against `name` (and accepted), best first. Two
+   * filters, both lossless, leave out the names that cannot reach it before any is scored:
    *
-   * The vocabulary, without scanning the list: a name's score is at most its token score, the length-weighted mean of
-   * its token pairs' scores. If the pairs at least θ close (θ = SEED_SIMILARITY) weigh W_close of the
-   * total W, the mean is below W_close/W + θ (1 - W_close/W); reaching `threshold` needs
-   * W_close > W (threshold - θ) / (1 - θ). The vocabularies give, for every name with a token θ-close to
-   * one of the query's, an upper bound of W_close; W is at least `pairWeightFloor`. Names that cannot pass
-   * are never scored, and no name that could pass is left out (the unit tests compare with a full scan).
-   * The same holds in the skeletons' space, for pairs where either name is in Arabic script.
+   * - The whole-name bound: two strings cannot match more characters than they share, and their common
+   *   prefix is known, so the character counts and the prefix bound the whole-name score from above.
+   * - The token bound: a name's score is at most its token score, Σ w·s / W over its token pairs (w the
+   *   two tokens' lengths, s their score, W the total weight). Pairs below θ (θ = SEED_SIMILARITY) score
+   *   less than θ, so reaching `threshold` needs Σ over the θ-close pairs of w·(s − θ) ≥ (threshold − θ)·W,
+   *   and W is at least `pairWeightFloor`. The vocabularies give every name with a token θ-close to one of
+   *   the query's, with the pair's score; a name with none cannot pass. The same holds in the skeletons'
+   *   space, for pairs where either name is in Arabic script.
+   *
+   * The candidates come from a scan of every name with the first bound, or from the vocabularies with
+   * the second and then the first, whichever is cheaper for the list (the unit tests compare both with a
+   * full scan).
    */
   search(name: IndexedName, threshold: number, accept: (payload: T) => boolean = () => true): NameMatch<T>[] {
-    const query = tokensOf(name, false);
-    const skeletons = tokensOf(name, true);
+    const query = tokenise(name);
+    const whole = wholeBound(query, threshold, this.keyProfiles, this.skeletonProfiles);
     // The vocabulary pays off when it is small beside the list (names made of common tokens); a list of
-    // diverse names is cheaper to scan whole, with the character bound. Both leave out no match.
-    const vocabularyCost = this.latinVocabulary.size * query.length + this.skeletonVocabulary.size * skeletons.length;
-    const candidates = vocabularyCost < this.slots.length ? this.seeded(name, query, skeletons, threshold) : this.scanned(name, threshold);
+    // diverse names is cheaper to scan whole. Both leave out no match. A word of the vocabulary costs
+    // about half what a name of the scan does (measured: the scan lets through more names to score).
+    const vocabularyCost = this.latinVocabulary.size * query.tokens.length + this.skeletonsFor(query).size * query.skeletons.length;
+    const seeded = this.filter === 'vocabulary' || (this.filter === 'auto' && vocabularyCost < 2 * this.slots.length);
+    const candidates = seeded ? this.seeded(query, threshold, whole) : this.slots.filter((slot) => whole(slot) >= threshold);
     const matches: NameMatch<T>[] = [];
     for (const slot of candidates) {
       if (!accept(slot.payload)) continue;
-      const { score, dropped, weakest } = compareNames(name, slot, threshold);
+      const { score, dropped, weakest } = compareTokenised(query, slot, threshold);
       if (score >= threshold) matches.push({ id: slot.id, payload: slot.payload, score, dropped, weakest });
     }
     return matches.sort((x, y) => y.score - x.score);
   }
 
-  /** Every name whose whole-name score could reach `threshold`: its characters in common bound it. */
-  private scanned(name: IndexedName, threshold: number): Slot<T>[] {
-    const keyBound = boundOf(name.key);
-    const skeletonBound = name.skeleton === '' ? null : boundOf(name.skeleton);
-    const candidates: Slot<T>[] = [];
-    for (const slot of this.slots) {
-      if (keyBound(slot.key.length, slot.profile) < threshold) {
-        // Below the bound on the Latin forms: only the skeletons of an Arabic-script pair can still match.
-        const bySkeleton = (name.abjad || slot.abjad) && skeletonBound !== null && slot.skeleton !== '';
-        if (!bySkeleton || skeletonBound(slot.skeleton.length, slot.skeletonProfile) < threshold) continue;
-      }
-      candidates.push(slot);
-    }
-    return candidates;
+  /** Skeletons are compared when either name is in Arabic script: for a query in another script, only those of such names. */
+  private skeletonsFor(query: TokenisedName): Vocabulary<Slot<T>> {
+    return query.abjad ? this.skeletonVocabulary : this.abjadSkeletonVocabulary;
   }
 
-  /** Every name the token weights let through (see `search`). */
-  private seeded(name: IndexedName, query: string[], skeletons: string[], threshold: number): Set<Slot<T>> {
+  /** Every name the token bound, then the whole-name bound, let through (see `search`). */
+  private seeded(query: TokenisedName, threshold: number, whole: (slot: Slot<T>) => number): Slot<T>[] {
     const similarity = Math.min(SEED_SIMILARITY, threshold - 0.05);
-    const share = (threshold - similarity) / (1 - similarity);
-    const latinSeeds = new Map<Slot<T>, number>();
-    const skeletonSeeds = new Map<Slot<T>, number>();
-    this.latinVocabulary.seeds(query, similarity, latinSeeds);
-    if (skeletons.length > 0) this.skeletonVocabulary.seeds(skeletons, similarity, skeletonSeeds);
-    const queryLengths = lengthPrefix(query);
-    const skeletonLengths = lengthPrefix(skeletons);
-
-    const candidates = new Set<Slot<T>>();
-    for (const [slot, weight] of latinSeeds) {
-      if (weight > share * pairWeightFloor(queryLengths, slot.lengths)) candidates.add(slot);
+    const candidates: Slot<T>[] = [];
+    this.searches += 1;
+    if (this.searches === 0xffffffff) {
+      this.marks.fill(0);
+      this.searches = 1;
     }
-    for (const [slot, weight] of skeletonSeeds) {
-      if (!name.abjad && !slot.abjad) continue;
-      if (weight > share * pairWeightFloor(skeletonLengths, slot.skeletonLengths)) candidates.add(slot);
+    const spaces = [
+      { vocabulary: this.latinVocabulary, tokens: query.tokens, lengths: (slot: Slot<T>) => slot.lengths, any: true },
+      { vocabulary: this.skeletonsFor(query), tokens: query.skeletons, lengths: (slot: Slot<T>) => slot.skeletonLengths, any: query.abjad },
+    ];
+    for (const { vocabulary, tokens, lengths, any } of spaces) {
+      const touched: Slot<T>[] = [];
+      const weights = this.weights;
+      for (const token of tokens) {
+        vocabulary.close(token, similarity, (word, score, slots) => {
+          const gain = (token.length + word.length) * (score - similarity);
+          for (let n = 0; n < slots.length; n++) {
+            const at = slots[n].at;
+            if (weights[at] === 0) touched.push(slots[n]);
+            weights[at] += gain;
+          }
+        });
+      }
+      const queryLengths = lengthPrefix(tokens);
+      const needed = threshold - similarity;
+      for (const slot of touched) {
+        const gain = weights[slot.at];
+        weights[slot.at] = 0;
+        if (this.marks[slot.at] === this.searches || !(any || slot.abjad)) continue;
+        // A tiny allowance for rounding: a bound that is exact must not drop a name that reaches it.
+        if (gain < needed * pairWeightFloor(queryLengths, lengths(slot)) - 1e-9) continue;
+        if (whole(slot) < threshold) continue;
+        this.marks[slot.at] = this.searches;
+        candidates.push(slot);
+      }
     }
     return candidates;
   }
 
   /** Every indexed name `name` matches in part (see `partialMatch`), and accepted. */
   partial(name: IndexedName, accept: (payload: T) => boolean = () => true): PartialMatch<T>[] {
+    const query = tokenise(name);
     // Every whole token of the query is a token of the entry: the entry is in every one of their lookup
     // sets (Latin tokens, or skeletons), so the smallest set is enough to look through.
     const candidates = new Set<string>();
-    const lookups = lookupTokens(name);
+    const lookups = lookupTokens(query);
     for (const marked of [false, true]) {
       const sets = lookups.filter((t) => t.startsWith('~') === marked).map((t) => this.byToken.get(t) ?? new Set<string>());
       if (sets.length === 0) continue;
@@ -408,21 +576,56 @@ export class NameIndex<T> {
     const matches: PartialMatch<T>[] = [];
     for (const id of candidates) {
       const slot = this.slots[this.positions.get(id)!];
-      const kind = partialMatch(name, slot);
+      const kind = partialTokenised(query, slot);
       if (kind && accept(slot.payload)) matches.push({ id, payload: slot.payload, kind });
     }
     return matches;
   }
 }
 
-/** The upper bound of a score against `text`, from the other side's length and character counts. */
-function boundOf(text: string): (length: number, counts: Uint16Array) => number {
-  const query = profileOf(text);
+let commonsScratch = new Uint16Array(1024);
+
+/** A scratch array of at least `size` counts (searches run one at a time: JavaScript is single-threaded). */
+function scratch(size: number): Uint16Array {
+  if (commonsScratch.length < size) commonsScratch = new Uint16Array(Math.max(size, commonsScratch.length * 2));
+  return commonsScratch;
+}
+
+/** The buckets a profile has characters in. */
+function usedBuckets(counts: Uint16Array): Int32Array {
   const used: number[] = [];
-  for (let b = 0; b < BUCKETS; b++) if (query[b] > 0) used.push(b);
-  return (length, counts) => {
-    let common = 0;
-    for (const b of used) common += Math.min(query[b], counts[b]);
-    return jaroWinklerUpperBound(text.length, length, common);
+  for (let b = 0; b < BUCKETS; b++) if (counts[b] > 0) used.push(b);
+  return Int32Array.from(used);
+}
+
+/**
+ * An upper bound of the whole-name score (see `wholeScore`) of `query` against a slot, exact enough to
+ * tell whether it can reach `threshold`: from the characters they share and the common prefix of their
+ * sorted and of their ordered forms (the two are permutations of each other: one profile), and for a
+ * pair in Arabic script the same of the skeletons.
+ */
+function wholeBound(query: TokenisedName, threshold: number, keys: Profiles, skeletons: Profiles): (slot: Slot<unknown>) => number {
+  const counts = profileOf(query.key);
+  const used = usedBuckets(counts);
+  const skeletonCounts = profileOf(query.skeleton);
+  const skeletonUsed = usedBuckets(skeletonCounts);
+  return (slot) => {
+    const common = keys.common(slot.at, counts, used);
+    let latin = jaroWinklerUpperBound(query.key.length, slot.key.length, common);
+    // The bound with the longest prefix first: only a name it lets through needs its prefixes compared.
+    if (latin >= threshold) {
+      const prefix = Math.max(commonPrefixLength(query.key, slot.key), commonPrefixLength(query.plain, slot.plain));
+      latin = jaroWinklerUpperBound(query.key.length, slot.key.length, common, prefix);
+    }
+    if (latin >= threshold || !(query.abjad || slot.abjad) || query.skeleton === '' || slot.skeleton === '') return latin;
+    const skeletonCommon = skeletons.common(slot.at, skeletonCounts, skeletonUsed);
+    const loose = jaroWinklerUpperBound(query.skeleton.length, slot.skeleton.length, skeletonCommon);
+    if (loose < threshold) return loose;
+    return jaroWinklerUpperBound(
+      query.skeleton.length,
+      slot.skeleton.length,
+      skeletonCommon,
+      commonPrefixLength(query.skeleton, slot.skeleton),
+    );
   };
 }

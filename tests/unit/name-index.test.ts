@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { NameIndex, nameScore, type IndexedName } from '../../domain/compliance/name-index';
+import { NameIndex, nameScore, type CandidateFilter, type IndexedName } from '../../domain/compliance/name-index';
 import { foldName } from '../../domain/compliance/transliterate';
 import { normaliseName } from '../../domain/compliance/normalise';
 import { buildLabelledSet } from '../support/labelled-names';
@@ -60,28 +60,77 @@ describe('unit: name index', () => {
     });
   });
 
+  const filters: CandidateFilter[] = ['scan', 'vocabulary', 'auto'];
+
   describe('when random names are searched', () => {
-    for (const threshold of [0.85, 0.92]) {
-      it(`then the prefilter never drops a match a full scan finds (threshold ${threshold})`, () => {
-        const next = prng(threshold * 1000);
-        const names = Array.from({ length: 600 }, () => indexed(randomName(next)));
-        const index = new NameIndex<number>();
-        names.forEach((n, i) => index.upsert(String(i), n, i));
-        for (let q = 0; q < 150; q++) expectSameAsFullScan(index, names, indexed(randomName(next)), threshold);
-      });
+    for (const filter of filters) {
+      for (const threshold of [0.85, 0.92]) {
+        it(`then the ${filter} filter never drops a match a full scan finds (threshold ${threshold})`, () => {
+          const next = prng(threshold * 1000);
+          const names = Array.from({ length: 600 }, () => indexed(randomName(next)));
+          const index = new NameIndex<number>(filter);
+          names.forEach((n, i) => index.upsert(String(i), n, i));
+          for (let q = 0; q < 150; q++) expectSameAsFullScan(index, names, indexed(randomName(next)), threshold);
+        });
+      }
     }
   });
 
   describe('when names of every script are searched', () => {
-    for (const threshold of [0.7, 0.88, 0.92]) {
-      it(`then the vocabulary seeds never drop a match a full scan finds (threshold ${threshold})`, () => {
-        const set = buildLabelledSet(threshold * 100, { latin: 300, russian: 150, arabic: 150, chinese: 100, negativesPerCulture: 40 });
-        const names = set.listed.map((l) => indexed(l.name));
-        const index = new NameIndex<number>();
-        names.forEach((n, i) => index.upsert(String(i), n, i));
-        for (const probe of set.probes.slice(0, 400)) expectSameAsFullScan(index, names, indexed(probe.name), threshold);
-      });
+    for (const filter of filters) {
+      for (const threshold of [0.7, 0.88, 0.92]) {
+        it(`then the ${filter} filter never drops a match a full scan finds (threshold ${threshold})`, () => {
+          const set = buildLabelledSet(threshold * 100, { latin: 300, russian: 150, arabic: 150, chinese: 100, negativesPerCulture: 40 });
+          const names = set.listed.map((l) => indexed(l.name));
+          const index = new NameIndex<number>(filter);
+          names.forEach((n, i) => index.upsert(String(i), n, i));
+          for (const probe of set.probes.slice(0, 400)) expectSameAsFullScan(index, names, indexed(probe.name), threshold);
+        });
+      }
     }
+  });
+
+  describe('when names are removed and added between searches', () => {
+    it('then the vocabulary filter still finds what a full scan finds', () => {
+      const next = prng(11);
+      const names = Array.from({ length: 400 }, () => indexed(randomName(next)));
+      const index = new NameIndex<number>('vocabulary');
+      names.forEach((n, i) => index.upsert(String(i), n, i));
+      const live = new Map(names.map((n, i) => [i, n]));
+      for (let round = 0; round < 60; round++) {
+        const victim = Math.floor(next() * names.length);
+        index.remove(String(victim));
+        live.delete(victim);
+        const renamed = indexed(randomName(next));
+        const target = Math.floor(next() * names.length);
+        index.upsert(String(target), renamed, target);
+        live.set(target, renamed);
+        const query = indexed(randomName(next));
+        const expected = [...live]
+          .filter(([, n]) => nameScore(query, n) >= 0.85)
+          .map(([i]) => i)
+          .sort((a, b) => a - b);
+        const found = index
+          .search(query, 0.85)
+          .map((m) => m.payload)
+          .sort((a, b) => a - b);
+        expect(found, query.plain).to.deep.equal(expected);
+      }
+    });
+  });
+
+  describe('when a name in Arabic script is listed, removed and listed again', () => {
+    it('then a Latin spelling finds it by its skeleton only while it is listed', () => {
+      const index = new NameIndex<string>('vocabulary');
+      index.upsert('arabic', indexed('قاسم سليماني'), 'arabic');
+      index.upsert('latin', indexed('Kasim Salim'), 'latin');
+      const query = indexed('Qasem Soleimani');
+      expect(index.search(query, 0.88).map((m) => m.id)).to.include('arabic');
+      index.remove('arabic');
+      expect(index.search(query, 0.88).map((m) => m.id)).to.not.include('arabic');
+      index.upsert('arabic', indexed('قاسم سليماني'), 'arabic');
+      expect(index.search(query, 0.88).map((m) => m.id)).to.include('arabic');
+    });
   });
 
   describe('when entries change', () => {
