@@ -12,7 +12,7 @@ import {
   type ScreeningContext,
   type ScreeningMatch,
 } from '../domain/compliance/screening';
-import { inTransaction, queryRows } from './transaction';
+import { queryRows, type Tx } from './transaction';
 
 /**
  * Screening data: every read and write of `blocklist_entries`, `blocklist_state` (the generation counters
@@ -138,38 +138,35 @@ export async function reviewOfOrder(orderId: string): Promise<{ id: string; stat
 }
 
 /**
- * Decide a review: only while it still needs review (the database decides between two staff deciding at
- * once), and remember the pair for the next screenings. Null when it was not waiting for a decision.
+ * Decide a review in `tx`: only while it still needs review (the database decides between two staff
+ * deciding at once), and remember the pair for the next screenings. Null when it was not waiting for a
+ * decision. The caller's transaction also carries what the decision releases (a held deposit).
  */
-export async function decideReview(decision: {
-  hitId: string;
-  status: 'confirmed' | 'cleared';
-  decidedBy: string;
-  note: string | null;
-}): Promise<ReviewRow | null> {
-  return inTransaction(async (tx) => {
-    const [updated] = await queryRows<{ entry_id: string; screened_value: string }>(
-      `UPDATE screening_hits SET status = $2, decided_by = $3, decided_at = now(), decision_note = $4
-        WHERE id = $1 AND status = 'needs_review' RETURNING entry_id, screened_value`,
-      [decision.hitId, decision.status, decision.decidedBy, decision.note],
-      tx,
-    );
-    if (!updated) return null;
-    await queryRows(
-      `INSERT INTO screening_decisions (entry_id, screened_value, decision, hit_id, decided_by)
-       VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (entry_id, screened_value) DO UPDATE
-         SET decision = EXCLUDED.decision, hit_id = EXCLUDED.hit_id, decided_by = EXCLUDED.decided_by, decided_at = now()`,
-      [updated.entry_id, updated.screened_value, decision.status, decision.hitId, decision.decidedBy],
-      tx,
-    );
-    const [row] = await queryRows<ReviewRow>(
-      `SELECT ${REVIEW_COLUMNS} FROM screening_hits h JOIN blocklist_entries e ON e.id = h.entry_id WHERE h.id = $1`,
-      [decision.hitId],
-      tx,
-    );
-    return row;
-  });
+export async function decideReview(
+  decision: { hitId: string; status: 'confirmed' | 'cleared'; decidedBy: string; note: string | null },
+  tx: Tx,
+): Promise<ReviewRow | null> {
+  const [updated] = await queryRows<{ entry_id: string; screened_value: string }>(
+    `UPDATE screening_hits SET status = $2, decided_by = $3, decided_at = now(), decision_note = $4
+      WHERE id = $1 AND status = 'needs_review' RETURNING entry_id, screened_value`,
+    [decision.hitId, decision.status, decision.decidedBy, decision.note],
+    tx,
+  );
+  if (!updated) return null;
+  await queryRows(
+    `INSERT INTO screening_decisions (entry_id, screened_value, decision, hit_id, decided_by)
+     VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (entry_id, screened_value) DO UPDATE
+       SET decision = EXCLUDED.decision, hit_id = EXCLUDED.hit_id, decided_by = EXCLUDED.decided_by, decided_at = now()`,
+    [updated.entry_id, updated.screened_value, decision.status, decision.hitId, decision.decidedBy],
+    tx,
+  );
+  const [row] = await queryRows<ReviewRow>(
+    `SELECT ${REVIEW_COLUMNS} FROM screening_hits h JOIN blocklist_entries e ON e.id = h.entry_id WHERE h.id = $1`,
+    [decision.hitId],
+    tx,
+  );
+  return row;
 }
 
 /** A payment's review not decided within its SLA: `expired`. Returns the review's status after. */

@@ -198,3 +198,32 @@ export async function holdRecordedDeposit(
   if (!row) throw new Error(`deposit ${depositId} was not a credited deposit`);
   return row;
 }
+
+/**
+ * A deposit held for compliance (`held` by a screening hit: owned, without a limit's failure code) whose
+ * review staff cleared: `completed`, once. Undefined when it is not such a deposit any more.
+ */
+export async function completeClearedDeposit(depositId: string, tx: Transaction): Promise<DepositRow | undefined> {
+  const [row] = await models().query<DepositRow>(
+    `UPDATE deposits SET status = 'completed', updated_at = now()
+      WHERE id = :depositId AND status = 'held' AND failure_code IS NULL AND user_id IS NOT NULL
+      RETURNING ${DEPOSIT_COLUMNS}`,
+    { replacements: { depositId }, type: QueryTypes.SELECT, transaction: tx },
+  );
+  return row;
+}
+
+/** A deposit cleared by compliance that stays held all the same (its wallet would pass its cap): with why. */
+export async function keepClearedDepositHeld(
+  depositId: string,
+  reason: { failureCode: string; failureReason: string },
+  tx: Transaction,
+): Promise<DepositRow | undefined> {
+  const [row] = await models().query<DepositRow>(
+    `UPDATE deposits SET failure_code = :failureCode, failure_reason = :failureReason, updated_at = now()
+      WHERE id = :depositId AND status = 'held' AND failure_code IS NULL
+      RETURNING ${DEPOSIT_COLUMNS}`,
+    { replacements: { depositId, ...reason }, type: QueryTypes.SELECT, transaction: tx },
+  );
+  return row;
+}

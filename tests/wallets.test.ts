@@ -214,6 +214,88 @@ describe('wallets and money in', () => {
     });
   });
 
+  describe('when the payer comes near a listed name (a screening review)', () => {
+    let compliance: TestUser;
+
+    before(async () => {
+      compliance = await newUser({ roles: ['compliance'], funded: false });
+    });
+
+    /** A bank credit to `user` from a payer named `payerName`, through the crediting path every rail takes. */
+    async function arrival(user: TestUser, payerName: string, amount: bigint): Promise<{ deposit_id: string; status: string }> {
+      const { deposit } = await creditIncoming({
+        channel: 'bank_transfer',
+        rail: realRails ? 'jenga' : 'sandbox',
+        providerReference: `RVW${randomUUID().replace(/-/g, '').slice(0, 16)}`,
+        currency: 'KES',
+        amountMinor: amount * 100n,
+        quotedReference: (await walletsOf(user)).deposit_reference,
+        payer: { name: payerName },
+      });
+      return deposit;
+    }
+
+    /** A listed "Baraka Otieno <family>", and a deposit from "Baraka <family>": a dropped name, for review. */
+    async function heldForReview(amount: bigint): Promise<{ user: TestUser; depositId: string; reviewId: string }> {
+      const family = `Dp${randomUUID()
+        .replace(/[^a-f]/g, '')
+        .slice(0, 6)}`;
+      await blocklist(admin, { type: 'name', value: `Baraka Otieno ${family}`, reason: 'deposit review test' });
+      const user = await newUser({ funded: false });
+      const deposit = await arrival(user, `Baraka ${family}`, amount);
+      expect(deposit.status).to.equal('held');
+      const [review] = await rows<{ id: string; review_reason: string }>(
+        `SELECT id, review_reason FROM screening_hits WHERE deposit_id = :id AND status = 'needs_review'`,
+        { id: deposit.deposit_id },
+      );
+      expect(review?.review_reason).to.equal('dropped_name');
+      return { user, depositId: deposit.deposit_id, reviewId: review.id };
+    }
+
+    const decide = (reviewId: string, decision: 'confirm' | 'clear') =>
+      api().post(`/api/v1/compliance/reviews/${reviewId}/decision`).set(compliance.auth).send({ decision, note: 'deposit review test' });
+
+    const statusOf = async (depositId: string) =>
+      (
+        await rows<{ status: string; failure_code: string | null }>(`SELECT status, failure_code FROM deposits WHERE id = :id`, {
+          id: depositId,
+        })
+      )[0];
+
+    it('then the money waits until staff clear it, and the clear credits the wallet once', async () => {
+      const { user, depositId, reviewId } = await heldForReview(700n);
+      expect(available(await walletsOf(user), 'KES')).to.equal('0.00');
+
+      const cleared = await decide(reviewId, 'clear');
+      expect(cleared.status, JSON.stringify(cleared.body)).to.equal(200);
+      expect(await statusOf(depositId)).to.deep.equal({ status: 'completed', failure_code: null });
+      expect(available(await walletsOf(user), 'KES')).to.equal('700.00');
+      const [line] = (await statementOf(user, 'KES')).data;
+      expect(line).to.include({ kind: 'deposit_released', amount: '700.00', balance_after: '700.00', deposit_id: depositId });
+
+      expect((await decide(reviewId, 'clear')).status).to.equal(409);
+      expect(available(await walletsOf(user), 'KES')).to.equal('700.00');
+    });
+
+    it('then a confirmed review leaves the money in compliance suspense', async () => {
+      const { user, depositId, reviewId } = await heldForReview(400n);
+      const confirmed = await decide(reviewId, 'confirm');
+      expect(confirmed.status, JSON.stringify(confirmed.body)).to.equal(200);
+      expect(await statusOf(depositId)).to.deep.equal({ status: 'held', failure_code: null });
+      expect(available(await walletsOf(user), 'KES')).to.equal('0.00');
+    });
+
+    it('then a cleared deposit the wallet cannot take under its cap stays held, with the cap as the reason', async () => {
+      // Past the unverified tier's cap as the tests configure it (KES 100,000,000,000).
+      const { user, depositId, reviewId } = await heldForReview(100_000_000_001n);
+      const cleared = await decide(reviewId, 'clear');
+      expect(cleared.status, JSON.stringify(cleared.body)).to.equal(200);
+      expect((cleared.body as { status: string }).status).to.equal('cleared');
+      expect(await statusOf(depositId)).to.deep.equal({ status: 'held', failure_code: 'kyc_required' });
+      expect(available(await walletsOf(user), 'KES')).to.equal('0.00');
+    });
+  });
+
   onSandboxRails('when crypto and bank money arrive through the other simulators', () => {
     it('then each credits its own currency wallet, with the provider id it made up', async () => {
       const user = await newUser({ funded: false });

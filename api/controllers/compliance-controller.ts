@@ -50,7 +50,7 @@ interface BlocklistEntryBody {
 type ReviewStatusName = 'needs_review' | 'confirmed' | 'cleared' | 'expired';
 
 interface ReviewDecisionBody {
-  /** `confirm`: the match stands (a held payment is rejected); `clear`: a false match (it goes on). */
+  /** `confirm`: the match stands (a held payment is rejected); `clear`: a false match (a held payment goes on, a held deposit is credited). */
   decision: 'confirm' | 'clear';
   /**
    * Why, for the record.
@@ -170,9 +170,10 @@ export class ComplianceController extends Controller {
   }
 
   /**
-   * Decide a screening review, once: `confirm` rejects a payment held for it and makes the same pair
-   * (listed entry, screened value) block from now on; `clear` lets the payment go on and makes the pair
-   * pass from now on. Never on a screening of one's own name.
+   * Decide a screening review, once: `confirm` rejects a payment held for it (a deposit held for it stays
+   * in compliance suspense) and makes the same pair (listed entry, screened value) block from now on;
+   * `clear` lets the payment go on, credits a deposit held for it to its owner's wallet (within the KYC
+   * tier's cap), and makes the pair pass from now on. Never on a screening of one's own name.
    * @summary Decide a screening review
    */
   @Post('reviews/{review_id}/decision')

@@ -30,6 +30,8 @@ import {
 } from '../../repositories/compliance';
 import { findCompletedReport } from '../../repositories/compliance-reports';
 import { complianceReportResult, signalScreeningDecision } from '../../workflows/client';
+import { releaseClearedDeposit } from '../../workflows/activities/deposits';
+import { inTransaction } from '../../repositories/transaction';
 import { limitScreeningSearch } from './rate-limits';
 import type { Caller } from '../auth/authentication';
 import { parseInstant } from './instants';
@@ -337,10 +339,21 @@ export async function decideScreeningReview(caller: Caller, reviewId: string, in
   if (!review) throw new AppError('not_found', `screening review ${reviewId} not found`);
   if (review.user_id === caller.id) throw new AppError('forbidden', 'a screening of one’s own name is decided by someone else');
   const status = input.decision === 'confirm' ? 'confirmed' : 'cleared';
+  // A deposit held for the review is released with a `clear`, in the decision's transaction: decided and
+  // released together, or neither.
   const decided =
-    review.status === 'needs_review' ? await decideReview({ hitId: reviewId, status, decidedBy: caller.id, note: note || null }) : null;
+    review.status === 'needs_review'
+      ? await inTransaction(async (tx) => {
+          const row = await decideReview({ hitId: reviewId, status, decidedBy: caller.id, note: note || null }, tx);
+          if (row?.deposit_id && status === 'cleared') await releaseClearedDeposit(row.deposit_id, tx);
+          return row;
+        })
+      : null;
   if (!decided) throw new AppError('conflict', `screening review ${reviewId} is no longer waiting for a decision`);
-  log.info({ reviewId, decision: status, orderId: decided.order_id, decidedBy: caller.id }, 'screening review decided');
+  log.info(
+    { reviewId, decision: status, orderId: decided.order_id, depositId: decided.deposit_id, decidedBy: caller.id },
+    'screening review decided',
+  );
   if (decided.order_id) {
     // The decision is recorded: a signal that does not arrive costs the payment time (its SLA timer reads
     // the decision), never the decision.

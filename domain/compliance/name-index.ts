@@ -138,9 +138,6 @@ interface Slot<T> extends TokenisedName {
   at: number;
   /** The tokens a partial match is looked up by (see `lookupTokens`). */
   lookup: string[];
-  /** Prefix sums of the token lengths in ascending order (see `pairWeightFloor`). */
-  lengths: Int32Array;
-  skeletonLengths: Int32Array;
 }
 
 /** Prefix sums of the lengths of `tokens` sorted ascending: [0, shortest, shortest two, …]. */
@@ -151,27 +148,36 @@ function lengthPrefix(tokens: string[]): Int32Array {
   return prefix;
 }
 
-/**
- * The least total weight the token pairs of two names can have: any pairing pairs min(n, m) tokens of
- * each side, at least the shortest ones.
- */
-function pairWeightFloor(a: Int32Array, b: Int32Array): number {
-  const pairs = Math.min(a.length, b.length) - 1;
-  return a[pairs] + b[pairs];
-}
-
 /** A seed token pair is at least this close (Jaro-Winkler) when the search threshold allows it. */
 const SEED_SIMILARITY = 0.8;
+const seedSimilarity = (threshold: number): number => Math.min(SEED_SIMILARITY, threshold - 0.05);
+
+/** How many query tokens' close words a vocabulary remembers (it forgets them all when full). */
+const REMEMBERED_TOKENS = 5000;
+
+interface CloseWord {
+  word: string;
+  score: number;
+  /** Where the names that have the word are: the vocabulary's own list, so it stays current as names come and go. */
+  slots: readonly number[];
+}
 
 /**
  * The distinct tokens of the indexed names, each with the names that have it. A search finds the tokens
  * close to the query's by a scan of the vocabulary (far smaller than the list when names share tokens),
- * with the character bound over flat arrays of character counts, then weighs the names that have them.
+ * with the character bound over columns of character counts, then weighs the names that have them.
+ *
+ * The words close to a query token are remembered until the set of words changes: names repeat their
+ * given names, patronymics and particles, so most tokens of a screened name were screened before.
  */
-class Vocabulary<S> {
+class Vocabulary {
+  private readonly remembered = new Map<string, { similarity: number; close: CloseWord[] }>();
   private readonly words: string[] = [];
-  /** The names that have word i (once each: a name's words are added one after another). */
-  private readonly postings: S[][] = [];
+  /**
+   * Where the names that have word i are in the index (once each: a name's words are added one after
+   * another), as small integers, so a search adds up weights without visiting the names.
+   */
+  private readonly postings: number[][] = [];
   private readonly positions = new Map<string, number>();
   private readonly profiles = new Profiles();
 
@@ -179,7 +185,7 @@ class Vocabulary<S> {
     return this.words.length;
   }
 
-  add(token: string, slot: S): void {
+  add(token: string, slot: number): void {
     let at = this.positions.get(token);
     if (at === undefined) {
       at = this.words.length;
@@ -187,12 +193,13 @@ class Vocabulary<S> {
       this.words.push(token);
       this.postings.push([]);
       this.profiles.set(at, token);
+      this.remembered.clear();
     }
     const posting = this.postings[at];
     if (posting[posting.length - 1] !== slot) posting.push(slot);
   }
 
-  delete(token: string, slot: S): void {
+  delete(token: string, slot: number): void {
     const at = this.positions.get(token);
     if (at === undefined) return;
     const posting = this.postings[at];
@@ -212,16 +219,48 @@ class Vocabulary<S> {
     this.words.pop();
     this.postings.pop();
     this.positions.delete(token);
+    this.remembered.clear();
+  }
+
+  /** A name moved in the index, from `from` to `to`: where its word's list says it is. */
+  renumber(token: string, from: number, to: number): void {
+    const at = this.positions.get(token);
+    if (at === undefined) return;
+    const posting = this.postings[at];
+    const index = posting.indexOf(from);
+    if (index >= 0) posting[index] = to;
   }
 
   clear(): void {
     this.words.length = 0;
     this.postings.length = 0;
     this.positions.clear();
+    this.remembered.clear();
+  }
+
+  /**
+   * What finding the names with a word close to `query` costs, in names or words visited: the names
+   * its remembered close words have, or a scan of every word.
+   */
+  costOf(query: string, similarity: number): number {
+    const known = this.remembered.get(query);
+    if (known?.similarity !== similarity) return this.words.length;
+    let names = 0;
+    for (const { slots } of known.close) names += slots.length;
+    return names;
   }
 
   /** Every word at least `similarity` close to `query` (Jaro-Winkler), with its score and the names that have it. */
-  close(query: string, similarity: number, visit: (word: string, score: number, slots: readonly S[]) => void): void {
+  close(query: string, similarity: number): readonly CloseWord[] {
+    const known = this.remembered.get(query);
+    if (known?.similarity === similarity) return known.close;
+    const close = this.scan(query, similarity);
+    if (this.remembered.size >= REMEMBERED_TOKENS) this.remembered.clear();
+    this.remembered.set(query, { similarity, close });
+    return close;
+  }
+
+  private scan(query: string, similarity: number): CloseWord[] {
     const counts = profileOf(query);
     const used = usedBuckets(counts);
     const words = this.words;
@@ -236,14 +275,16 @@ class Vocabulary<S> {
     }
     const commons = scratch(words.length);
     this.profiles.commonOfAll(words.length, counts, used, commons);
+    const close: CloseWord[] = [];
     for (let v = 0; v < words.length; v++) {
       const common = commons[v];
       if (common < fewest[lengths[v]]) continue;
       const word = words[v];
       if (jaroWinklerUpperBound(query.length, word.length, common, commonPrefixLength(query, word)) < similarity) continue;
       const score = word === query ? 1 : jaroWinkler(query, word);
-      if (score >= similarity) visit(word, score, this.postings[v]);
+      if (score >= similarity) close.push({ word, score, slots: this.postings[v] });
     }
+    return close;
   }
 }
 
@@ -374,6 +415,64 @@ function partialTokenised(query: TokenisedName, entry: TokenisedName): PartialKi
   return used.includes(0) ? 'dropped_name' : null;
 }
 
+/** The token lengths a name's pairs are weighed by, for up to this many tokens less one (more are clamped). */
+const SHAPE = 8;
+
+/**
+ * What the token bound needs of each name, by its place in the index, in flat arrays: whether it is in
+ * Arabic script, and the prefix sums of its token lengths in ascending order (see `lengthPrefix`) for
+ * its Latin tokens and its skeletons, at [at * SHAPE]: the number of tokens (at most SHAPE - 1), then the
+ * sums. A name with more tokens is weighed by its SHAPE - 1 shortest: a lower floor, so a looser bound.
+ */
+class Shapes {
+  abjad = new Uint8Array(1024);
+  latin = new Int32Array(1024 * SHAPE);
+  skeleton = new Int32Array(1024 * SHAPE);
+
+  get capacity(): number {
+    return this.abjad.length;
+  }
+
+  grow(capacity: number): void {
+    const abjad = new Uint8Array(capacity);
+    abjad.set(this.abjad);
+    this.abjad = abjad;
+    for (const side of ['latin', 'skeleton'] as const) {
+      const grown = new Int32Array(capacity * SHAPE);
+      grown.set(this[side]);
+      this[side] = grown;
+    }
+  }
+
+  set(at: number, name: TokenisedName): void {
+    this.abjad[at] = name.abjad ? 1 : 0;
+    for (const [side, tokens] of [
+      ['latin', name.tokens],
+      ['skeleton', name.skeletons],
+    ] as const) {
+      const prefix = lengthPrefix(tokens);
+      const count = Math.min(prefix.length - 1, SHAPE - 1);
+      this[side][at * SHAPE] = count;
+      for (let k = 1; k <= count; k++) this[side][at * SHAPE + k] = prefix[k];
+    }
+  }
+
+  move(from: number, to: number): void {
+    this.abjad[to] = this.abjad[from];
+    this.latin.copyWithin(to * SHAPE, from * SHAPE, (from + 1) * SHAPE);
+    this.skeleton.copyWithin(to * SHAPE, from * SHAPE, (from + 1) * SHAPE);
+  }
+}
+
+/**
+ * The least total weight the token pairs of a query and the name at `at` can have: any pairing pairs
+ * min(n, m) tokens of each side, at least the shortest ones (see `Shapes`).
+ */
+function floorAt(shape: Int32Array, at: number, query: Int32Array): number {
+  const pairs = Math.min(query.length - 1, shape[at * SHAPE]);
+  return pairs === 0 ? 0 : query[pairs] + shape[at * SHAPE + pairs];
+}
+
 /** How a search finds its candidates: whichever is cheaper for the list (`auto`), or one of them (for the tests). */
 export type CandidateFilter = 'auto' | 'scan' | 'vocabulary';
 
@@ -382,10 +481,11 @@ export class NameIndex<T> {
   private readonly positions = new Map<string, number>();
   /** Lookup token → the ids of the slots that have it. */
   private readonly byToken = new Map<string, Set<string>>();
-  private readonly latinVocabulary = new Vocabulary<Slot<T>>();
-  private readonly skeletonVocabulary = new Vocabulary<Slot<T>>();
+  private readonly latinVocabulary = new Vocabulary();
+  private readonly skeletonVocabulary = new Vocabulary();
   /** The skeletons of the names in Arabic script only: all a query in another script is compared with by skeleton. */
-  private readonly abjadSkeletonVocabulary = new Vocabulary<Slot<T>>();
+  private readonly abjadSkeletonVocabulary = new Vocabulary();
+  private readonly shapes = new Shapes();
   /** Character counts of each slot's sorted key and of its skeleton (by `at`), for the whole-name bound. */
   private readonly keyProfiles = new Profiles();
   private readonly skeletonProfiles = new Profiles();
@@ -413,8 +513,6 @@ export class NameIndex<T> {
       payload,
       at: 0,
       lookup: lookupTokens(tokenised),
-      lengths: lengthPrefix(tokenised.tokens),
-      skeletonLengths: lengthPrefix(tokenised.skeletons),
     };
     const at = this.positions.get(id);
     if (at === undefined) {
@@ -425,6 +523,7 @@ export class NameIndex<T> {
         this.weights = new Float64Array(this.weights.length * 2);
         this.marks = new Uint32Array(this.weights.length);
         this.searches = 0;
+        this.shapes.grow(this.weights.length);
       }
     } else {
       this.unlink(this.slots[at]);
@@ -433,14 +532,15 @@ export class NameIndex<T> {
     }
     this.keyProfiles.set(slot.at, slot.key);
     this.skeletonProfiles.set(slot.at, slot.skeleton);
+    this.shapes.set(slot.at, slot);
     for (const token of slot.lookup) {
       let ids = this.byToken.get(token);
       if (!ids) this.byToken.set(token, (ids = new Set()));
       ids.add(id);
     }
-    for (const token of slot.tokens) this.latinVocabulary.add(token, slot);
-    for (const token of slot.skeletons) this.skeletonVocabulary.add(token, slot);
-    if (slot.abjad) for (const token of slot.skeletons) this.abjadSkeletonVocabulary.add(token, slot);
+    for (const token of slot.tokens) this.latinVocabulary.add(token, slot.at);
+    for (const token of slot.skeletons) this.skeletonVocabulary.add(token, slot.at);
+    if (slot.abjad) for (const token of slot.skeletons) this.abjadSkeletonVocabulary.add(token, slot.at);
   }
 
   private unlink(slot: Slot<T>): void {
@@ -449,9 +549,9 @@ export class NameIndex<T> {
       ids?.delete(slot.id);
       if (ids?.size === 0) this.byToken.delete(token);
     }
-    for (const token of slot.tokens) this.latinVocabulary.delete(token, slot);
-    for (const token of slot.skeletons) this.skeletonVocabulary.delete(token, slot);
-    if (slot.abjad) for (const token of slot.skeletons) this.abjadSkeletonVocabulary.delete(token, slot);
+    for (const token of slot.tokens) this.latinVocabulary.delete(token, slot.at);
+    for (const token of slot.skeletons) this.skeletonVocabulary.delete(token, slot.at);
+    if (slot.abjad) for (const token of slot.skeletons) this.abjadSkeletonVocabulary.delete(token, slot.at);
   }
 
   remove(id: string): void {
@@ -463,6 +563,10 @@ export class NameIndex<T> {
     if (at < this.slots.length) {
       this.keyProfiles.move(last.at, at);
       this.skeletonProfiles.move(last.at, at);
+      this.shapes.move(last.at, at);
+      for (const token of last.tokens) this.latinVocabulary.renumber(token, last.at, at);
+      for (const token of last.skeletons) this.skeletonVocabulary.renumber(token, last.at, at);
+      if (last.abjad) for (const token of last.skeletons) this.abjadSkeletonVocabulary.renumber(token, last.at, at);
       last.at = at;
       this.slots[at] = last;
       this.positions.set(last.id, at);
@@ -487,7 +591,7 @@ export class NameIndex<T> {
    * - The token bound: a name's score is at most its token score, Σ w·s / W over its token pairs (w the
    *   two tokens' lengths, s their score, W the total weight). Pairs below θ (θ = SEED_SIMILARITY) score
    *   less than θ, so reaching `threshold` needs Σ over the θ-close pairs of w·(s − θ) ≥ (threshold − θ)·W,
-   *   and W is at least `pairWeightFloor`. The vocabularies give every name with a token θ-close to one of
+   *   and W is at least `floorAt`. The vocabularies give every name with a token θ-close to one of
    *   the query's, with the pair's score; a name with none cannot pass. The same holds in the skeletons'
    *   space, for pairs where either name is in Arabic script.
    *
@@ -498,11 +602,15 @@ export class NameIndex<T> {
   search(name: IndexedName, threshold: number, accept: (payload: T) => boolean = () => true): NameMatch<T>[] {
     const query = tokenise(name);
     const whole = wholeBound(query, threshold, this.keyProfiles, this.skeletonProfiles);
-    // The vocabulary pays off when it is small beside the list (names made of common tokens); a list of
-    // diverse names is cheaper to scan whole. Both leave out no match. A word of the vocabulary costs
-    // about half what a name of the scan does (measured: the scan lets through more names to score).
-    const vocabularyCost = this.latinVocabulary.size * query.tokens.length + this.skeletonsFor(query).size * query.skeletons.length;
-    const seeded = this.filter === 'vocabulary' || (this.filter === 'auto' && vocabularyCost < 2 * this.slots.length);
+    // The vocabulary pays off when it is small beside the list (names made of common tokens), or when the
+    // query's tokens were asked about before; a list of diverse names is cheaper to scan whole. Both leave
+    // out no match. A word or name the vocabulary visits costs about a quarter of what a name of the scan
+    // does (measured on lists of 1,000 to 50,000 names: the scan lets through more names to score).
+    const similarity = seedSimilarity(threshold);
+    let vocabularyCost = 0;
+    for (const token of query.tokens) vocabularyCost += this.latinVocabulary.costOf(token, similarity);
+    for (const token of query.skeletons) vocabularyCost += this.skeletonsFor(query).costOf(token, similarity);
+    const seeded = this.filter === 'vocabulary' || (this.filter === 'auto' && vocabularyCost < 4 * this.slots.length);
     const candidates = seeded ? this.seeded(query, threshold, whole) : this.slots.filter((slot) => whole(slot) >= threshold);
     const matches: NameMatch<T>[] = [];
     for (const slot of candidates) {
@@ -514,13 +622,13 @@ export class NameIndex<T> {
   }
 
   /** Skeletons are compared when either name is in Arabic script: for a query in another script, only those of such names. */
-  private skeletonsFor(query: TokenisedName): Vocabulary<Slot<T>> {
+  private skeletonsFor(query: TokenisedName): Vocabulary {
     return query.abjad ? this.skeletonVocabulary : this.abjadSkeletonVocabulary;
   }
 
   /** Every name the token bound, then the whole-name bound, let through (see `search`). */
   private seeded(query: TokenisedName, threshold: number, whole: (slot: Slot<T>) => number): Slot<T>[] {
-    const similarity = Math.min(SEED_SIMILARITY, threshold - 0.05);
+    const similarity = seedSimilarity(threshold);
     const candidates: Slot<T>[] = [];
     this.searches += 1;
     if (this.searches === 0xffffffff) {
@@ -528,32 +636,35 @@ export class NameIndex<T> {
       this.searches = 1;
     }
     const spaces = [
-      { vocabulary: this.latinVocabulary, tokens: query.tokens, lengths: (slot: Slot<T>) => slot.lengths, any: true },
-      { vocabulary: this.skeletonsFor(query), tokens: query.skeletons, lengths: (slot: Slot<T>) => slot.skeletonLengths, any: query.abjad },
+      { vocabulary: this.latinVocabulary, tokens: query.tokens, shape: this.shapes.latin, any: true },
+      { vocabulary: this.skeletonsFor(query), tokens: query.skeletons, shape: this.shapes.skeleton, any: query.abjad },
     ];
-    for (const { vocabulary, tokens, lengths, any } of spaces) {
-      const touched: Slot<T>[] = [];
-      const weights = this.weights;
+    const { weights, marks, searches } = this;
+    const abjad = this.shapes.abjad;
+    for (const { vocabulary, tokens, shape, any } of spaces) {
+      const touched: number[] = [];
       for (const token of tokens) {
-        vocabulary.close(token, similarity, (word, score, slots) => {
+        for (const { word, score, slots } of vocabulary.close(token, similarity)) {
           const gain = (token.length + word.length) * (score - similarity);
           for (let n = 0; n < slots.length; n++) {
-            const at = slots[n].at;
-            if (weights[at] === 0) touched.push(slots[n]);
+            const at = slots[n];
+            if (weights[at] === 0) touched.push(at);
             weights[at] += gain;
           }
-        });
+        }
       }
       const queryLengths = lengthPrefix(tokens);
       const needed = threshold - similarity;
-      for (const slot of touched) {
-        const gain = weights[slot.at];
-        weights[slot.at] = 0;
-        if (this.marks[slot.at] === this.searches || !(any || slot.abjad)) continue;
+      for (let n = 0; n < touched.length; n++) {
+        const at = touched[n];
+        const gain = weights[at];
+        weights[at] = 0;
+        if (marks[at] === searches || !(any || abjad[at] === 1)) continue;
         // A tiny allowance for rounding: a bound that is exact must not drop a name that reaches it.
-        if (gain < needed * pairWeightFloor(queryLengths, lengths(slot)) - 1e-9) continue;
+        if (gain < needed * floorAt(shape, at, queryLengths) - 1e-9) continue;
+        const slot = this.slots[at];
         if (whole(slot) < threshold) continue;
-        this.marks[slot.at] = this.searches;
+        marks[at] = searches;
         candidates.push(slot);
       }
     }

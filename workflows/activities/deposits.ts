@@ -18,8 +18,10 @@ import {
 } from '../../domain/wallets';
 import { blocklistChangesSince, recordScreeningHit, screenRemembering } from '../../repositories/compliance';
 import {
+  completeClearedDeposit,
   findDeposit,
   holdRecordedDeposit,
+  keepClearedDepositHeld,
   recordDeposit,
   recordDepositRailReference,
   settlePendingDeposit,
@@ -96,6 +98,39 @@ async function creditWithinCap(tx: Tx, d: DepositRow, posting: DepositPosting): 
     });
     log.warn({ depositId: d.id, userId: d.user_id, failureCode: err.breach.code }, 'deposit held: the wallet would pass its cap');
     return holdRecordedDeposit(d.id, { failureCode: err.breach.code, failureReason: err.breach.reason }, tx);
+  }
+}
+
+/**
+ * Release a deposit held for a screening review that staff cleared: `suspense:compliance → wallet`, once,
+ * in the decision's transaction. Within the wallet's KYC tier cap only: past it, the money stays where it
+ * is and the deposit stays `held`, now with the cap as its reason. Undefined when the deposit is not
+ * held for compliance (already released, held for a limit, or with no owner: staff assign those).
+ */
+export async function releaseClearedDeposit(depositId: string, tx: Tx): Promise<DepositRow | undefined> {
+  const { limits } = config();
+  try {
+    return await inSavepoint(tx, async (sp) => {
+      const d = await completeClearedDeposit(depositId, sp);
+      if (!d || d.user_id === null) return undefined;
+      const posting = { channel: d.channel, userId: d.user_id, currency: d.currency as Currency, amountMinor: d.amount_minor };
+      await postLines(sp, {
+        depositId: d.id,
+        kind: 'deposit_released',
+        currency: d.currency,
+        lines: depositLines('deposit_released', posting, SUSPENSE_COMPLIANCE),
+      });
+      const kyc = (await kycStatusOf(d.user_id, sp)) ?? 'unverified';
+      const after = BigInt(await balanceOf(walletAccount(d.user_id, d.currency), d.currency, sp));
+      const breach = evaluateBalanceCap(kyc, toKesMinor(after, posting.currency, limits.fxToKes), limits);
+      if (breach) throw new OverCap(breach);
+      log.info({ depositId: d.id, userId: d.user_id }, 'deposit released: its screening review was cleared');
+      return d;
+    });
+  } catch (err) {
+    if (!(err instanceof OverCap)) throw err;
+    log.warn({ depositId, failureCode: err.breach.code }, 'deposit cleared by compliance stays held: the wallet would pass its cap');
+    return keepClearedDepositHeld(depositId, { failureCode: err.breach.code, failureReason: err.breach.reason }, tx);
   }
 }
 
