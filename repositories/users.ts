@@ -196,8 +196,8 @@ export type UserRecord = InferAttributes<User>;
 export type NewUser = Pick<UserRecord, 'id' | 'email' | 'passwordHash' | 'fullName' | 'phone'> & Partial<Pick<UserRecord, 'roles'>>;
 
 /** Create an account; an e-mail already registered is a unique violation (`isDuplicate`). */
-export async function createUser(user: NewUser): Promise<UserRecord> {
-  return (await User.create(user)).get({ plain: true });
+export async function createUser(user: NewUser, tx?: Transaction): Promise<UserRecord> {
+  return (await User.create(user, { transaction: tx })).get({ plain: true });
 }
 
 export async function findUserByEmail(email: string): Promise<UserRecord | null> {

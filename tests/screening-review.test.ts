@@ -5,6 +5,7 @@ import { temporalClient } from '../platform/temporal';
 import { paymentStageQuery } from '../workflows/shared';
 import { api, blocklist, initiate, mpesaPayment, newUser, waitForOrder, type OrderBody, type TestUser } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';
+import { User } from '../models';
 
 interface Review {
   review_id: string;
@@ -204,6 +205,44 @@ describe('screening reviews', () => {
         { value: `n w ${family.toLowerCase()}` },
       );
       expect(hit).to.deep.equal({ context: 'registration', verdict: 'review', status: 'needs_review', review_reason: 'initials' });
+    });
+
+    it('then the review names the new account, whose user cannot decide it even once they are staff', async () => {
+      const family = surname();
+      await blocklist(staff, { type: 'name', value: `Baraka Onyango ${family}` });
+      const email = `baraka-${randomUUID().slice(0, 8)}@example.com`;
+      const password = 'a-long-enough-password';
+      const registered = await api()
+        .post('/api/v1/auth/register')
+        .send({ email, password, full_name: `B. O. ${family}` });
+      expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
+      const userId = (registered.body as { user_id: string }).user_id;
+      const [hit] = await rows<{ id: string; user_id: string | null }>(
+        `SELECT id, user_id FROM screening_hits WHERE screened_value = :value AND status = 'needs_review'`,
+        { value: `b o ${family.toLowerCase()}` },
+      );
+      expect(hit.user_id).to.equal(userId);
+
+      await User.update({ roles: ['compliance'] }, { where: { id: userId } });
+      const login = await api().post('/api/v1/auth/login').send({ email, password });
+      expect(login.status, JSON.stringify(login.body)).to.equal(200);
+      const self = { auth: { Authorization: `Bearer ${(login.body as { access_token: string }).access_token}` } } as TestUser;
+      expectProblem(await decide(self, hit.id, { decision: 'clear' }), 403, 'forbidden');
+      expect((await decide(otherStaff, hit.id, { decision: 'confirm' })).status).to.equal(200);
+    });
+
+    it('then a registration refused for a duplicate e-mail records no review', async () => {
+      const family = surname();
+      await blocklist(staff, { type: 'name', value: `Amani Kerubo ${family}` });
+      const taken = await newUser({ funded: false });
+      const res = await api()
+        .post('/api/v1/auth/register')
+        .send({ email: taken.email, password: 'a-long-enough-password', full_name: `A. K. ${family}` });
+      expectProblem(res, 409, 'conflict');
+      const hits = await rows<{ id: string }>(`SELECT id FROM screening_hits WHERE screened_value = :value`, {
+        value: `a k ${family.toLowerCase()}`,
+      });
+      expect(hits).to.deep.equal([]);
     });
   });
 

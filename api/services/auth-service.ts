@@ -5,10 +5,10 @@ import { uuidv7 } from '../../platform/ids';
 import { componentLogger } from '../../platform/logger';
 import type { Role } from '../../domain/users';
 import { normaliseKenyanPhone } from '../../domain/phone';
-import { isDuplicate } from '../../repositories/transaction';
+import { inTransaction, isDuplicate } from '../../repositories/transaction';
 import { createUser, findUser, findUserByEmail, setRoles, type UserRecord } from '../../repositories/users';
 import { issueAccessToken, type IssuedToken } from '../auth/tokens';
-import { refuseOnScreeningHit } from './compliance-service';
+import { recordScreeningReview, refuseIfBlocked } from './compliance-service';
 import { claimLoginAttempt, clearFailedLogins, limitLoginByIp, limitRegisterByIp } from './rate-limits';
 
 export interface RegisterInput {
@@ -75,19 +75,19 @@ export async function registerUser(input: RegisterInput, ip: string): Promise<Us
     if (!phone) throw validationError('phone', 'must be a Kenyan phone number in E.164 form, e.g. +254712345678');
   }
   await limitRegisterByIp(ip);
-  // Blocklisted e-mails, phones and names cannot register (SPEC §3, §8).
-  await refuseOnScreeningHit('registration', null, [
+  // Blocklisted e-mails, phones and names cannot register (SPEC §3, §8). A name for review is recorded
+  // with the account, in its transaction: staff see whose it is, and its user can never decide it.
+  const review = await refuseIfBlocked('registration', null, [
     { field: 'email', type: 'email', value: email },
     { field: 'phone', type: 'phone', value: phone },
     { field: 'full_name', type: 'name', value: fullName },
   ]);
+  const passwordHash = await hash(input.password, ARGON2);
   try {
-    const user = await createUser({
-      id: uuidv7(),
-      email,
-      passwordHash: await hash(input.password, ARGON2),
-      fullName,
-      phone,
+    const user = await inTransaction(async (tx) => {
+      const created = await createUser({ id: uuidv7(), email, passwordHash, fullName, phone }, tx);
+      if (review) await recordScreeningReview('registration', review, created.id, tx);
+      return created;
     });
     return toUserView(user);
   } catch (err) {
