@@ -121,15 +121,21 @@ export interface TokenisedName extends IndexedName {
 
 const splitTokens = (text: string): string[] => text.split(' ').filter((t) => t !== '');
 
-/** Split a folded name into its tokens, once: searching and comparing take the tokens as they are. */
-export const tokenise = (name: IndexedName): TokenisedName => ({
-  key: name.key,
-  plain: name.plain,
-  skeleton: name.skeleton,
-  abjad: name.abjad,
-  tokens: splitTokens(name.plain),
-  skeletons: splitTokens(name.skeleton),
-});
+/**
+ * Split a folded name into its tokens, once: searching and comparing take the tokens as they are, and a
+ * name already split is taken as it is.
+ */
+export const tokenise = (name: IndexedName | TokenisedName): TokenisedName =>
+  'tokens' in name
+    ? name
+    : {
+        key: name.key,
+        plain: name.plain,
+        skeleton: name.skeleton,
+        abjad: name.abjad,
+        tokens: splitTokens(name.plain),
+        skeletons: splitTokens(name.skeleton),
+      };
 
 interface Slot<T> extends TokenisedName {
   id: string;
@@ -428,10 +434,6 @@ class Shapes {
   abjad = new Uint8Array(1024);
   latin = new Int32Array(1024 * SHAPE);
   skeleton = new Int32Array(1024 * SHAPE);
-
-  get capacity(): number {
-    return this.abjad.length;
-  }
 
   grow(capacity: number): void {
     const abjad = new Uint8Array(capacity);

@@ -1,4 +1,4 @@
-import { NameIndex, nameScore, type PartialKind } from './name-index';
+import { NameIndex, nameScore, tokenise, type PartialKind } from './name-index';
 import { normaliseBlocklistValue, normaliseName, type BlocklistType } from './normalise';
 import { foldName, type FoldedName } from './transliterate';
 
@@ -215,8 +215,10 @@ export class Screener {
       return normalised && entry && active(entry) ? [toMatch(entry, item.field, normalised.value, 1, 'block', null, null)] : [];
     }
     const name = normaliseName(item.value);
-    const folded = name ? foldName(name.value) : null;
-    if (!name || !folded) return [];
+    const foldedName = name ? foldName(name.value) : null;
+    if (!name || !foldedName) return [];
+    // Split into tokens once, for the search, the partial matches and their scores.
+    const folded = tokenise(foldedName);
     const matches: ExplainedMatch[] = [];
     const seen = new Set<string>();
     for (const { payload, score, dropped, weakest } of this.names.search(folded, floor, active)) {

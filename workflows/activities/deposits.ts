@@ -71,34 +71,51 @@ class OverCap extends Error {
 }
 
 /**
- * Credit a recorded deposit to its owner's wallet, unless that would take the wallet past the KYC tier's
- * cap (SPEC §11): then the money waits in `suspense:limits` and the deposit is `held`, with why. The credit
- * is tried under a savepoint and the cap read from the balance the database just moved, so two deposits
- * racing into one wallet cannot both slip under it.
+ * Run `credit` (postings into `userId`'s wallet) under a savepoint, then read the KYC tier's cap (SPEC §11)
+ * from the balance the database just moved, so two credits racing into one wallet cannot both slip under
+ * it. Past the cap the credit is undone and the breach returned; null when it stands (or when `credit`
+ * moved nothing, returning false).
  */
-async function creditWithinCap(tx: Tx, d: DepositRow, posting: DepositPosting): Promise<DepositRow> {
+async function creditUnderCap(
+  tx: Tx,
+  userId: string | null,
+  currency: Currency,
+  credit: (sp: Tx) => Promise<boolean>,
+): Promise<LimitBreach | null> {
   const { limits } = config();
-  const kyc = (d.user_id ? await kycStatusOf(d.user_id, tx) : null) ?? 'unverified';
+  const kyc = (userId ? await kycStatusOf(userId, tx) : null) ?? 'unverified';
   try {
     await inSavepoint(tx, async (sp) => {
-      await postLines(sp, { depositId: d.id, kind: 'deposit', currency: d.currency, lines: depositLines('deposit', posting) });
-      if (posting.userId === null) return;
-      const after = BigInt(await balanceOf(walletAccount(posting.userId, posting.currency), posting.currency, sp));
-      const breach = evaluateBalanceCap(kyc, toKesMinor(after, posting.currency, limits.fxToKes), limits);
+      if (!(await credit(sp)) || userId === null) return;
+      const after = BigInt(await balanceOf(walletAccount(userId, currency), currency, sp));
+      const breach = evaluateBalanceCap(kyc, toKesMinor(after, currency, limits.fxToKes), limits);
       if (breach) throw new OverCap(breach);
     });
-    return d;
+    return null;
   } catch (err) {
     if (!(err instanceof OverCap)) throw err;
-    await postLines(tx, {
-      depositId: d.id,
-      kind: 'deposit_held',
-      currency: d.currency,
-      lines: depositLines('deposit_held', posting, SUSPENSE_LIMITS),
-    });
-    log.warn({ depositId: d.id, userId: d.user_id, failureCode: err.breach.code }, 'deposit held: the wallet would pass its cap');
-    return holdRecordedDeposit(d.id, { failureCode: err.breach.code, failureReason: err.breach.reason }, tx);
+    return err.breach;
   }
+}
+
+/**
+ * Credit a recorded deposit to its owner's wallet, unless that would take the wallet past the KYC tier's
+ * cap: then the money waits in `suspense:limits` and the deposit is `held`, with why.
+ */
+async function creditWithinCap(tx: Tx, d: DepositRow, posting: DepositPosting): Promise<DepositRow> {
+  const breach = await creditUnderCap(tx, posting.userId, posting.currency, async (sp) => {
+    await postLines(sp, { depositId: d.id, kind: 'deposit', currency: d.currency, lines: depositLines('deposit', posting) });
+    return true;
+  });
+  if (!breach) return d;
+  await postLines(tx, {
+    depositId: d.id,
+    kind: 'deposit_held',
+    currency: d.currency,
+    lines: depositLines('deposit_held', posting, SUSPENSE_LIMITS),
+  });
+  log.warn({ depositId: d.id, userId: d.user_id, failureCode: breach.code }, 'deposit held: the wallet would pass its cap');
+  return holdRecordedDeposit(d.id, { failureCode: breach.code, failureReason: breach.reason }, tx);
 }
 
 /**
@@ -108,30 +125,28 @@ async function creditWithinCap(tx: Tx, d: DepositRow, posting: DepositPosting): 
  * held for compliance (already released, held for a limit, or with no owner: staff assign those).
  */
 export async function releaseClearedDeposit(depositId: string, tx: Tx): Promise<DepositRow | undefined> {
-  const { limits } = config();
-  try {
-    return await inSavepoint(tx, async (sp) => {
-      const d = await completeClearedDeposit(depositId, sp);
-      if (!d || d.user_id === null) return undefined;
-      const posting = { channel: d.channel, userId: d.user_id, currency: d.currency as Currency, amountMinor: d.amount_minor };
-      await postLines(sp, {
-        depositId: d.id,
-        kind: 'deposit_released',
-        currency: d.currency,
-        lines: depositLines('deposit_released', posting, SUSPENSE_COMPLIANCE),
-      });
-      const kyc = (await kycStatusOf(d.user_id, sp)) ?? 'unverified';
-      const after = BigInt(await balanceOf(walletAccount(d.user_id, d.currency), d.currency, sp));
-      const breach = evaluateBalanceCap(kyc, toKesMinor(after, posting.currency, limits.fxToKes), limits);
-      if (breach) throw new OverCap(breach);
-      log.info({ depositId: d.id, userId: d.user_id }, 'deposit released: its screening review was cleared');
-      return d;
+  const held = await findDeposit(depositId, tx);
+  if (!held || held.user_id === null) return undefined;
+  const currency = held.currency as Currency;
+  let released: DepositRow | undefined;
+  const breach = await creditUnderCap(tx, held.user_id, currency, async (sp) => {
+    released = await completeClearedDeposit(depositId, sp);
+    if (!released) return false;
+    const posting = { channel: released.channel, userId: held.user_id, currency, amountMinor: released.amount_minor };
+    await postLines(sp, {
+      depositId,
+      kind: 'deposit_released',
+      currency,
+      lines: depositLines('deposit_released', posting, SUSPENSE_COMPLIANCE),
     });
-  } catch (err) {
-    if (!(err instanceof OverCap)) throw err;
-    log.warn({ depositId, failureCode: err.breach.code }, 'deposit cleared by compliance stays held: the wallet would pass its cap');
-    return keepClearedDepositHeld(depositId, { failureCode: err.breach.code, failureReason: err.breach.reason }, tx);
+    return true;
+  });
+  if (breach) {
+    log.warn({ depositId, failureCode: breach.code }, 'deposit cleared by compliance stays held: the wallet would pass its cap');
+    return keepClearedDepositHeld(depositId, { failureCode: breach.code, failureReason: breach.reason }, tx);
   }
+  if (released) log.info({ depositId, userId: held.user_id }, 'deposit released: its screening review was cleared');
+  return released;
 }
 
 /**
