@@ -12,6 +12,10 @@ const models = { group: ['**/models', '**/models/*', '!**/models/migrate', '!**/
 const dbClients = { group: ['sequelize', 'pg'], message: ONE_OWNER, allowTypeImports: true };
 const temporalClient = { group: ['@temporalio/client'], message: TEMPORAL, allowTypeImports: true };
 const apiFromBelow = { group: ['**/api', '**/api/**'], message: 'only the api imports the api' };
+const activities = {
+  group: ['**/workflows/activities', '**/workflows/activities/**'],
+  message: "activities are the worker's: shared use cases live in services/",
+};
 const workerEntries = {
   group: ['**/workers/*', '!**/workers/queues'],
   message: 'the api never imports a worker entry file; queue names are in workers/queues.ts',
@@ -39,12 +43,25 @@ function layerRules() {
   return [
     // Everything outside repositories/ and models/: no models, no raw SQL, no literal queue names.
     {
-      files: ['api/**/*.ts', 'workers/**/*.ts', 'workflows/**/*.ts', 'connectors/**/*.ts', 'domain/**/*.ts', 'platform/**/*.ts'],
+      files: [
+        'api/**/*.ts',
+        'services/**/*.ts',
+        'workers/**/*.ts',
+        'workflows/**/*.ts',
+        'connectors/**/*.ts',
+        'domain/**/*.ts',
+        'platform/**/*.ts',
+      ],
       rules: { 'no-restricted-syntax': ['error', noRawSql, ...noLiteralQueues] },
     },
     { files: ['repositories/**/*.ts', 'models/**/*.ts'], rules: { 'no-restricted-syntax': ['error', ...noLiteralQueues] } },
-    restrict(['api/**/*.ts'], [models, dbClients, temporalClient, workerEntries]),
-    restrict(['workers/**/*.ts'], [models, dbClients, temporalClient, apiFromBelow]),
+    restrict(['api/**/*.ts'], [models, dbClients, temporalClient, workerEntries, activities]),
+    // Use cases sit below every process: the api, the jobs process and the activities call them alike.
+    restrict(['services/**/*.ts'], [models, dbClients, temporalClient, apiFromBelow, workerEntries, activities]),
+    restrict(['workers/**/*.ts'], [models, dbClients, temporalClient, apiFromBelow, activities], {
+      ignores: ['workers/temporal-worker.ts'],
+    }),
+    restrict(['workers/temporal-worker.ts'], [models, dbClients, temporalClient, apiFromBelow]),
     restrict(
       ['workflows/activities/**/*.ts'],
       [

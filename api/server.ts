@@ -10,8 +10,8 @@ import { closeTemporal } from '../platform/temporal';
 import { openRepositories } from '../repositories/transaction';
 import { AppError } from '../platform/errors';
 import { createApp } from './app';
-import { ensureAdmin } from './services/auth-service';
-import { registerPaybillUrls } from './services/mpesa-callback-service';
+import { ensureAdmin } from '../services/auth-service';
+import { registerPaybillUrls } from '../services/mpesa-callback-service';
 
 /**
  * Register the paybill URLs with Daraja in the background, retrying with backoff (5 s doubling to 5 min)

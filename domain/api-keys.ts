@@ -7,6 +7,11 @@
  * otherwise, where the area is the first segment of the path (`/payments/initiate` → `payments:write`).
  */
 
+import { createHash } from 'node:crypto';
+
+/** SHA-256 of a key's whole secret: what `api_keys` stores. */
+export const apiKeyHash = (secret: string): Buffer => createHash('sha256').update(secret, 'utf8').digest();
+
 export const API_KEY_MODES = ['test', 'live'] as const;
 export type ApiKeyMode = (typeof API_KEY_MODES)[number];
 

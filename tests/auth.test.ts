@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import { config } from '../platform/config';
 import { User } from '../models';
-import { ensureAdmin } from '../api/services/auth-service';
+import { ensureAdmin } from '../services/auth-service';
 import { api, newUser } from './support/api';
 import { rows } from './support/db';
 

@@ -3,7 +3,7 @@ import { componentLogger } from '../platform/logger';
 import { createConnectors } from '../connectors';
 import { JengaConnector } from '../connectors/jenga';
 import { DEPOSIT_REFERENCE_PATTERN } from '../domain/wallets';
-import { recordMoneyIn } from '../workflows/activities/deposits';
+import { recordMoneyIn } from '../services/money-in';
 
 const log = componentLogger('bank-deposits');
 

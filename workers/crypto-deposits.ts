@@ -4,7 +4,7 @@ import { createConnectors } from '../connectors';
 import { CcxtTransferConnector, type ExchangeDeposit } from '../connectors/ccxt-transfer';
 import { CURRENCY_SCALE, exactMinor } from '../domain/money';
 import { DEPOSIT_REFERENCE_PATTERN, isCryptoAsset, normaliseDepositReference } from '../domain/wallets';
-import { recordMoneyIn } from '../workflows/activities/deposits';
+import { recordMoneyIn } from '../services/money-in';
 
 const log = componentLogger('crypto-deposits');
 

@@ -1,35 +1,20 @@
-import { createHash, createSecretKey, timingSafeEqual } from 'node:crypto';
+import { createSecretKey, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import passport from 'passport';
 import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
 import { config } from '../../platform/config';
 import { AppError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
-import { ROLES, type KycStatus, type Role } from '../../domain/users';
+import { ROLES, type Role } from '../../domain/users';
 import { standingOf } from '../../repositories/users';
-import { looksLikeApiKey, parseApiKey, scopeFor, type ApiKeyMode } from '../../domain/api-keys';
+import { apiKeyHash, looksLikeApiKey, parseApiKey, scopeFor } from '../../domain/api-keys';
+import type { Caller } from '../../domain/caller';
+
+export { isStaff, type Caller } from '../../domain/caller';
 import { activeKeyByPrefix, touchApiKey } from '../../repositories/api-keys';
 import { componentLogger } from '../../platform/logger';
 
 const log = componentLogger('auth');
-
-/** The authenticated caller, as every service sees it. */
-export interface Caller {
-  id: string;
-  roles: Role[];
-  /** Set when the request came with an API key (SPEC §12): the caller acts within its scopes and mode. */
-  key?: { id: string; mode: ApiKeyMode; scopes: string[] };
-  /**
-   * The KYC status, read with the roles when this request was authenticated (the same row, the same read);
-   * services that decide on it use it rather than reading the row again. Absent on callers not made from a request.
-   */
-  kycStatus?: KycStatus;
-}
-
-/** SHA-256 of a key's whole secret: what `api_keys` stores. */
-export const apiKeyHash = (secret: string): Buffer => createHash('sha256').update(secret, 'utf8').digest();
-
-export const isStaff = (caller: Caller): boolean => caller.roles.includes('compliance') || caller.roles.includes('admin');
 
 let configured = false;
 

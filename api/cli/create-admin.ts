@@ -2,7 +2,7 @@ import { configOrExit } from '../../platform/config';
 import { closeDatabase } from '../../platform/database';
 import { AppError } from '../../platform/errors';
 import { openRepositories } from '../../repositories/transaction';
-import { ensureAdmin } from '../services/auth-service';
+import { ensureAdmin } from '../../services/auth-service';
 
 const USAGE =
   'usage: npm run admin:create -- <email> <password>     create an admin (who also holds compliance)\n' +

@@ -19,8 +19,8 @@ import {
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { ApiKeyScopeName, Uuid } from '../schema-types';
-import type { Page } from '../services/paging';
-import { createKey, listKeys, revokeKey, type ApiKeyView, type CreatedApiKey } from '../services/api-key-service';
+import type { Page } from '../../services/paging';
+import { createKey, listKeys, revokeKey, type ApiKeyView, type CreatedApiKey } from '../../services/api-key-service';
 
 interface CreateApiKeyBody {
   /**

@@ -3,7 +3,7 @@ import { Body, Controller, Get, Path, Post, Put, Request, Response, Route, Secur
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { AppealActionName, Uuid } from '../schema-types';
-import { createAppeal, decideAppeal, getAppeal, type AppealView, type EvidenceLink } from '../services/appeal-service';
+import { createAppeal, decideAppeal, getAppeal, type AppealView, type EvidenceLink } from '../../services/appeal-service';
 
 interface CreateAppealBody {
   /** @maxLength 36 */

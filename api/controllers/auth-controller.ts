@@ -1,9 +1,9 @@
 import type { Request as ExpressRequest } from 'express';
 import { Body, Controller, Get, Post, Request, Response, Route, Security, SuccessResponse, Tags, OperationId, Example } from 'tsoa';
 import type { Caller } from '../auth/authentication';
-import type { IssuedToken } from '../auth/tokens';
+import type { IssuedToken } from '../../services/tokens';
 import type { Problem } from '../problem';
-import { currentUser, login, registerUser, type UserView } from '../services/auth-service';
+import { currentUser, login, registerUser, type UserView } from '../../services/auth-service';
 
 interface RegisterBody {
   /**

@@ -1,7 +1,7 @@
 import type { Request as ExpressRequest } from 'express';
 import { Body, Controller, Header, Post, Request, Response, Route, SuccessResponse, Tags, OperationId } from 'tsoa';
 import type { Problem } from '../problem';
-import { handleSandboxCallback } from '../services/callback-service';
+import { handleSandboxCallback } from '../../services/callback-service';
 
 interface SandboxCallbackBody {
   /** @maxLength 100 */

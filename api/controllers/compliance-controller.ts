@@ -15,9 +15,9 @@ import {
   type ComplianceReportView,
   type ScreeningReviewView,
   type ScreenResultView,
-} from '../services/compliance-service';
-import type { Page } from '../services/paging';
-import { floatReconciliation, type ReconciliationView } from '../services/reconciliation-service';
+} from '../../services/compliance-service';
+import type { Page } from '../../services/paging';
+import { floatReconciliation, type ReconciliationView } from '../../services/reconciliation-service';
 
 interface BlocklistEntryBody {
   /**

@@ -3,8 +3,8 @@ import { Controller, Get, OperationId, Query, Request, Response, Route, Security
 import type { Caller } from '../auth/authentication';
 import type { EventBody } from '../../domain/webhooks/events';
 import type { Problem } from '../problem';
-import type { Page } from '../services/paging';
-import { listCallerEvents } from '../services/event-service';
+import type { Page } from '../../services/paging';
+import { listCallerEvents } from '../../services/event-service';
 
 /**
  * Events (SPEC §12): every state change of the caller's orders, deposits, wallet credits, appeals, KYC, P2P

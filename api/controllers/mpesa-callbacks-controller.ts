@@ -8,7 +8,7 @@ import {
   handleStkCallback,
   type C2bAck,
   type DarajaAck,
-} from '../services/mpesa-callback-service';
+} from '../../services/mpesa-callback-service';
 
 interface StkCallbackItem {
   Name: string;

@@ -18,8 +18,8 @@ import {
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { AdAssetName, AdFiatName, AdPaymentMethodName, AdSideName, Uuid } from '../schema-types';
-import type { Page } from '../services/paging';
-import { changeAd, createAd, getAd, listAds, p2pHistory, type AdView, type P2pHistoryItem } from '../services/p2p-service';
+import type { Page } from '../../services/paging';
+import { changeAd, createAd, getAd, listAds, p2pHistory, type AdView, type P2pHistoryItem } from '../../services/p2p-service';
 
 /**
  * How the fiat leg is paid: `mpesa`, `airtel_money` or `bank_transfer` (checked against the list by the ad's rules).

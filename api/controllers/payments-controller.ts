@@ -26,8 +26,8 @@ import {
   type OrderSummary,
   type OrderView,
   type PaymentAccepted,
-} from '../services/payment-service';
-import type { Page } from '../services/paging';
+} from '../../services/payment-service';
+import type { Page } from '../../services/paging';
 
 /**
  * Where the money goes; the fields depend on `method`:

@@ -1,6 +1,6 @@
 import { Controller, Get, Query, Response, Route, Tags, OperationId } from 'tsoa';
 import type { Problem } from '../problem';
-import { bankDirectory, listExchanges, type BankDirectory, type ExchangeList } from '../services/platform-service';
+import { bankDirectory, listExchanges, type BankDirectory, type ExchangeList } from '../../services/platform-service';
 
 /**
  * Where money can go: the catalogue Paygate discovers and keeps fresh in the background (crypto exchanges

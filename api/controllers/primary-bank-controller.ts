@@ -5,7 +5,7 @@ import {
   primaryBankTransactions,
   type PrimaryBankBalance,
   type PrimaryBankTransactions,
-} from '../services/primary-bank-service';
+} from '../../services/primary-bank-service';
 
 /**
  * Extension: the primary bank's `balance` and `transactions` capabilities, read live through its connector

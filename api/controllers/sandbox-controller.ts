@@ -1,7 +1,7 @@
 import { Body, Controller, Post, Response, Route, Security, SuccessResponse, Tags, OperationId } from 'tsoa';
 import type { Problem } from '../problem';
 import type { Uuid } from '../schema-types';
-import { simulateBankCredit, simulateC2b, simulateCryptoDeposit, type SimulatedArrival } from '../services/sandbox-money-service';
+import { simulateBankCredit, simulateC2b, simulateCryptoDeposit, type SimulatedArrival } from '../../services/sandbox-money-service';
 
 interface SandboxC2bBody {
   /**

@@ -3,8 +3,8 @@ import { Body, Controller, Get, Path, Put, Query, Request, Response, Route, Secu
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { KycStatusName, Uuid } from '../schema-types';
-import type { Page } from '../services/paging';
-import { getUser, listUsers, updateKyc, type UserDetailView } from '../services/users-service';
+import type { Page } from '../../services/paging';
+import { getUser, listUsers, updateKyc, type UserDetailView } from '../../services/users-service';
 
 /**
  * Either the user's own submission, or compliance's decision on someone else's:

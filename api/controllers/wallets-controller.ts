@@ -19,7 +19,7 @@ import {
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { CryptoAssetCode, CurrencyCode, NetworkCode, Uuid } from '../schema-types';
-import type { Page } from '../services/paging';
+import type { Page } from '../../services/paging';
 import {
   assignDeposit,
   getDeposit,
@@ -34,7 +34,7 @@ import {
   type StatementLine,
   type UnmatchedDepositView,
   type Wallets,
-} from '../services/wallet-service';
+} from '../../services/wallet-service';
 
 interface DepositBody {
   /**

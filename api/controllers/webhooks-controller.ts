@@ -18,7 +18,7 @@ import {
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { Uuid } from '../schema-types';
-import type { Page } from '../services/paging';
+import type { Page } from '../../services/paging';
 import {
   disableWebhookEndpoint,
   listWebhookEndpoints,
@@ -28,7 +28,7 @@ import {
   type CreatedWebhookEndpoint,
   type WebhookDeliveryView,
   type WebhookEndpointView,
-} from '../services/webhook-service';
+} from '../../services/webhook-service';
 
 interface RegisterWebhookBody {
   /**

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { rateLimitKeyOf } from '../../domain/client-address';
 import { authenticateRequest } from '../auth/authentication';
-import { consumeApiQuota, rateLimitHeaders } from '../services/rate-limits';
+import { consumeApiQuota, rateLimitHeaders } from '../../services/rate-limits';
 
 /**
  * The API quota (SPEC §12): every request under /api/v1 counts against its caller — the API key it came

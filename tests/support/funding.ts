@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Currency } from '../../domain/money';
-import { recordMoneyIn } from '../../workflows/activities/deposits';
+import { recordMoneyIn } from '../../services/money-in';
 
 /**
  * Money in for a test's payer, through the one crediting path (as a sandbox bank credit): every shilling a

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { AppError } from '../../platform/errors';
 import { uuidv7 } from '../../platform/ids';
-import { decodeCursor, encodeCursor, pageLimit } from '../../api/services/paging';
+import { decodeCursor, encodeCursor, pageLimit } from '../../services/paging';
 
 function expectFieldError(fn: () => unknown, field: string): void {
   try {

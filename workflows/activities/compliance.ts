@@ -3,21 +3,16 @@ import type { Config } from '../../platform/config';
 import { heartbeating } from './heartbeat';
 import { buildSection } from '../../domain/compliance/report';
 import type { ComplianceReportInput, ReportSection } from '../../domain/compliance/report-contract';
-import { Screener, type ScreeningItem } from '../../domain/compliance/screening';
-import {
-  blocklistChangesSince,
-  expireReviewOfOrder,
-  recordScreeningHit,
-  reviewOfOrder,
-  screenRemembering,
-} from '../../repositories/compliance';
+import type { Screener, ScreeningItem } from '../../domain/compliance/screening';
+import { screener as sharedScreener } from '../../services/screener';
+import { expireReviewOfOrder, recordScreeningHit, reviewOfOrder, screenRemembering } from '../../repositories/compliance';
 import { beginReport, completeReport, runReportStatement, saveReportSection } from '../../repositories/compliance-reports';
 import { orderToScreen, transitionOrder, type OrderToScreen } from '../../repositories/orders';
 import { inTransaction } from '../../repositories/transaction';
 
 export interface ComplianceActivityDeps {
   config: Config;
-  /** Defaults to a screener of its own over the blocklist's change feed. */
+  /** Defaults to the process's one screener (`services/screener.ts`). */
   screener?: Screener;
 }
 
@@ -72,7 +67,7 @@ function paymentScreeningItems(order: OrderToScreen): ScreeningItem[] {
  * report's steps. Idempotent: on the order id, and on the report id (the workflow run id).
  */
 export function createComplianceActivities({ config, screener }: ComplianceActivityDeps) {
-  const screening = screener ?? new Screener(blocklistChangesSince, config.compliance.screening);
+  const screening = screener ?? sharedScreener();
   const reviewSlaMs = config.compliance.screening.reviewSlaMs;
 
   return {

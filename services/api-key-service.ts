@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { AppError, notFound, validationError } from '../../platform/errors';
-import { isUuid, uuidv7 } from '../../platform/ids';
-import { componentLogger } from '../../platform/logger';
-import { API_KEY_MODES, API_KEY_SCOPES, checkScopes, keyPrefix, type ApiKeyMode } from '../../domain/api-keys';
-import { createApiKey, findApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../repositories/api-keys';
-import { apiKeyHash, type Caller } from '../auth/authentication';
+import { AppError, notFound, validationError } from '../platform/errors';
+import { isUuid, uuidv7 } from '../platform/ids';
+import { componentLogger } from '../platform/logger';
+import { API_KEY_MODES, API_KEY_SCOPES, checkScopes, keyPrefix, type ApiKeyMode } from '../domain/api-keys';
+import { createApiKey, findApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../repositories/api-keys';
+import { apiKeyHash } from '../domain/api-keys';
+import type { Caller } from '../domain/caller';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 
 const log = componentLogger('api-keys');

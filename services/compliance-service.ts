@@ -1,7 +1,7 @@
-import { config } from '../../platform/config';
-import { isUuid } from '../../platform/ids';
-import { AppError, validationError, type FieldError } from '../../platform/errors';
-import { componentLogger } from '../../platform/logger';
+import { config } from '../platform/config';
+import { isUuid } from '../platform/ids';
+import { AppError, validationError, type FieldError } from '../platform/errors';
+import { componentLogger } from '../platform/logger';
 import {
   BLOCKLIST_SOURCES,
   BLOCKLIST_TYPES,
@@ -11,19 +11,12 @@ import {
   normaliseBlocklistValue,
   type BlocklistSource,
   type BlocklistType,
-} from '../../domain/compliance/normalise';
-import { reportToCsv, usdToKesMinorCeil, type ReportSections } from '../../domain/compliance/report';
-import { REPORT_SECTIONS, type ComplianceReportInput } from '../../domain/compliance/report-contract';
-import {
-  Screener,
-  type ReviewStatus,
-  type ScreeningContext,
-  type ScreeningItem,
-  type ScreeningMatch,
-} from '../../domain/compliance/screening';
+} from '../domain/compliance/normalise';
+import { reportToCsv, usdToKesMinorCeil, type ReportSections } from '../domain/compliance/report';
+import { REPORT_SECTIONS, type ComplianceReportInput } from '../domain/compliance/report-contract';
+import { type ReviewStatus, type ScreeningContext, type ScreeningItem, type ScreeningMatch } from '../domain/compliance/screening';
 import {
   addEntry,
-  blocklistChangesSince,
   decideReview,
   findReview,
   listEntries,
@@ -33,25 +26,18 @@ import {
   type ReviewRow,
   type EntryFilter,
   type EntryRow,
-} from '../../repositories/compliance';
-import { findCompletedReport } from '../../repositories/compliance-reports';
-import { complianceReportResult, signalScreeningDecision } from '../../workflows/client';
-import { releaseClearedDeposit } from '../../workflows/activities/deposits';
-import { inTransaction, type Tx } from '../../repositories/transaction';
+} from '../repositories/compliance';
+import { findCompletedReport } from '../repositories/compliance-reports';
+import { complianceReportResult, signalScreeningDecision } from '../workflows/client';
+import { releaseClearedDeposit } from './money-in';
+import { inTransaction, type Tx } from '../repositories/transaction';
+import { screener } from './screener';
 import { limitScreeningSearch } from './rate-limits';
-import type { Caller } from '../auth/authentication';
+import type { Caller } from '../domain/caller';
 import { parseInstant } from './instants';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 
 const log = componentLogger('compliance');
-
-let shared: Screener | undefined;
-
-/** The api process's screener: the blocklist in memory, brought up to date before each screening. */
-function screener(): Screener {
-  shared ??= new Screener(blocklistChangesSince, config().compliance.screening);
-  return shared;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Screening outside workflows: registration, KYC submission (and ad posting, with P2P)

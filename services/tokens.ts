@@ -1,7 +1,7 @@
 import { createSecretKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import type { Config } from '../../platform/config';
-import type { Role } from '../../domain/users';
+import type { Config } from '../platform/config';
+import type { Role } from '../domain/users';
 
 export interface AccessTokenClaims {
   sub: string;

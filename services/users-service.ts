@@ -1,9 +1,9 @@
-import { AppError, validationError, type FieldError } from '../../platform/errors';
-import { isUuid } from '../../platform/ids';
-import { KYC_ID_TYPES, type KycIdType } from '../../domain/users';
-import { KYC_STATUSES, type KycStatus } from '../../domain/users';
-import { normaliseDocumentNumber } from '../../domain/compliance/normalise';
-import { inTransaction, isDuplicate, type Tx } from '../../repositories/transaction';
+import { AppError, validationError, type FieldError } from '../platform/errors';
+import { isUuid } from '../platform/ids';
+import { KYC_ID_TYPES, type KycIdType } from '../domain/users';
+import { KYC_STATUSES, type KycStatus } from '../domain/users';
+import { normaliseDocumentNumber } from '../domain/compliance/normalise';
+import { inTransaction, isDuplicate, type Tx } from '../repositories/transaction';
 import {
   decideKycSubmission,
   findUserWithKyc,
@@ -16,8 +16,8 @@ import {
   type KycSubmission,
   type UserFilter,
   type UserRow,
-} from '../../repositories/users';
-import { isStaff, type Caller } from '../auth/authentication';
+} from '../repositories/users';
+import { isStaff, type Caller } from '../domain/caller';
 import { toUserView, type UserView } from './auth-service';
 import { refuseOnScreeningHit } from './compliance-service';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';

@@ -1,4 +1,4 @@
-import { validationError } from '../../platform/errors';
+import { validationError } from '../platform/errors';
 
 export interface Page<T> {
   data: T[];

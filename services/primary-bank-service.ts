@@ -1,8 +1,8 @@
-import { config } from '../../platform/config';
-import { AppError } from '../../platform/errors';
-import { createConnectors } from '../../connectors';
-import { JengaConnector, type JengaBalance, type JengaStatementLine } from '../../connectors/jenga';
-import { RailError } from '../../connectors/types';
+import { config } from '../platform/config';
+import { AppError } from '../platform/errors';
+import { createConnectors } from '../connectors';
+import { JengaConnector, type JengaBalance, type JengaStatementLine } from '../connectors/jenga';
+import { RailError } from '../connectors/types';
 
 export interface PrimaryBankBalance extends JengaBalance {
   bank_code: string;

@@ -1,9 +1,9 @@
-import type { Caller } from '../auth/authentication';
-import { isStaff } from '../auth/authentication';
-import { config } from '../../platform/config';
-import { AppError, notFound, validationError, type FieldError } from '../../platform/errors';
-import { isUuid, uuidv7 } from '../../platform/ids';
-import { componentLogger } from '../../platform/logger';
+import type { Caller } from '../domain/caller';
+import { isStaff } from '../domain/caller';
+import { config } from '../platform/config';
+import { AppError, notFound, validationError, type FieldError } from '../platform/errors';
+import { isUuid, uuidv7 } from '../platform/ids';
+import { componentLogger } from '../platform/logger';
 import {
   APPEAL_ACTIONS,
   APPEAL_REASONS,
@@ -13,12 +13,12 @@ import {
   type AppealResolution,
   type AppealStatus,
   type AppealWorkflowInput,
-} from '../../domain/appeals/contract';
-import { isDuplicate } from '../../repositories/transaction';
-import { findOrder } from '../../repositories/orders';
-import { isCurrency, parseAmount } from '../../domain/money';
-import { createAppealRecord, findAppeal, orderParties, type AppealRow } from '../../repositories/appeals';
-import { decideAppealWorkflow, startAppealWorkflow } from '../../workflows/client';
+} from '../domain/appeals/contract';
+import { isDuplicate } from '../repositories/transaction';
+import { findOrder } from '../repositories/orders';
+import { isCurrency, parseAmount } from '../domain/money';
+import { createAppealRecord, findAppeal, orderParties, type AppealRow } from '../repositories/appeals';
+import { decideAppealWorkflow, startAppealWorkflow } from '../workflows/client';
 
 const log = componentLogger('appeals');
 

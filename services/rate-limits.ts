@@ -1,8 +1,8 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { rateLimitKeyOf } from '../../domain/client-address';
-import { config } from '../../platform/config';
-import { AppError } from '../../platform/errors';
-import { redis } from '../../platform/redis';
+import { rateLimitKeyOf } from '../domain/client-address';
+import { config } from '../platform/config';
+import { AppError } from '../platform/errors';
+import { redis } from '../platform/redis';
 
 /**
  * Login and registration limits, kept in Redis so that every api instance shares them. Addresses are

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { config } from '../../platform/config';
-import { notFound, validationError } from '../../platform/errors';
-import { parseAmount, type Currency } from '../../domain/money';
-import { CRYPTO_ASSETS, isCryptoAsset } from '../../domain/wallets';
-import type { PaymentMethod } from '../../domain/orders';
-import { findUser } from '../../repositories/users';
+import { config } from '../platform/config';
+import { notFound, validationError } from '../platform/errors';
+import { parseAmount, type Currency } from '../domain/money';
+import { CRYPTO_ASSETS, isCryptoAsset } from '../domain/wallets';
+import type { PaymentMethod } from '../domain/orders';
+import { findUser } from '../repositories/users';
 import { creditIncoming, type DepositView } from './wallet-service';
 
 /**

@@ -1,9 +1,9 @@
-import type { Caller } from '../auth/authentication';
-import { isStaff } from '../auth/authentication';
-import { config } from '../../platform/config';
-import { AppError, validationError } from '../../platform/errors';
-import { isUuid, uuidv7 } from '../../platform/ids';
-import { formatAmount, parseAmount, type Currency } from '../../domain/money';
+import type { Caller } from '../domain/caller';
+import { isStaff } from '../domain/caller';
+import { config } from '../platform/config';
+import { AppError, validationError } from '../platform/errors';
+import { isUuid, uuidv7 } from '../platform/ids';
+import { formatAmount, parseAmount, type Currency } from '../domain/money';
 import {
   AD_ASSETS,
   AD_FIATS,
@@ -21,11 +21,11 @@ import {
   type AdSide,
   type AdStatus,
   type PriceType,
-} from '../../domain/p2p/ads';
+} from '../domain/p2p/ads';
 import { refuseOnScreeningHit } from './compliance-service';
-import { posterIdentity } from '../../repositories/users';
-import { InsufficientFunds } from '../../repositories/ledger';
-import { adEscrow } from '../../domain/p2p/wallet-trade';
+import { posterIdentity } from '../repositories/users';
+import { InsufficientFunds } from '../repositories/ledger';
+import { adEscrow } from '../domain/p2p/wallet-trade';
 import {
   closeAdAndReturnEscrow,
   createAdRecord,
@@ -39,8 +39,8 @@ import {
   type AdFilter,
   type AdRow,
   type HistoryRow,
-} from '../../repositories/p2p';
-import { inTransaction, type Tx } from '../../repositories/transaction';
+} from '../repositories/p2p';
+import { inTransaction, type Tx } from '../repositories/transaction';
 import { decodeCursor, decodeCursorKey, encodeCursor, pageLimit, UUID_PATTERN, type Page } from './paging';
 
 export interface AdView {

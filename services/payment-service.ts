@@ -1,18 +1,18 @@
-import type { Caller } from '../auth/authentication';
-import { isStaff } from '../auth/authentication';
-import { config } from '../../platform/config';
-import { AppError, validationError } from '../../platform/errors';
-import { isUuid, uuidv7 } from '../../platform/ids';
-import { componentLogger } from '../../platform/logger';
-import { deferStartWhileBackingOff, noteStartFailed } from '../../platform/temporal';
-import type { KycStatus } from '../../domain/users';
-import { ORDER_STATUSES, PAYMENT_METHODS, type OrderEventKind, type OrderStatus, type PaymentMethod } from '../../domain/orders';
-import { evaluateTierLimits } from '../../domain/limits';
-import { feeFor } from '../../domain/fees';
-import { CURRENCIES, formatAmount, toKesMinor, type Currency } from '../../domain/money';
-import { validatePaymentRequest, type PaymentRequestInput } from '../../domain/payment-request';
+import type { Caller } from '../domain/caller';
+import { isStaff } from '../domain/caller';
+import { config } from '../platform/config';
+import { AppError, validationError } from '../platform/errors';
+import { isUuid, uuidv7 } from '../platform/ids';
+import { componentLogger } from '../platform/logger';
+import { deferStartWhileBackingOff, noteStartFailed } from '../platform/temporal';
+import type { KycStatus } from '../domain/users';
+import { ORDER_STATUSES, PAYMENT_METHODS, type OrderEventKind, type OrderStatus, type PaymentMethod } from '../domain/orders';
+import { evaluateTierLimits } from '../domain/limits';
+import { feeFor } from '../domain/fees';
+import { CURRENCIES, formatAmount, toKesMinor, type Currency } from '../domain/money';
+import { validatePaymentRequest, type PaymentRequestInput } from '../domain/payment-request';
 import { checkDestination } from './destinations';
-import type { BankRoute } from '../../domain/discovery/routing';
+import type { BankRoute } from '../domain/discovery/routing';
 import {
   createOrder,
   findOrderByIdempotencyKey,
@@ -23,13 +23,13 @@ import {
   type OrderFilter,
   type OrderRecord,
   type OrderRow,
-} from '../../repositories/orders';
-import { inTransaction, isDuplicate, type Tx } from '../../repositories/transaction';
-import { kycStatusOf } from '../../repositories/users';
-import { paymentWorkflowId } from '../../workflows/shared';
-import { payerWallet } from '../../domain/ledger';
-import { balanceOf } from '../../repositories/ledger';
-import { startPaymentWorkflow } from '../../workflows/client';
+} from '../repositories/orders';
+import { inTransaction, isDuplicate, type Tx } from '../repositories/transaction';
+import { kycStatusOf } from '../repositories/users';
+import { paymentWorkflowId } from '../workflows/shared';
+import { payerWallet } from '../domain/ledger';
+import { balanceOf } from '../repositories/ledger';
+import { startPaymentWorkflow } from '../workflows/client';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 import { quoteTrade, recordTrade } from './p2p-service';
 import { assertKeyReachesRail } from './api-key-service';

@@ -1,6 +1,6 @@
-import { config } from '../../platform/config';
-import { isUuid } from '../../platform/ids';
-import { componentLogger } from '../../platform/logger';
+import { config } from '../platform/config';
+import { isUuid } from '../platform/ids';
+import { componentLogger } from '../platform/logger';
 import {
   DarajaConnector,
   parseC2bNotification,
@@ -11,13 +11,13 @@ import {
   type DarajaResult,
   type DarajaResultKind,
   type StkCallback,
-} from '../../connectors/daraja';
-import { normaliseDepositReference } from '../../domain/wallets';
-import { userByDepositReference } from '../../repositories/users';
-import { createConnectors, type RailOutcome } from '../../connectors';
-import { findDeposit } from '../../repositories/deposits';
-import { findOrder } from '../../repositories/orders';
-import { signalDepositOutcome } from '../../workflows/client';
+} from '../connectors/daraja';
+import { normaliseDepositReference } from '../domain/wallets';
+import { userByDepositReference } from '../repositories/users';
+import { createConnectors, type RailOutcome } from '../connectors';
+import { findDeposit } from '../repositories/deposits';
+import { findOrder } from '../repositories/orders';
+import { signalDepositOutcome } from '../workflows/client';
 import { deliverRailOutcome } from './rail-outcome';
 import { creditIncoming, depositOverCap } from './wallet-service';
 

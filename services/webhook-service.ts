@@ -1,8 +1,8 @@
-import { config } from '../../platform/config';
-import { AppError, notFound, validationError } from '../../platform/errors';
-import { isUuid, uuidv7 } from '../../platform/ids';
-import { checkWebhookTarget, WebhookTargetError } from '../../connectors/webhook-targets';
-import { newWebhookSecret } from '../../domain/webhooks/signing';
+import { config } from '../platform/config';
+import { AppError, notFound, validationError } from '../platform/errors';
+import { isUuid, uuidv7 } from '../platform/ids';
+import { checkWebhookTarget, WebhookTargetError } from '../connectors/webhook-targets';
+import { newWebhookSecret } from '../domain/webhooks/signing';
 import {
   createEndpointWithin,
   disableEndpoint,
@@ -12,8 +12,8 @@ import {
   requeueDelivery,
   type DeliveryLogRow,
   type EndpointRow,
-} from '../../repositories/webhooks';
-import type { Caller } from '../auth/authentication';
+} from '../repositories/webhooks';
+import type { Caller } from '../domain/caller';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 
 export interface WebhookEndpointView {

@@ -1,7 +1,7 @@
-import { validationError } from '../../platform/errors';
-import { eventBody, orderFacts, parseEventTypeFilter, type EventBody } from '../../domain/webhooks/events';
-import { listEvents } from '../../repositories/webhooks';
-import type { Caller } from '../auth/authentication';
+import { validationError } from '../platform/errors';
+import { eventBody, orderFacts, parseEventTypeFilter, type EventBody } from '../domain/webhooks/events';
+import { listEvents } from '../repositories/webhooks';
+import type { Caller } from '../domain/caller';
 import { parseInstant } from './instants';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 

@@ -1,11 +1,11 @@
-import { config } from '../../platform/config';
-import { AppError } from '../../platform/errors';
-import { isUuid } from '../../platform/ids';
-import { describeFailure, verifySandboxCallback, type SandboxCallbackBody } from '../../connectors/sandbox';
-import type { RailOutcomeSignal } from '../../workflows/shared';
-import { findDeposit } from '../../repositories/deposits';
-import { findOrder } from '../../repositories/orders';
-import { signalDepositOutcome } from '../../workflows/client';
+import { config } from '../platform/config';
+import { AppError } from '../platform/errors';
+import { isUuid } from '../platform/ids';
+import { describeFailure, verifySandboxCallback, type SandboxCallbackBody } from '../connectors/sandbox';
+import type { RailOutcomeSignal } from '../workflows/shared';
+import { findDeposit } from '../repositories/deposits';
+import { findOrder } from '../repositories/orders';
+import { signalDepositOutcome } from '../workflows/client';
 import { deliverRailOutcome } from './rail-outcome';
 
 /** Whether any method pays through the sandbox rail: without one, its callback endpoint is not mounted. */

@@ -1,14 +1,14 @@
-import { config } from '../../platform/config';
-import { componentLogger } from '../../platform/logger';
-import { CURRENCY_SCALE, decimalToScaled, exactMinor, isCurrency, type Currency } from '../../domain/money';
-import type { PaymentMethod } from '../../domain/orders';
-import { reconcile, type CurrencyReconciliation, type RailReport } from '../../domain/reconciliation';
-import { CRYPTO_ASSETS, railMethodOf, type CryptoAsset } from '../../domain/wallets';
-import { createConnectors } from '../../connectors';
-import { CcxtTransferConnector } from '../../connectors/ccxt-transfer';
-import { sandboxInflows } from '../../repositories/deposits';
-import { classBalances } from '../../repositories/ledger';
-import { settledSandboxPayouts } from '../../repositories/sandbox-transfers';
+import { config } from '../platform/config';
+import { componentLogger } from '../platform/logger';
+import { CURRENCY_SCALE, decimalToScaled, exactMinor, isCurrency, type Currency } from '../domain/money';
+import type { PaymentMethod } from '../domain/orders';
+import { reconcile, type CurrencyReconciliation, type RailReport } from '../domain/reconciliation';
+import { CRYPTO_ASSETS, railMethodOf, type CryptoAsset } from '../domain/wallets';
+import { createConnectors } from '../connectors';
+import { CcxtTransferConnector } from '../connectors/ccxt-transfer';
+import { sandboxInflows } from '../repositories/deposits';
+import { classBalances } from '../repositories/ledger';
+import { settledSandboxPayouts } from '../repositories/sandbox-transfers';
 import { primaryBankBalance } from './primary-bank-service';
 
 const log = componentLogger('reconciliation');

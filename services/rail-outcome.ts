@@ -1,10 +1,10 @@
-import { AppError } from '../../platform/errors';
-import { componentLogger } from '../../platform/logger';
-import type { RailOutcome } from '../../connectors';
-import { isTerminal, type OrderStatus } from '../../domain/orders';
-import { statusOf, type OrderRecord } from '../../repositories/orders';
-import { recordLateResult as insertLateResult } from '../../repositories/rails';
-import { signalRailOutcome } from '../../workflows/client';
+import { AppError } from '../platform/errors';
+import { componentLogger } from '../platform/logger';
+import type { RailOutcome } from '../connectors';
+import { isTerminal, type OrderStatus } from '../domain/orders';
+import { statusOf, type OrderRecord } from '../repositories/orders';
+import { recordLateResult as insertLateResult } from '../repositories/rails';
+import { signalRailOutcome } from '../workflows/client';
 
 const log = componentLogger('rail-outcomes');
 

@@ -1,7 +1,7 @@
-import { validationError } from '../../platform/errors';
-import type { ValidPaymentRequest } from '../../domain/payment-request';
-import { bankRoute, type BankRoute } from '../../domain/discovery/routing';
-import { activeBank, isActiveExchange } from '../../repositories/catalogue';
+import { validationError } from '../platform/errors';
+import type { ValidPaymentRequest } from '../domain/payment-request';
+import { bankRoute, type BankRoute } from '../domain/discovery/routing';
+import { activeBank, isActiveExchange } from '../repositories/catalogue';
 
 /**
  * Payments go only where the catalogue says Paygate can pay: a bank transfer to an active bank of the

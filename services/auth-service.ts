@@ -1,13 +1,13 @@
 import { Algorithm, hash, verify } from '@node-rs/argon2';
-import { config } from '../../platform/config';
-import { AppError, validationError } from '../../platform/errors';
-import { uuidv7 } from '../../platform/ids';
-import { componentLogger } from '../../platform/logger';
-import type { Role } from '../../domain/users';
-import { normaliseKenyanPhone } from '../../domain/phone';
-import { inTransaction, isDuplicate } from '../../repositories/transaction';
-import { createUser, findUser, findUserByEmail, setRoles, type UserRecord } from '../../repositories/users';
-import { issueAccessToken, type IssuedToken } from '../auth/tokens';
+import { config } from '../platform/config';
+import { AppError, validationError } from '../platform/errors';
+import { uuidv7 } from '../platform/ids';
+import { componentLogger } from '../platform/logger';
+import type { Role } from '../domain/users';
+import { normaliseKenyanPhone } from '../domain/phone';
+import { inTransaction, isDuplicate } from '../repositories/transaction';
+import { createUser, findUser, findUserByEmail, setRoles, type UserRecord } from '../repositories/users';
+import { issueAccessToken, type IssuedToken } from './tokens';
 import { recordScreeningReview, refuseIfBlocked } from './compliance-service';
 import { claimLoginAttempt, clearFailedLogins, limitLoginByIp, limitRegisterByIp } from './rate-limits';
 

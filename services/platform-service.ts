@@ -1,15 +1,9 @@
-import { config } from '../../platform/config';
-import { AppError, type FieldError } from '../../platform/errors';
-import { createConnectors, type RailConnector } from '../../connectors';
-import { ADDITIONAL_BANK_CAPABILITIES, PRIMARY_BANK_CAPABILITIES } from '../../domain/discovery/bank-registry';
-import {
-  normaliseCountry,
-  type ExchangeFees,
-  type ExchangeSource,
-  type ExchangeStatus,
-  type ExchangeUrls,
-} from '../../connectors/exchanges';
-import { routesInto, type BankRoute } from '../../domain/discovery/routing';
+import { config } from '../platform/config';
+import { AppError, type FieldError } from '../platform/errors';
+import { createConnectors, type RailConnector } from '../connectors';
+import { ADDITIONAL_BANK_CAPABILITIES, PRIMARY_BANK_CAPABILITIES } from '../domain/discovery/bank-registry';
+import { normaliseCountry, type ExchangeFees, type ExchangeSource, type ExchangeStatus, type ExchangeUrls } from '../connectors/exchanges';
+import { routesInto, type BankRoute } from '../domain/discovery/routing';
 import {
   activeBanks,
   lastRefresh,
@@ -17,7 +11,7 @@ import {
   type BankRecord,
   type ExchangeFilter,
   type ExchangeRecord,
-} from '../../repositories/catalogue';
+} from '../repositories/catalogue';
 import { decodeCursorKey, encodeCursor, pageLimit, type Page } from './paging';
 
 export interface ExchangeView {

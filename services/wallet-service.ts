@@ -1,12 +1,12 @@
-import { AppError, notFound, validationError } from '../../platform/errors';
-import { isUuid } from '../../platform/ids';
-import { componentLogger } from '../../platform/logger';
-import { CURRENCIES, formatAmount, isCurrency, parseAmount, toKesMinor, type Currency } from '../../domain/money';
-import { evaluateBalanceCap, type LimitBreach } from '../../domain/limits';
-import { CRYPTO_ASSETS, depositLines, isCryptoAsset, walletAccount, type DepositChannel, type DepositStatus } from '../../domain/wallets';
-import { createConnectors } from '../../connectors';
-import { CcxtTransferConnector } from '../../connectors/ccxt-transfer';
-import { RailError } from '../../connectors/types';
+import { AppError, notFound, validationError } from '../platform/errors';
+import { isUuid } from '../platform/ids';
+import { componentLogger } from '../platform/logger';
+import { CURRENCIES, formatAmount, isCurrency, parseAmount, toKesMinor, type Currency } from '../domain/money';
+import { evaluateBalanceCap, type LimitBreach } from '../domain/limits';
+import { CRYPTO_ASSETS, depositLines, isCryptoAsset, walletAccount, type DepositChannel, type DepositStatus } from '../domain/wallets';
+import { createConnectors } from '../connectors';
+import { CcxtTransferConnector } from '../connectors/ccxt-transfer';
+import { RailError } from '../connectors/types';
 import {
   assignUnmatched,
   findDeposit,
@@ -15,16 +15,16 @@ import {
   pendingInForUser,
   settlePendingDeposit,
   type DepositRow,
-} from '../../repositories/deposits';
-import { startDepositWorkflow } from '../../workflows/client';
-import { normaliseKenyanPhone } from '../../domain/phone';
-import { config } from '../../platform/config';
+} from '../repositories/deposits';
+import { startDepositWorkflow } from '../workflows/client';
+import { normaliseKenyanPhone } from '../domain/phone';
+import { config } from '../platform/config';
 import { refuseOnScreeningHit } from './compliance-service';
-import { recordMoneyIn, type IncomingMoney } from '../../workflows/activities/deposits';
-import { accountStatement, heldForUser, postLines, walletBalances } from '../../repositories/ledger';
-import { inTransaction } from '../../repositories/transaction';
-import { depositReferenceOf, findUser, kycStatusOf } from '../../repositories/users';
-import { isStaff, type Caller } from '../auth/authentication';
+import { recordMoneyIn, type IncomingMoney } from './money-in';
+import { accountStatement, heldForUser, postLines, walletBalances } from '../repositories/ledger';
+import { inTransaction } from '../repositories/transaction';
+import { depositReferenceOf, findUser, kycStatusOf } from '../repositories/users';
+import { isStaff, type Caller } from '../domain/caller';
 import { assertKeyReachesRail } from './api-key-service';
 import { decodeCursorKey, encodeCursor, pageLimit, UUID_PATTERN, decodeCursor, type Page } from './paging';
 

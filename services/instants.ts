@@ -1,4 +1,4 @@
-import { validationError } from '../../platform/errors';
+import { validationError } from '../platform/errors';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 

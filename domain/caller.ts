@@ -1,0 +1,17 @@
+import type { ApiKeyMode } from './api-keys';
+import type { KycStatus, Role } from './users';
+
+/** The authenticated caller, as every use case sees it: who, with which roles, through which credential. */
+export interface Caller {
+  id: string;
+  roles: Role[];
+  /** Set when the request came with an API key: the caller acts within its scopes and mode. */
+  key?: { id: string; mode: ApiKeyMode; scopes: string[] };
+  /**
+   * The KYC status, read with the roles when this request was authenticated (the same row, the same read);
+   * use cases that decide on it use it rather than reading the row again. Absent on callers not made from a request.
+   */
+  kycStatus?: KycStatus;
+}
+
+export const isStaff = (caller: Caller): boolean => caller.roles.includes('compliance') || caller.roles.includes('admin');
