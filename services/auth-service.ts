@@ -8,7 +8,7 @@ import { normaliseKenyanPhone } from '../domain/phone';
 import { inTransaction, isDuplicate } from '../repositories/transaction';
 import { createUser, findUser, findUserByEmail, setRoles, type UserRecord } from '../repositories/users';
 import { issueAccessToken, type IssuedToken } from './tokens';
-import { recordScreeningReview, refuseIfBlocked } from './compliance-service';
+import { recordScreeningReview, refuseIfBlocked } from './screening';
 import { claimLoginAttempt, clearFailedLogins, limitLoginByIp, limitRegisterByIp } from './rate-limits';
 
 export interface RegisterInput {

@@ -14,15 +14,13 @@ import {
 } from '../domain/compliance/normalise';
 import { reportToCsv, usdToKesMinorCeil, type ReportSections } from '../domain/compliance/report';
 import { REPORT_SECTIONS, type ComplianceReportInput } from '../domain/compliance/report-contract';
-import { type ReviewStatus, type ScreeningContext, type ScreeningItem, type ScreeningMatch } from '../domain/compliance/screening';
+import { type ReviewStatus, type ScreeningContext } from '../domain/compliance/screening';
 import {
   addEntry,
   decideReview,
   findReview,
   listEntries,
   listReviews,
-  recordScreeningHit,
-  screenRemembering,
   type ReviewRow,
   type EntryFilter,
   type EntryRow,
@@ -30,60 +28,14 @@ import {
 import { findCompletedReport } from '../repositories/compliance-reports';
 import { complianceReportResult, signalScreeningDecision } from '../workflows/client';
 import { releaseClearedDeposit } from './money-in';
-import { inTransaction, type Tx } from '../repositories/transaction';
-import { screener } from './screener';
+import { inTransaction } from '../repositories/transaction';
+import { screener } from './screening';
 import { limitScreeningSearch } from './rate-limits';
 import type { Caller } from '../domain/caller';
 import { parseInstant } from './instants';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 
 const log = componentLogger('compliance');
-
-// ---------------------------------------------------------------------------------------------
-// Screening outside workflows: registration, KYC submission (and ad posting, with P2P)
-
-/**
- * Screen the items. A block is recorded and refused with 422 `blocked_by_compliance` (without saying which
- * entry). A review is recorded for staff (`needs_review`) and the request goes on: what is decided on it
- * applies to the next screenings of the same value (a confirmed pair blocks, a cleared one passes), and
- * every payment screens its payer again.
- */
-export async function refuseOnScreeningHit(context: ScreeningContext, userId: string | null, items: ScreeningItem[]): Promise<void> {
-  const review = await refuseIfBlocked(context, userId, items);
-  if (review) await recordScreeningReview(context, review, userId);
-}
-
-/** Record a review match for staff (`needs_review`), in `tx` when given. */
-export async function recordScreeningReview(
-  context: ScreeningContext,
-  match: ScreeningMatch,
-  userId: string | null,
-  tx?: Tx,
-): Promise<void> {
-  await recordScreeningHit({ context, match, userId }, tx);
-  log.info(
-    { context, userId, entryId: match.entryId, field: match.field, score: match.score, reason: match.reviewReason },
-    'screening review',
-  );
-}
-
-/**
- * Screen the items: a block is recorded and refused as `refuseOnScreeningHit` does; the best review match
- * is returned, not yet recorded. Registration records it with the new account's id, once that exists, so
- * staff see whose it is and its user can never decide it.
- */
-export async function refuseIfBlocked(
-  context: ScreeningContext,
-  userId: string | null,
-  items: ScreeningItem[],
-): Promise<ScreeningMatch | null> {
-  const [best] = await screenRemembering(screener(), items);
-  if (!best) return null;
-  if (best.verdict === 'review') return best;
-  await recordScreeningHit({ context, match: best, userId });
-  log.info({ context, userId, entryId: best.entryId, field: best.field, score: best.score }, 'screening hit');
-  throw new AppError('blocked_by_compliance', 'this request cannot be accepted; contact support if you think this is a mistake');
-}
 
 // ---------------------------------------------------------------------------------------------
 // Blocklist (SPEC §8)

@@ -1,7 +1,7 @@
 import { config } from '../platform/config';
 import { componentLogger } from '../platform/logger';
 import { evaluateBalanceCap, type LimitBreach } from '../domain/limits';
-import { toKesMinor, type Currency } from '../domain/money';
+import { formatAmount, toKesMinor, type Currency } from '../domain/money';
 import {
   SUSPENSE_COMPLIANCE,
   SUSPENSE_LIMITS,
@@ -19,13 +19,14 @@ import {
   findDeposit,
   holdRecordedDeposit,
   keepClearedDepositHeld,
+  pendingInForUser,
   recordDeposit,
   type DepositRow,
 } from '../repositories/deposits';
-import { balanceOf, postLines } from '../repositories/ledger';
+import { balanceOf, postLines, walletBalances } from '../repositories/ledger';
 import { inSavepoint, inTransaction, type Tx } from '../repositories/transaction';
 import { kycStatusOf, userByDepositReference } from '../repositories/users';
-import { screener } from './screener';
+import { screener } from './screening';
 
 /**
  * Money in (SPEC §11): the one crediting path every way in goes through — a paybill confirmation, a bank
@@ -194,4 +195,53 @@ export async function recordMoneyIn(incoming: IncomingMoney): Promise<{ row: Dep
     );
   }
   return result;
+}
+
+export interface DepositView {
+  deposit_id: string;
+  status: DepositStatus;
+  channel: DepositChannel;
+  currency: string;
+  amount: string;
+  /** The provider's transaction id (M-Pesa receipt or TransID, bank reference, txid). */
+  provider_reference: string | null;
+  failure_code: string | null;
+  failure_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const depositView = (d: DepositRow): DepositView => ({
+  deposit_id: d.id,
+  status: d.status,
+  channel: d.channel,
+  currency: d.currency,
+  amount: formatAmount(d.amount_minor, d.currency as Currency),
+  provider_reference: d.provider_reference,
+  failure_code: d.failure_code,
+  failure_reason: d.failure_reason,
+  created_at: new Date(d.created_at).toISOString(),
+  updated_at: new Date(d.updated_at).toISOString(),
+});
+
+/**
+ * Credit money that has arrived, exactly once per provider transaction (see `recordMoneyIn`): the deposit
+ * as the API shows it, and whether this call made it.
+ */
+export async function creditIncoming(incoming: IncomingMoney): Promise<{ deposit: DepositView; created: boolean }> {
+  const { row, created } = await recordMoneyIn(incoming);
+  return { deposit: depositView(row), created };
+}
+
+/**
+ * Refuse, before anything is asked of the payer, a deposit that would visibly take the wallet past its KYC
+ * tier's cap: what it holds, plus deposits still on their way, plus this one. (Money that arrives anyway is
+ * held in suspense by the crediting path, which the database keeps exact.)
+ */
+export async function depositOverCap(userId: string, currency: Currency, amountMinor: bigint): Promise<LimitBreach | null> {
+  const [balances, pending, kyc] = await Promise.all([walletBalances(userId), pendingInForUser(userId), kycStatusOf(userId)]);
+  const have = BigInt(balances.find((b) => b.currency === currency)?.balance ?? '0');
+  const coming = BigInt(pending.find((p) => p.currency === currency)?.pending ?? '0');
+  const { limits } = config();
+  return evaluateBalanceCap(kyc ?? 'unverified', toKesMinor(have + coming + amountMinor, currency, limits.fxToKes), limits);
 }

@@ -19,7 +19,7 @@ import { findDeposit } from '../repositories/deposits';
 import { findOrder } from '../repositories/orders';
 import { signalDepositOutcome } from '../workflows/client';
 import { deliverRailOutcome } from './rail-outcome';
-import { creditIncoming, depositOverCap } from './wallet-service';
+import { creditIncoming, depositOverCap } from './money-in';
 
 const log = componentLogger('mpesa-callbacks');
 

@@ -22,7 +22,7 @@ import {
   type AdStatus,
   type PriceType,
 } from '../domain/p2p/ads';
-import { refuseOnScreeningHit } from './compliance-service';
+import { refuseOnScreeningHit } from './screening';
 import { posterIdentity } from '../repositories/users';
 import { InsufficientFunds } from '../repositories/ledger';
 import { adEscrow } from '../domain/p2p/wallet-trade';

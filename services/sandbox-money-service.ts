@@ -5,7 +5,7 @@ import { parseAmount, type Currency } from '../domain/money';
 import { CRYPTO_ASSETS, isCryptoAsset } from '../domain/wallets';
 import type { PaymentMethod } from '../domain/orders';
 import { findUser } from '../repositories/users';
-import { creditIncoming, type DepositView } from './wallet-service';
+import { creditIncoming, type DepositView } from './money-in';
 
 /**
  * Sandbox simulators for money in (SPEC §11): make money arrive as a provider would report it, through the

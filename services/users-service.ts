@@ -19,7 +19,7 @@ import {
 } from '../repositories/users';
 import { isStaff, type Caller } from '../domain/caller';
 import { toUserView, type UserView } from './auth-service';
-import { refuseOnScreeningHit } from './compliance-service';
+import { refuseOnScreeningHit } from './screening';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 
 export interface KycChangeView {

@@ -1,9 +1,8 @@
 import { AppError, notFound, validationError } from '../platform/errors';
 import { isUuid } from '../platform/ids';
 import { componentLogger } from '../platform/logger';
-import { CURRENCIES, formatAmount, isCurrency, parseAmount, toKesMinor, type Currency } from '../domain/money';
-import { evaluateBalanceCap, type LimitBreach } from '../domain/limits';
-import { CRYPTO_ASSETS, depositLines, isCryptoAsset, walletAccount, type DepositChannel, type DepositStatus } from '../domain/wallets';
+import { CURRENCIES, formatAmount, isCurrency, parseAmount, type Currency } from '../domain/money';
+import { CRYPTO_ASSETS, depositLines, isCryptoAsset, walletAccount, type DepositStatus } from '../domain/wallets';
 import { createConnectors } from '../connectors';
 import { CcxtTransferConnector } from '../connectors/ccxt-transfer';
 import { RailError } from '../connectors/types';
@@ -19,16 +18,14 @@ import {
 import { startDepositWorkflow } from '../workflows/client';
 import { normaliseKenyanPhone } from '../domain/phone';
 import { config } from '../platform/config';
-import { refuseOnScreeningHit } from './compliance-service';
-import { recordMoneyIn, type IncomingMoney } from './money-in';
+import { refuseOnScreeningHit } from './screening';
+import { depositOverCap, depositView, type DepositView } from './money-in';
 import { accountStatement, heldForUser, postLines, walletBalances } from '../repositories/ledger';
 import { inTransaction } from '../repositories/transaction';
-import { depositReferenceOf, findUser, kycStatusOf } from '../repositories/users';
+import { depositReferenceOf, findUser } from '../repositories/users';
 import { isStaff, type Caller } from '../domain/caller';
 import { assertKeyReachesRail } from './api-key-service';
 import { decodeCursorKey, encodeCursor, pageLimit, UUID_PATTERN, decodeCursor, type Page } from './paging';
-
-export type { IncomingMoney };
 
 const log = componentLogger('wallets');
 
@@ -217,20 +214,6 @@ export async function walletStatement(
 // ---------------------------------------------------------------------------------------------
 // Deposits: one crediting path for every way in
 
-export interface DepositView {
-  deposit_id: string;
-  status: DepositStatus;
-  channel: DepositChannel;
-  currency: string;
-  amount: string;
-  /** The provider's transaction id (M-Pesa receipt or TransID, bank reference, txid). */
-  provider_reference: string | null;
-  failure_code: string | null;
-  failure_reason: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
 export interface UnmatchedDepositView extends DepositView {
   /** The reference the payer quoted, which matched nobody. */
   quoted_reference: string | null;
@@ -238,34 +221,12 @@ export interface UnmatchedDepositView extends DepositView {
   payer_name: string | null;
 }
 
-const depositView = (d: DepositRow): DepositView => ({
-  deposit_id: d.id,
-  status: d.status,
-  channel: d.channel,
-  currency: d.currency,
-  amount: formatAmount(d.amount_minor, d.currency as Currency),
-  provider_reference: d.provider_reference,
-  failure_code: d.failure_code,
-  failure_reason: d.failure_reason,
-  created_at: new Date(d.created_at).toISOString(),
-  updated_at: new Date(d.updated_at).toISOString(),
-});
-
 const unmatchedView = (d: DepositRow): UnmatchedDepositView => ({
   ...depositView(d),
   quoted_reference: d.quoted_reference,
   payer_phone: d.payer_phone,
   payer_name: d.payer_name,
 });
-
-/**
- * Credit money that has arrived, exactly once per provider transaction (see `recordMoneyIn`): the deposit
- * as the API shows it, and whether this call made it.
- */
-export async function creditIncoming(incoming: IncomingMoney): Promise<{ deposit: DepositView; created: boolean }> {
-  const { row, created } = await recordMoneyIn(incoming);
-  return { deposit: depositView(row), created };
-}
 
 export interface DepositRequestInput {
   amount: string;
@@ -280,30 +241,17 @@ export interface DepositAccepted {
   links: { self: string };
 }
 
+async function refuseOverCap(userId: string, currency: Currency, amountMinor: bigint): Promise<void> {
+  const breach = await depositOverCap(userId, currency, amountMinor);
+  if (breach) throw new AppError(breach.code, breach.reason);
+}
+
 /**
  * Start an M-Pesa STK Push deposit: the payer's phone is asked to pay, by workflow `deposit-<deposit_id>`,
  * and the wallet is credited when the rail confirms it. The phone is screened first (422
  * `blocked_by_compliance`). When Temporal does not take the workflow, the deposit is failed at once and the
  * answer is 503: no prompt was sent and nothing moved.
  */
-/**
- * Refuse, before anything is asked of the payer, a deposit that would visibly take the wallet past its KYC
- * tier's cap: what it holds, plus deposits still on their way, plus this one. (Money that arrives anyway is
- * held in suspense by the crediting path, which the database keeps exact.)
- */
-export async function depositOverCap(userId: string, currency: Currency, amountMinor: bigint): Promise<LimitBreach | null> {
-  const [balances, pending, kyc] = await Promise.all([walletBalances(userId), pendingInForUser(userId), kycStatusOf(userId)]);
-  const have = BigInt(balances.find((b) => b.currency === currency)?.balance ?? '0');
-  const coming = BigInt(pending.find((p) => p.currency === currency)?.pending ?? '0');
-  const { limits } = config();
-  return evaluateBalanceCap(kyc ?? 'unverified', toKesMinor(have + coming + amountMinor, currency, limits.fxToKes), limits);
-}
-
-async function refuseOverCap(userId: string, currency: Currency, amountMinor: bigint): Promise<void> {
-  const breach = await depositOverCap(userId, currency, amountMinor);
-  if (breach) throw new AppError(breach.code, breach.reason);
-}
-
 export async function startStkDeposit(caller: Caller, body: DepositRequestInput): Promise<DepositAccepted> {
   if (body.currency !== 'KES') throw validationError('currency', 'M-Pesa deposits are in KES');
   if (body.method !== 'mobile_money') throw validationError('method', 'must be mobile_money (M-Pesa STK Push)');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { creditIncoming } from '../services/wallet-service';
+import { creditIncoming } from '../services/money-in';
 import { api, newUser, uniqueKenyanPhone, type TestUser } from './support/api';
 import { withEnv } from './support/config-env';
 import { rows } from './support/db';

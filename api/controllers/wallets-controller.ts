@@ -30,11 +30,11 @@ import {
   walletStatement,
   type DepositAccepted,
   type DepositAddress,
-  type DepositView,
   type StatementLine,
   type UnmatchedDepositView,
   type Wallets,
 } from '../../services/wallet-service';
+import type { DepositView } from '../../services/money-in';
 
 interface DepositBody {
   /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { api, completedPayment, freshScreeningReview, mpesaPayment, newUser, postAppeal, sellAd, type TestUser } from '../support/api';
-import { creditIncoming } from '../../services/wallet-service';
+import { creditIncoming } from '../../services/money-in';
 import { realRails } from '../support/rails';
 import { fundWallets } from '../support/funding';
 import { rows } from '../support/db';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { creditIncoming } from '../../services/wallet-service';
+import { creditIncoming } from '../../services/money-in';
 import { dispatchWebhookEvents } from '../../workers/webhook-delivery';
 import { completedPayment, freshScreeningReview, newUser, postAd, postAppeal, sellAd, type OrderBody, type TestUser } from '../support/api';
 import { rows } from '../support/db';

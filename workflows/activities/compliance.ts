@@ -4,7 +4,7 @@ import { heartbeating } from './heartbeat';
 import { buildSection } from '../../domain/compliance/report';
 import type { ComplianceReportInput, ReportSection } from '../../domain/compliance/report-contract';
 import type { Screener, ScreeningItem } from '../../domain/compliance/screening';
-import { screener as sharedScreener } from '../../services/screener';
+import { screener as sharedScreener } from '../../services/screening';
 import { expireReviewOfOrder, recordScreeningHit, reviewOfOrder, screenRemembering } from '../../repositories/compliance';
 import { beginReport, completeReport, runReportStatement, saveReportSection } from '../../repositories/compliance-reports';
 import { orderToScreen, transitionOrder, type OrderToScreen } from '../../repositories/orders';
@@ -12,7 +12,7 @@ import { inTransaction } from '../../repositories/transaction';
 
 export interface ComplianceActivityDeps {
   config: Config;
-  /** Defaults to the process's one screener (`services/screener.ts`). */
+  /** Defaults to the process's one screener (`services/screening.ts`). */
   screener?: Screener;
 }
 
