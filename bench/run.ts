@@ -12,12 +12,15 @@ import { migrateUp } from '../models/migrate';
 import {
   DEPOSIT_WORKFLOW,
   PAYMENT_WORKFLOW,
+  TRADE_WORKFLOW,
   depositWorkflowId,
   paymentWorkflowId,
+  tradeWorkflowId,
   type DepositResult,
   type DepositWorkflowInput,
   type PaymentResult,
   type PaymentWorkflowInput,
+  type TradeWorkflowInput,
 } from '../workflows/shared';
 import { formatAmount } from '../domain/money';
 import { assetForFiatMinor } from '../domain/p2p/ads';
@@ -992,7 +995,6 @@ async function tradeBatch(
   count: number,
   tag: string,
 ): Promise<Round> {
-  const cfg = loadConfig(ctx.apiEnv);
   const asset = assetForFiatMinor(P2P_TRADE_KES_MINOR, P2P_PRICE_MINOR, 'USDT');
   const { rows } = await ctx.db.query<{ id: string }>(
     `WITH o AS (
@@ -1000,7 +1002,7 @@ async function tradeBatch(
                            description, workflow_id, workflow_started_at)
        SELECT id, ($1::uuid[])[1 + (g % array_length($1::uuid[], 1))], $3 || '-' || id, $4::numeric, $4::numeric, 'KES', 'p2p',
               jsonb_build_object('ad_id', ($2::uuid[])[1 + (g % array_length($2::uuid[], 1))], 'payment_method', 'mpesa'),
-              'bench trade', 'payment-' || id, now()
+              'bench trade', 'trade-' || id, now()
          FROM (SELECT g, paygate_uuid_v7() AS id FROM generate_series(1, $5::int) AS g) AS s
        RETURNING id, user_id, destination
      )
@@ -1010,16 +1012,11 @@ async function tradeBatch(
      RETURNING order_id AS id`,
     [buyerIds, ads.map((a) => a.adId), tag, P2P_TRADE_KES_MINOR.toString(), count, asset.toString(), P2P_PRICE_MINOR.toString()],
   );
-  const input = (orderId: string): PaymentWorkflowInput => ({
-    orderId,
-    pollAfterMs: cfg.payments.pollAfterMs,
-    settleTimeoutMs: cfg.payments.settleTimeoutMs,
-    p2p: true,
-  });
+  const input = (orderId: string): TradeWorkflowInput => ({ orderId });
   return completedBatch(
     ctx,
-    PAYMENT_WORKFLOW,
-    paymentWorkflowId,
+    TRADE_WORKFLOW,
+    tradeWorkflowId,
     input,
     rows.map((r) => r.id),
   );

@@ -59,14 +59,6 @@ export async function takeFromAd(
   return taken;
 }
 
-/** Give `amount` back to the ad's available amount (a returned escrow). */
-export async function giveBackToAd(adId: string, amount: string, tx: Transaction): Promise<void> {
-  await models().query(
-    `UPDATE p2p_ads SET available_amount_minor = available_amount_minor + :amount, updated_at = now() WHERE id = :adId`,
-    { replacements: { amount, adId }, transaction: tx },
-  );
-}
-
 /** Append an event to the ad's history. */
 export async function recordAdEvent(
   e: { adId: string; ownerId: string; event: string; detail: string | null },
@@ -76,27 +68,6 @@ export async function recordAdEvent(
     replacements: { id: uuidv7(), ...e },
     transaction: tx,
   });
-}
-
-/** The trade with its seller's phone and name: where the fiat leg is paid. */
-export async function tradeWithSeller(
-  orderId: string,
-): Promise<(TradeRow & { seller_phone: string | null; seller_name: string }) | undefined> {
-  const [trade] = await models().query<TradeRow & { seller_phone: string | null; seller_name: string }>(
-    `SELECT t.*, t.asset_amount_minor::text AS asset_amount_minor, u.phone AS seller_phone, u.full_name AS seller_name
-       FROM p2p_trades t JOIN users u ON u.id = t.seller_id WHERE t.order_id = :orderId`,
-    { replacements: { orderId }, type: QueryTypes.SELECT },
-  );
-  return trade;
-}
-
-/** The payment method the taker chose for the trade's fiat leg. */
-export async function tradePaymentMethod(orderId: string): Promise<string | undefined> {
-  const [trade] = await models().query<{ payment_method: string }>('SELECT payment_method FROM p2p_trades WHERE order_id = :orderId', {
-    replacements: { orderId },
-    type: QueryTypes.SELECT,
-  });
-  return trade?.payment_method;
 }
 
 // --- ads and trades, as the P2P API reads and writes them

@@ -26,10 +26,10 @@ import {
 } from '../repositories/orders';
 import { inTransaction, isDuplicate, type Tx } from '../repositories/transaction';
 import { kycStatusOf } from '../repositories/users';
-import { paymentWorkflowId } from '../workflows/shared';
+import { orderWorkflowId } from '../workflows/shared';
 import { payerWallet } from '../domain/ledger';
 import { balanceOf } from '../repositories/ledger';
-import { startPaymentWorkflow } from '../workflows/client';
+import { startOrderWorkflow } from '../workflows/client';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 import { quoteTrade, recordTrade } from './p2p-service';
 import { assertKeyReachesRail } from './api-key-service';
@@ -103,7 +103,7 @@ async function tierStanding(caller: Caller): Promise<{ kycStatus: KycStatus; use
 export async function initiatePayment(caller: Caller, body: PaymentRequestInput, idempotencyKey: string): Promise<PaymentAccepted> {
   const request = validatePaymentRequest(body);
   if (request.method !== 'p2p') assertKeyReachesRail(caller, config().rails[request.method], `a ${request.method} payment`);
-  // A trade against a P2P ad: priced now, its escrow locked by the workflow.
+  // A trade against a P2P ad: priced now, settled between wallets by its `trade` workflow.
   const trade = request.method === 'p2p' ? await quoteTrade(caller, request.destination, request.amountMinor) : null;
   const cfg = config();
   const { route } = await checkDestination(request, cfg.discovery.primaryBankCode);
@@ -153,7 +153,7 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
           description: request.description,
           reference: request.reference,
           route,
-          workflowId: paymentWorkflowId(id),
+          workflowId: orderWorkflowId(request.method, id),
         } satisfies NewOrder,
         tx,
       );
@@ -177,7 +177,7 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
       log.warn({ orderId: order.id }, 'a workflow start failed moments ago; the reconciler will start this one');
     } else {
       try {
-        await startPaymentWorkflow(order.id, undefined, { p2p: order.method === 'p2p', order });
+        await startOrderWorkflow(order);
       } catch (err) {
         noteStartFailed();
         log.warn({ orderId: order.id, err }, 'workflow start failed; the reconciler will start it');

@@ -1,8 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { config, reloadConfig } from '../platform/config';
 import { database } from '../platform/database';
@@ -16,7 +12,7 @@ import { api, initiate, mpesaPayment, newUser, waitForOrder, type OrderBody, typ
 import { ledgerKindsOf, rows } from './support/db';
 import { mobileMoneyTransfersOf, realRails } from './support/rails';
 import { until } from './support/processes';
-import { ROOT, stack } from './support/stack';
+import { stack } from './support/stack';
 
 /** Poll until the probe yields a value, within a generous bound: never an assertion on time. */
 const eventually = <T>(what: string, probe: () => Promise<T | undefined>): Promise<T> => until(what, probe, 30_000, 100);
@@ -171,17 +167,6 @@ describe('payments past the settle deadline', () => {
       expect(last.runId).to.not.equal(first.firstExecutionRunId);
       expect(last.typedSearchAttributes.get(PAYGATE_ORDER_ID)).to.equal(orderId);
       expect(last.typedSearchAttributes.get(PAYGATE_STATUS)).to.equal('completed');
-    });
-  });
-
-  describe('when a payment begun before overdue payments existed replays on this code', () => {
-    it('then it replays without a nondeterminism error, failing with rail_timeout as it did', async function () {
-      this.timeout(60_000);
-      // Recorded (protobuf) from the workflow as it was before: the rail stayed pending past a 300 ms settle deadline.
-      const recorded = fs.readFileSync(path.join(ROOT, 'tests', 'fixtures', 'payment-rail-timeout-history.pb'));
-      const history = temporal.api.history.v1.History.decode(recorded);
-      expect(history.events.at(-1)?.eventType).to.equal(temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
-      await Worker.runReplayHistory({ workflowsPath: require.resolve('../workflows') }, history, 'payment-before-overdue');
     });
   });
 });

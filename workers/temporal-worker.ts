@@ -45,7 +45,7 @@ export async function createPaygateWorker({
     activities: {
       ...createActivities({ connectors: createConnectors(config), config }),
       ...createComplianceActivities({ config }),
-      ...createP2pActivities({ connectors: createConnectors(config), config }),
+      ...createP2pActivities(),
       ...createAppealActivities(),
       ...createDepositActivities({ connectors: createConnectors(config), config }),
     },

@@ -1,11 +1,9 @@
 import {
-  ActivityFailure,
   ApplicationFailure,
   ParentClosePolicy,
   allHandlersFinished,
   condition,
   log,
-  patched,
   proxyLocalActivities,
   setHandler,
   startChild,
@@ -14,6 +12,8 @@ import {
 } from '@temporalio/workflow';
 import type { AppealActivities } from './activities/appeals';
 import { LOCAL_DB_STEP, withNonRetryable } from './presets';
+import { CONFLICT, FORBIDDEN } from './failure-types';
+import { failureOfType } from './outcome';
 import {
   appealStatusQuery,
   approveAppealUpdate,
@@ -27,7 +27,7 @@ import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentWorkflowInput } from '
 import { PAYGATE_ORDER_ID, PAYGATE_STATUS, orderSearchAttributes } from './search-attributes';
 
 /** Decisions are one short transaction in our own Postgres: local activities, like the payment's DB steps. */
-const db = proxyLocalActivities<AppealActivities>(withNonRetryable(LOCAL_DB_STEP, ['conflict']));
+const db = proxyLocalActivities<AppealActivities>(withNonRetryable(LOCAL_DB_STEP, [CONFLICT]));
 
 const DECIDERS = ['compliance', 'admin'];
 
@@ -42,21 +42,21 @@ export async function appeal(input: AppealWorkflowInput): Promise<AppealDecided>
   let deciding = false;
   let decided: AppealDecided | undefined;
   setHandler(appealStatusQuery, () => status);
-  // As in the payment workflow: only a run started with the search attributes upserts them, past the patch.
-  const tracked = carriesSearchAttributes() && patched('status-search-attribute');
+  // As in the payment workflow: only a run started with the search attributes upserts them.
+  const tracked = carriesSearchAttributes();
   const report = (next: AppealStatus) => {
     if (tracked) upsertSearchAttributes([{ key: PAYGATE_STATUS, value: next }]);
   };
 
   const validate = (decision: AppealDecision): void => {
     if (!decision.deciderRoles.some((role) => DECIDERS.includes(role))) {
-      throw ApplicationFailure.nonRetryable('only compliance staff or admins decide appeals', 'forbidden');
+      throw ApplicationFailure.nonRetryable('only compliance staff or admins decide appeals', FORBIDDEN);
     }
     if ([input.appellantId, input.orderOwnerId, input.counterpartyId].includes(decision.deciderId)) {
-      throw ApplicationFailure.nonRetryable('nobody decides an appeal they made or on an order of their own', 'forbidden');
+      throw ApplicationFailure.nonRetryable('nobody decides an appeal they made or on an order of their own', FORBIDDEN);
     }
     if (status !== 'open' || deciding) {
-      throw ApplicationFailure.nonRetryable(`the appeal is ${deciding ? 'being decided' : status}`, 'conflict');
+      throw ApplicationFailure.nonRetryable(`the appeal is ${deciding ? 'being decided' : status}`, CONFLICT);
     }
   };
 
@@ -82,10 +82,8 @@ export async function appeal(input: AppealWorkflowInput): Promise<AppealDecided>
         decided = result;
         return result;
       } catch (err) {
-        const cause = err instanceof ActivityFailure ? err.cause : err;
-        if (cause instanceof ApplicationFailure && cause.type === 'conflict') {
-          throw ApplicationFailure.nonRetryable(cause.message, 'conflict');
-        }
+        const conflict = failureOfType(err, CONFLICT);
+        if (conflict) throw ApplicationFailure.nonRetryable(conflict.message, CONFLICT);
         throw err;
       } finally {
         deciding = false;

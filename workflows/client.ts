@@ -32,14 +32,17 @@ import { orderSearchAttributes } from './search-attributes';
 import {
   DEPOSIT_WORKFLOW,
   PAYMENT_WORKFLOW,
+  TRADE_WORKFLOW,
   depositWorkflowId,
   paymentWorkflowId,
+  tradeWorkflowId,
   railOutcomeSignal,
   screeningDecisionSignal,
   type ScreeningDecisionSignal,
   type DepositWorkflowInput,
   type PaymentWorkflowInput,
   type RailOutcomeSignal,
+  type TradeWorkflowInput,
 } from './shared';
 
 /**
@@ -54,31 +57,57 @@ const log = componentLogger('temporal');
 const CALL_DEADLINE_MS = 5000;
 
 /**
- * Start the payment workflow for an order; starting it twice is harmless (same workflow id, and even after
- * the first run has closed the same order never gets a second run). The workflow's first status change
- * records `workflow_started_at`, so the api spends no extra round trip on it. The start carries the
- * order's search attributes (when the namespace knows them), a memo and a one-line summary.
+ * Start an order's workflow: `trade` for a P2P trade, `payment` for the others. Starting it twice is harmless
+ * (same workflow id, and even after the first run has closed the same order never gets a second run). The
+ * workflow's first status change records `workflow_started_at`, so the api spends no extra round trip on it.
  */
+export async function startOrderWorkflow(order: OrderFacts, taskQueue = config().temporal.taskQueue): Promise<void> {
+  await (order.method === 'p2p'
+    ? startTradeWorkflow(order.id, taskQueue, { order })
+    : startPaymentWorkflow(order.id, taskQueue, { order }));
+}
+
+/** Start the payment workflow for an order (see `startOrderWorkflow`). */
 export async function startPaymentWorkflow(
   orderId: string,
   taskQueue = config().temporal.taskQueue,
-  options: { p2p?: boolean; order?: OrderFacts } = {},
+  options: { order?: OrderFacts } = {},
 ): Promise<void> {
   const cfg = config();
-  const client = temporalClient();
-  const order = options.order ?? (await findOrder(orderId));
   const input: PaymentWorkflowInput = {
     orderId,
     pollAfterMs: cfg.payments.pollAfterMs,
     settleTimeoutMs: cfg.payments.settleTimeoutMs,
     maxPollIntervalMs: cfg.payments.maxPollIntervalMs,
     reviewSlaMs: cfg.compliance.screening.reviewSlaMs,
-    ...(options.p2p ? { p2p: true } : {}),
   };
+  await startOrderRun(PAYMENT_WORKFLOW, paymentWorkflowId(orderId), input, taskQueue, options.order ?? (await findOrder(orderId)));
+}
+
+/** Start the trade workflow for a P2P trade's order (see `startOrderWorkflow`). */
+export async function startTradeWorkflow(
+  orderId: string,
+  taskQueue = config().temporal.taskQueue,
+  options: { order?: OrderFacts } = {},
+): Promise<void> {
+  const input: TradeWorkflowInput = { orderId, reviewSlaMs: config().compliance.screening.reviewSlaMs };
+  await startOrderRun(TRADE_WORKFLOW, tradeWorkflowId(orderId), input, taskQueue, options.order ?? (await findOrder(orderId)));
+}
+
+/** One order's run, with the order's search attributes (when the namespace knows them), a memo and a one-line summary. */
+async function startOrderRun(
+  workflowType: string,
+  workflowId: string,
+  input: PaymentWorkflowInput | TradeWorkflowInput,
+  taskQueue: string,
+  order: OrderFacts | null,
+): Promise<void> {
+  const client = temporalClient();
+  const { orderId } = input;
   const start = (withAttributes: boolean) =>
     client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
-      client.workflow.start(PAYMENT_WORKFLOW, {
-        workflowId: paymentWorkflowId(orderId),
+      client.workflow.start(workflowType, {
+        workflowId,
         taskQueue,
         args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
@@ -102,7 +131,7 @@ export async function reconcileUnstartedOrders(graceMs = config().reconciler.gra
   let started = 0;
   for (const order of orders) {
     try {
-      await startPaymentWorkflow(order.id, undefined, { p2p: order.method === 'p2p', order });
+      await startOrderWorkflow(order);
       // Also covers a workflow that was started but has not run yet: it is marked now, not restarted.
       await markWorkflowStarted(order.id);
       started += 1;
@@ -116,7 +145,7 @@ export async function reconcileUnstartedOrders(graceMs = config().reconciler.gra
 }
 
 /**
- * The one way a payment workflow is signalled: hand it the rail's outcome. Returns false when the workflow
+ * The one way an order's workflow is handed the rail's outcome. Returns false when the workflow
  * is gone (closed, or never existed), so the caller records the outcome as late; other errors are thrown.
  */
 export async function signalRailOutcome(workflowId: string, outcome: RailOutcomeSignal): Promise<boolean> {
@@ -130,12 +159,15 @@ export async function signalRailOutcome(workflowId: string, outcome: RailOutcome
 }
 
 /**
- * Hand a payment held for screening review its decision (already recorded). False when the workflow is
- * gone: it closed meanwhile (its SLA ran out and it read the decision, or it was never held).
+ * Hand an order (a payment or a trade) held for screening review its decision (already recorded). False
+ * when the workflow is gone: it closed meanwhile (its SLA ran out and it read the decision, or it was never held).
  */
 export async function signalScreeningDecision(orderId: string, signal: ScreeningDecisionSignal): Promise<boolean> {
+  const order = await findOrder(orderId);
   try {
-    await temporalClient().workflow.getHandle(paymentWorkflowId(orderId)).signal(screeningDecisionSignal, signal);
+    await temporalClient()
+      .workflow.getHandle(order?.workflowId ?? paymentWorkflowId(orderId))
+      .signal(screeningDecisionSignal, signal);
     return true;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return false;

@@ -1,6 +1,8 @@
-import { ActivityFailure, ApplicationFailure, condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { DepositActivities } from './activities/deposits';
 import { LOCAL_DB_STEP, RAIL_CALL, withNonRetryable } from './presets';
+import { DEPOSIT_NOT_FOUND } from './failure-types';
+import { awaitRailOutcome, failureOf } from './outcome';
 import { railOutcomeSignal, type DepositResult, type DepositWorkflowInput, type RailOutcomeSignal } from './shared';
 
 /**
@@ -11,17 +13,8 @@ import { railOutcomeSignal, type DepositResult, type DepositWorkflowInput, type 
  * expires at the rail, so past the settle deadline the deposit fails with `rail_timeout`.
  */
 
-const db = proxyLocalActivities<DepositActivities>(withNonRetryable(LOCAL_DB_STEP, ['DepositNotFound']));
-const rail = proxyActivities<DepositActivities>(withNonRetryable(RAIL_CALL, ['DepositNotFound']));
-
-function failureOf(err: unknown): { failureCode: string; reason: string } {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure) {
-    const [details] = (cause.details ?? []) as { failureCode?: string }[];
-    return { failureCode: details?.failureCode ?? 'rail_error', reason: cause.message };
-  }
-  return { failureCode: 'rail_error', reason: err instanceof Error ? err.message : 'the rail failed' };
-}
+const db = proxyLocalActivities<DepositActivities>(withNonRetryable(LOCAL_DB_STEP, [DEPOSIT_NOT_FOUND]));
+const rail = proxyActivities<DepositActivities>(withNonRetryable(RAIL_CALL, [DEPOSIT_NOT_FOUND]));
 
 export async function deposit(input: DepositWorkflowInput): Promise<DepositResult> {
   const { depositId } = input;
@@ -30,41 +23,32 @@ export async function deposit(input: DepositWorkflowInput): Promise<DepositResul
     outcome ??= signalled;
   });
 
-  let reference: string;
   try {
-    ({ reference } = await rail.requestCollection({ depositId }));
+    await rail.requestCollection({ depositId });
   } catch (err) {
     const failure = failureOf(err);
     await db.failDeposit({ depositId, ...failure });
     return { depositId, status: 'failed', failureCode: failure.failureCode };
   }
 
-  const final = await awaitCollection(input, reference, () => outcome);
+  const final = await awaitRailOutcome({
+    signalled: () => outcome,
+    poll: () => rail.pollCollection({ depositId }),
+    deadline: Date.now() + input.settleTimeoutMs,
+    waitMs: input.pollAfterMs,
+    maxIntervalMs: input.maxPollIntervalMs ?? 60_000,
+    onDeadline: (reference) =>
+      Promise.resolve({
+        state: 'failed',
+        reference,
+        failureCode: 'rail_timeout',
+        reason: 'the payer did not answer the payment prompt in time',
+      }),
+  });
   if (final.state === 'succeeded') {
     await db.creditDeposit({ depositId, reference: final.reference });
     return { depositId, status: 'completed' };
   }
   await db.failDeposit({ depositId, failureCode: final.failureCode, reason: final.reason });
   return { depositId, status: 'failed', failureCode: final.failureCode };
-}
-
-/** The callback (signal) or, when it is late, the rail's answer to a poll; past the deadline, `rail_timeout`. */
-async function awaitCollection(
-  input: DepositWorkflowInput,
-  reference: string,
-  signalled: () => RailOutcomeSignal | undefined,
-): Promise<RailOutcomeSignal> {
-  const deadline = Date.now() + input.settleTimeoutMs;
-  let wait = input.pollAfterMs;
-  for (;;) {
-    await condition(() => signalled() !== undefined, Math.max(1, Math.min(wait, deadline - Date.now())));
-    const early = signalled();
-    if (early) return early;
-    const polled = await rail.pollCollection({ depositId: input.depositId });
-    if (polled.state !== 'pending') return signalled() ?? polled;
-    if (Date.now() >= deadline) {
-      return { state: 'failed', reference, failureCode: 'rail_timeout', reason: 'the payer did not answer the payment prompt in time' };
-    }
-    wait = Math.min(wait * 2, input.maxPollIntervalMs ?? 60_000);
-  }
 }

@@ -1,4 +1,5 @@
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
+import { RAIL_REJECTED } from './failure-types';
 
 /**
  * Named timeout and retry presets for every activity the workflows run.
@@ -26,7 +27,7 @@ export const RAIL_CALL = {
     backoffCoefficient: 2,
     maximumInterval: '10s',
     maximumAttempts: 5,
-    nonRetryableErrorTypes: ['RailRejected'],
+    nonRetryableErrorTypes: [RAIL_REJECTED],
   },
 } satisfies ActivityOptions;
 

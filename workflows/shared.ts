@@ -1,9 +1,17 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 
-/** Types and message definitions shared by the payment workflow, its activities and its clients. */
+/** Types and message definitions shared by the order workflows (payment, trade), their activities and their clients. */
 
 export const PAYMENT_WORKFLOW = 'payment';
 export const paymentWorkflowId = (orderId: string): string => `payment-${orderId}`;
+
+/** A P2P trade (an order with method `p2p`) runs its own workflow: no hold, no rail, both legs between wallets. */
+export const TRADE_WORKFLOW = 'trade';
+export const tradeWorkflowId = (orderId: string): string => `trade-${orderId}`;
+
+/** The workflow id an order of this method runs under. */
+export const orderWorkflowId = (method: string, orderId: string): string =>
+  method === 'p2p' ? tradeWorkflowId(orderId) : paymentWorkflowId(orderId);
 
 export interface PaymentWorkflowInput {
   orderId: string;
@@ -11,20 +19,23 @@ export interface PaymentWorkflowInput {
   pollAfterMs: number;
   /**
    * After this long without a definite answer from the rail the order is flagged overdue and stays
-   * `processing`, its hold kept, while the workflow keeps asking the rail. (Runs begun before this
-   * behaviour fail with `rail_timeout` instead.)
+   * `processing`, its hold kept, while the workflow keeps asking the rail.
    */
   settleTimeoutMs: number;
   /** The cap of the growing interval between status polls; 60 s when absent. */
   maxPollIntervalMs?: number;
   /** How long a payment held for screening review waits for staff; the worker's setting when absent. */
   reviewSlaMs?: number;
-  /** A P2P trade: escrow first, the fiat leg over the rail, then the escrow released (SPEC §7). */
-  p2p?: boolean;
   /** Continue as new once the run's history holds this many events (or when Temporal suggests it). */
   historyLimit?: number;
   /** Set by continue-as-new: the new run goes straight back to awaiting the rail's outcome. */
   resume?: AwaitingOutcome;
+}
+
+export interface TradeWorkflowInput {
+  orderId: string;
+  /** How long a trade held for screening review waits for staff; the worker's setting when absent. */
+  reviewSlaMs?: number;
 }
 
 /** Where a run that continued as new left its wait for the rail's outcome. */

@@ -12,11 +12,12 @@ import { lockTrade } from '../../repositories/p2p';
 import { paymentWorkflowId } from '../shared';
 import type { AppealAction, AppealDecided, AppealResolution } from '../../domain/appeals/contract';
 import { postEscrow, releaseEscrow, reverseWalletTrade } from './p2p';
+import { APPEAL_NOT_FOUND, CONFLICT, ORDER_NOT_FOUND } from '../failure-types';
 
 /** Nothing yet: the appeal activities reach their tables through the repositories. */
 export type AppealActivityDeps = Record<string, never>;
 
-const notApplicable = (message: string) => ApplicationFailure.nonRetryable(message, 'conflict');
+const notApplicable = (message: string) => ApplicationFailure.nonRetryable(message, CONFLICT);
 
 /**
  * The appeal workflow's side effects, idempotent on the appeal id: each decision is one database
@@ -25,7 +26,7 @@ const notApplicable = (message: string) => ApplicationFailure.nonRetryable(messa
 export function createAppealActivities(_deps: AppealActivityDeps = {}) {
   const lockAppeal = async (appealId: string, tx: Transaction) => {
     const appeal = await lockAppealRow(appealId, tx);
-    if (!appeal) throw ApplicationFailure.nonRetryable(`appeal ${appealId} not found`, 'AppealNotFound');
+    if (!appeal) throw ApplicationFailure.nonRetryable(`appeal ${appealId} not found`, APPEAL_NOT_FOUND);
     return appeal;
   };
 
@@ -39,7 +40,7 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
     amountMinor?: string,
   ): Promise<AppealResolution> => {
     const order = await lockOrder(orderId, tx);
-    if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, 'OrderNotFound');
+    if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, ORDER_NOT_FOUND);
     const trade = order.method === 'p2p' ? await lockTrade(orderId, tx) : undefined;
     const action: AppealAction =
       requested ??

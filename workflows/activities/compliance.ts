@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { ORDER_NOT_FOUND, REVIEW_NOT_FOUND } from '../failure-types';
 import type { Config } from '../../platform/config';
 import { heartbeating } from './heartbeat';
 import { buildSection } from '../../domain/compliance/report';
@@ -77,7 +78,7 @@ export function createComplianceActivities({ config, screener }: ComplianceActiv
      */
     async screenPayment({ orderId }: OrderRef): Promise<PaymentScreening> {
       const order = await orderToScreen(orderId);
-      if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, 'OrderNotFound');
+      if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, ORDER_NOT_FOUND);
       if (order.status === 'rejected' && order.failure_code === 'blocked_by_compliance') return { blocked: true };
       if (order.status !== 'pending') {
         // A retry after the review was recorded: the payment is still held for it.
@@ -136,7 +137,7 @@ export function createComplianceActivities({ config, screener }: ComplianceActiv
     async concludeReview({ orderId }: OrderRef): Promise<{ status: 'confirmed' | 'cleared' | 'expired' }> {
       const status = await expireReviewOfOrder(orderId);
       if (status !== 'confirmed' && status !== 'cleared' && status !== 'expired') {
-        throw ApplicationFailure.nonRetryable(`order ${orderId} has no screening review`, 'ReviewNotFound');
+        throw ApplicationFailure.nonRetryable(`order ${orderId} has no screening review`, REVIEW_NOT_FOUND);
       }
       if (status !== 'cleared') {
         await transitionOrder(orderId, {

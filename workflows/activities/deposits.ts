@@ -7,6 +7,7 @@ import { findDeposit, recordDepositRailReference, settlePendingDeposit, type Dep
 import { inTransaction } from '../../repositories/transaction';
 import { creditWithinCap } from '../../services/money-in';
 import { heartbeating } from './heartbeat';
+import { DEPOSIT_NOT_FOUND, RAIL_REJECTED, RAIL_UNAVAILABLE } from '../failure-types';
 
 const log = componentLogger('deposit');
 
@@ -19,7 +20,7 @@ interface DepositRef {
 
 async function pendingDeposit(depositId: string): Promise<DepositRow> {
   const deposit = await findDeposit(depositId);
-  if (!deposit) throw ApplicationFailure.nonRetryable(`deposit ${depositId} not found`, 'DepositNotFound');
+  if (!deposit) throw ApplicationFailure.nonRetryable(`deposit ${depositId} not found`, DEPOSIT_NOT_FOUND);
   return deposit;
 }
 
@@ -28,8 +29,8 @@ function railFailure(err: unknown): unknown {
   if (!(err instanceof RailError)) return err;
   const details = { failureCode: err.failureCode, providerCode: err.providerCode };
   return err.retryable
-    ? ApplicationFailure.retryable(err.message, 'RailUnavailable', details)
-    : ApplicationFailure.nonRetryable(err.message, 'RailRejected', details);
+    ? ApplicationFailure.retryable(err.message, RAIL_UNAVAILABLE, details)
+    : ApplicationFailure.nonRetryable(err.message, RAIL_REJECTED, details);
 }
 
 export function createDepositActivities({ connectors }: { connectors: Connectors; config: Config }) {
@@ -67,7 +68,7 @@ export function createDepositActivities({ connectors }: { connectors: Connectors
       const deposit = await pendingDeposit(depositId);
       const reference = deposit.rail_reference;
       if (!reference)
-        throw ApplicationFailure.nonRetryable('the collection was never requested', 'RailRejected', { failureCode: 'rail_error' });
+        throw ApplicationFailure.nonRetryable('the collection was never requested', RAIL_REJECTED, { failureCode: 'rail_error' });
       try {
         return await heartbeating(`polling ${depositId}`, () =>
           connectors.mobile_money.status(reference, { currency: deposit.currency, since: new Date(deposit.created_at).getTime() }),

@@ -19,6 +19,7 @@ import { inTransaction, type Tx } from '../../repositories/transaction';
 import { lockKycStatus } from '../../repositories/users';
 import { heartbeating } from './heartbeat';
 import { submitAndRecord } from './rail';
+import { INSUFFICIENT_FUNDS, ORDER_NOT_FOUND, RAIL_REJECTED, USER_NOT_FOUND } from '../failure-types';
 
 export interface ActivityDeps {
   connectors: Connectors;
@@ -34,7 +35,7 @@ interface Failure {
   reason: string;
 }
 
-const orderNotFound = (orderId: string) => ApplicationFailure.nonRetryable(notFound(`order ${orderId}`).message, 'OrderNotFound');
+const orderNotFound = (orderId: string) => ApplicationFailure.nonRetryable(notFound(`order ${orderId}`).message, ORDER_NOT_FOUND);
 
 /** The order, locked for the rest of `tx`; an order that does not exist is a final failure. */
 async function lockedOrder(orderId: string, tx: Tx): Promise<OrderRecord> {
@@ -60,7 +61,9 @@ async function releaseHeldFunds(order: OrderRecord, tx: Tx): Promise<void> {
 export function createActivities({ connectors, config }: ActivityDeps) {
   const connectorFor = (order: OrderRecord) => {
     if (order.method === 'p2p')
-      throw ApplicationFailure.nonRetryable('p2p trades have no rail yet', 'RailRejected', { failureCode: 'method_unavailable' });
+      throw ApplicationFailure.nonRetryable('a trade settles between wallets: it has no rail', RAIL_REJECTED, {
+        failureCode: 'method_unavailable',
+      });
     return connectors[order.method];
   };
 
@@ -77,7 +80,7 @@ export function createActivities({ connectors, config }: ActivityDeps) {
         const order = await lockedOrder(orderId, tx);
         if (order.limitsCheckedAt || isTerminal(order.status)) return null;
         const kycStatus = await lockKycStatus(order.userId, tx);
-        if (!kycStatus) throw ApplicationFailure.nonRetryable(`user ${order.userId} not found`, 'UserNotFound');
+        if (!kycStatus) throw ApplicationFailure.nonRetryable(`user ${order.userId} not found`, USER_NOT_FOUND);
         const used = await limitUsage(order.userId, { excludeOrderId: order.id, tx });
         const breach = evaluateTierLimits(kycStatus, BigInt(order.kesEquivalentMinor), used, config.limits);
         if (!breach) await markLimitsChecked(order.id, tx);
@@ -108,7 +111,7 @@ export function createActivities({ connectors, config }: ActivityDeps) {
         });
       } catch (err) {
         if (!(err instanceof InsufficientFunds)) throw err;
-        throw ApplicationFailure.nonRetryable('the wallet cannot cover this payment', 'InsufficientFunds', {
+        throw ApplicationFailure.nonRetryable('the wallet cannot cover this payment', INSUFFICIENT_FUNDS, {
           failureCode: 'insufficient_funds',
         });
       }
@@ -135,7 +138,7 @@ export function createActivities({ connectors, config }: ActivityDeps) {
     async pollRail({ orderId }: OrderRef): Promise<RailStatus> {
       const order = await submittedOrder(orderId);
       if (!order.railReference)
-        throw ApplicationFailure.nonRetryable('order was never submitted', 'RailRejected', { failureCode: 'rail_error' });
+        throw ApplicationFailure.nonRetryable('order was never submitted', RAIL_REJECTED, { failureCode: 'rail_error' });
       const reference = order.railReference;
       const connector = connectorFor(order);
       return heartbeating(`polling ${orderId}`, () =>
@@ -179,19 +182,6 @@ export function createActivities({ connectors, config }: ActivityDeps) {
       await inTransaction(async (tx) => {
         const order = await lockedOrder(orderId, tx);
         if (isTerminal(order.status)) return;
-        await transitionOrder(order.id, { from: [order.status], to: 'failed', failureCode, reason }, tx);
-      });
-    },
-
-    /**
-     * Release and fail in one step: kept only for payment runs recorded before the workflow decided its
-     * compensation itself (their histories call it); new runs call `releaseHold` and `failOrder`.
-     */
-    async failPayment({ orderId, failureCode, reason }: OrderRef & Failure): Promise<void> {
-      await inTransaction(async (tx) => {
-        const order = await lockedOrder(orderId, tx);
-        if (isTerminal(order.status)) return;
-        await releaseHeldFunds(order, tx);
         await transitionOrder(order.id, { from: [order.status], to: 'failed', failureCode, reason }, tx);
       });
     },

@@ -1,40 +1,19 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Transaction } from 'sequelize';
-import type { Config } from '../../platform/config';
-import { type Connectors, type RailMethod, type RailStatus } from '../../connectors';
-import { InsufficientFunds, postLines, postPayment, postedKinds } from '../../repositories/ledger';
-import { heartbeating } from './heartbeat';
-import { submitAndRecord } from './rail';
+import { InsufficientFunds, postLines, postedKinds } from '../../repositories/ledger';
 import { formatAmount } from '../../domain/money';
-import { isTerminal, ledgerAccountsOf } from '../../domain/orders';
-import { findOrder, lockOrder, transitionOrder } from '../../repositories/orders';
+import { isTerminal } from '../../domain/orders';
+import { lockOrder, transitionOrder } from '../../repositories/orders';
 import { inTransaction } from '../../repositories/transaction';
 import { escrowLines, type EscrowKind } from '../../domain/p2p/escrow';
 import { fiatValueMinor } from '../../domain/p2p/ads';
 import { reversedLegs, tradeLegs, TRADE_REVERSE_KIND, type WalletTrade } from '../../domain/p2p/wallet-trade';
-import {
-  closeAdAndReturnEscrow,
-  giveBackToAd,
-  lockTrade,
-  recordAdEvent,
-  setEscrowState,
-  takeFromAd,
-  tradePaymentMethod,
-  tradeWithSeller,
-  type TradeRow,
-} from '../../repositories/p2p';
-
-export interface P2pActivityDeps {
-  connectors: Connectors;
-  config: Config;
-}
+import { closeAdAndReturnEscrow, lockTrade, recordAdEvent, setEscrowState, takeFromAd, type TradeRow } from '../../repositories/p2p';
+import { CONFLICT, ORDER_NOT_FOUND, TRADE_NOT_FOUND } from '../failure-types';
 
 interface OrderRef {
   orderId: string;
 }
-
-/** The rail that carries a trade's fiat leg, by the payment method the taker chose. */
-const railMethodOf = (paymentMethod: string): RailMethod => (paymentMethod === 'bank_transfer' ? 'bank_transfer' : 'mobile_money');
 
 export async function postEscrow(tx: Transaction, kind: EscrowKind, trade: TradeRow): Promise<boolean> {
   return postLines(tx, {
@@ -49,14 +28,6 @@ export async function postEscrow(tx: Transaction, kind: EscrowKind, trade: Trade
       assetAmountMinor: trade.asset_amount_minor,
     }),
   });
-}
-
-/** Put a locked escrow back: the ad's available amount grows again and the asset returns to the seller. */
-export async function returnEscrow(tx: Transaction, trade: TradeRow): Promise<void> {
-  if (trade.escrow_state !== 'locked') return;
-  await postEscrow(tx, 'escrow_return', trade);
-  await giveBackToAd(trade.ad_id, trade.asset_amount_minor, tx);
-  await setEscrowState(trade.order_id, 'returned', tx);
 }
 
 /** The settled trade's legs, as posted: the KES leg of a buy-ad trade is the asset's value, rounded down. */
@@ -102,7 +73,7 @@ export async function reverseWalletTrade(tx: Transaction, trade: TradeRow, fiatA
   } catch (err) {
     // The database refused to overdraw a wallet: the party no longer holds what they received. Nothing moves.
     if (err instanceof InsufficientFunds) {
-      throw ApplicationFailure.nonRetryable(`the trade cannot be reversed: ${err.account} no longer holds what it received`, 'conflict');
+      throw ApplicationFailure.nonRetryable(`the trade cannot be reversed: ${err.account} no longer holds what it received`, CONFLICT);
     }
     throw err;
   }
@@ -116,55 +87,15 @@ export async function releaseEscrow(tx: Transaction, trade: TradeRow): Promise<v
   await setEscrowState(trade.order_id, 'released', tx);
 }
 
-/**
- * The side effects of a P2P trade (SPEC §7), each idempotent on the order id: lock the ad's asset in
- * escrow, carry the fiat leg over the usual rail connectors, then release the escrow to the buyer or
- * return it to the seller.
- */
-export function createP2pActivities({ connectors }: P2pActivityDeps) {
-  const loadOrder = async (orderId: string, tx?: Transaction) => {
-    const order = tx ? await lockOrder(orderId, tx) : await findOrder(orderId);
-    if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, 'OrderNotFound');
+/** The side effects of the `trade` workflow, idempotent on the order id. */
+export function createP2pActivities() {
+  const loadOrder = async (orderId: string, tx: Transaction) => {
+    const order = await lockOrder(orderId, tx);
+    if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, ORDER_NOT_FOUND);
     return order;
   };
 
   return {
-    /**
-     * Lock the traded amount of the ad's asset in escrow. One conditional UPDATE takes it from the ad's
-     * `available_amount`, so concurrent trades can never take more than there is; a trade that does not
-     * fit ends `rejected` with `ad_unavailable`.
-     */
-    async lockEscrow({ orderId }: OrderRef): Promise<{ locked: boolean }> {
-      return inTransaction(async (tx) => {
-        const order = await loadOrder(orderId, tx);
-        const trade = await lockTrade(orderId, tx);
-        if (!trade) throw ApplicationFailure.nonRetryable(`no P2P trade for order ${orderId}`, 'TradeNotFound');
-        if (trade.escrow_state !== 'none') return { locked: trade.escrow_state === 'locked' || trade.escrow_state === 'released' };
-        if (isTerminal(order.status)) return { locked: false };
-        const taken = await takeFromAd(trade.ad_id, trade.asset_amount_minor, tx);
-        if (!taken) {
-          await setEscrowState(orderId, 'refused', tx);
-          await transitionOrder(
-            order.id,
-            {
-              from: [order.status],
-              to: 'rejected',
-              failureCode: 'ad_unavailable',
-              reason: 'the ad is no longer active or has not enough left for this trade',
-            },
-            tx,
-          );
-          return { locked: false };
-        }
-        await postEscrow(tx, 'escrow_lock', trade);
-        await setEscrowState(orderId, 'locked', tx);
-        if (BigInt(taken.available_amount_minor) === 0n) {
-          await recordAdEvent({ adId: trade.ad_id, ownerId: taken.owner_id, event: 'filled', detail: `by trade ${orderId}` }, tx);
-        }
-        return { locked: true };
-      });
-    },
-
     /**
      * Settle a trade between wallets, in one database transaction (SPEC §7): take the traded amount from the
      * ad's available amount (one conditional UPDATE, so concurrent trades never take more than there is),
@@ -180,7 +111,7 @@ export function createP2pActivities({ connectors }: P2pActivityDeps) {
         return await inTransaction(async (tx) => {
           const order = await loadOrder(orderId, tx);
           const trade = await lockTrade(orderId, tx);
-          if (!trade) throw ApplicationFailure.nonRetryable(`no P2P trade for order ${orderId}`, 'TradeNotFound');
+          if (!trade) throw ApplicationFailure.nonRetryable(`no P2P trade for order ${orderId}`, TRADE_NOT_FOUND);
           if (isTerminal(order.status)) {
             return order.status === 'completed' || order.status === 'rejected'
               ? { status: order.status }
@@ -229,87 +160,6 @@ export function createP2pActivities({ connectors }: P2pActivityDeps) {
         }
         throw err;
       }
-    },
-
-    /** Hand the fiat leg to the rail the taker chose; the order id is the provider-side idempotency key. */
-    async submitFiatLeg({ orderId }: OrderRef): Promise<{ reference: string }> {
-      const order = await loadOrder(orderId);
-      if (order.railReference) return { reference: order.railReference };
-      const trade = await tradeWithSeller(orderId);
-      if (!trade) throw ApplicationFailure.nonRetryable(`no P2P trade for order ${orderId}`, 'TradeNotFound');
-      const method = railMethodOf(trade.payment_method);
-      const destination: Record<string, string> =
-        method === 'mobile_money'
-          ? { provider: trade.payment_method === 'airtel_money' ? 'airtel_money' : 'mpesa', phone: trade.seller_phone ?? '' }
-          : { account_name: trade.seller_name, p2p_counterparty: trade.seller_id };
-      return heartbeating(`submitting the fiat leg of ${orderId}`, () =>
-        submitAndRecord(connectors[method], {
-          idempotencyKey: order.id,
-          orderId: order.id,
-          method,
-          amount: formatAmount(order.amountMinor, 'KES'),
-          currency: 'KES',
-          destination: { ...destination, p2p_ad_id: trade.ad_id },
-          description: order.description ?? `P2P trade ${order.id}`,
-        }),
-      );
-    },
-
-    async pollFiatLeg({ orderId }: OrderRef): Promise<RailStatus> {
-      const order = await loadOrder(orderId);
-      if (!order.railReference)
-        throw ApplicationFailure.nonRetryable('the fiat leg was never submitted', 'RailRejected', { failureCode: 'rail_error' });
-      const paymentMethod = await tradePaymentMethod(orderId);
-      const reference = order.railReference;
-      return heartbeating(`polling the fiat leg of ${orderId}`, () =>
-        connectors[railMethodOf(paymentMethod ?? 'mpesa')].status(reference, { currency: 'KES', since: order.createdAt.getTime() }),
-      );
-    },
-
-    /** The fiat leg settled: post it, release the escrow to the buyer, complete the order — once. */
-    async settleTrade({ orderId, reference }: OrderRef & { reference: string }): Promise<void> {
-      await inTransaction(async (tx) => {
-        const order = await loadOrder(orderId, tx);
-        if (isTerminal(order.status)) return;
-        const trade = await lockTrade(orderId, tx);
-        if (!trade) throw ApplicationFailure.nonRetryable(`no P2P trade for order ${orderId}`, 'TradeNotFound');
-        await postPayment(tx, 'settle', ledgerAccountsOf(order));
-        await releaseEscrow(tx, trade);
-        await transitionOrder(
-          order.id,
-          { from: [order.status], to: 'completed', railReference: reference, note: 'fiat settled, escrow released to the buyer' },
-          tx,
-        );
-      });
-    },
-
-    /** The fiat leg failed or timed out: return the escrowed asset to the seller and the ad — once, while the order is open. */
-    async returnTradeEscrow({ orderId }: OrderRef): Promise<void> {
-      await inTransaction(async (tx) => {
-        const order = await loadOrder(orderId, tx);
-        if (isTerminal(order.status)) return;
-        const trade = await lockTrade(orderId, tx);
-        if (trade) await returnEscrow(tx, trade);
-      });
-    },
-
-    /**
-     * Release the fiat hold, return the escrow and fail the order in one step: kept only for trade runs
-     * recorded before the workflow decided its compensation itself; new runs call `releaseHold`,
-     * `returnTradeEscrow` and `failOrder`.
-     */
-    async failTrade({ orderId, failureCode, reason }: OrderRef & { failureCode: string; reason: string }): Promise<void> {
-      await inTransaction(async (tx) => {
-        const order = await loadOrder(orderId, tx);
-        if (isTerminal(order.status)) return;
-        const posted = await postedKinds(orderId, tx);
-        if (posted.includes('hold') && !posted.includes('settle')) {
-          await postPayment(tx, 'release', ledgerAccountsOf(order));
-        }
-        const trade = await lockTrade(orderId, tx);
-        if (trade) await returnEscrow(tx, trade);
-        await transitionOrder(order.id, { from: [order.status], to: 'failed', failureCode, reason }, tx);
-      });
     },
   };
 }

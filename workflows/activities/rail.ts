@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { RailError, type RailAccepted, type RailConnector, type RailSubmission } from '../../connectors';
 import { recordRail, recordRailReference } from '../../repositories/orders';
+import { RAIL_REJECTED, RAIL_UNAVAILABLE } from '../failure-types';
 
 /**
  * Submit a transfer to its rail and record the rail's reference on the order. A RailError becomes the
@@ -17,8 +18,8 @@ export async function submitAndRecord(connector: RailConnector, submission: Rail
     if (err instanceof RailError) {
       const details = { failureCode: err.failureCode, providerCode: err.providerCode };
       throw err.retryable
-        ? ApplicationFailure.retryable(err.message, 'RailUnavailable', details)
-        : ApplicationFailure.nonRetryable(err.message, 'RailRejected', details);
+        ? ApplicationFailure.retryable(err.message, RAIL_UNAVAILABLE, details)
+        : ApplicationFailure.nonRetryable(err.message, RAIL_REJECTED, details);
     }
     throw err;
   }

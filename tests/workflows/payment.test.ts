@@ -1,0 +1,217 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { expect } from 'chai';
+import { INSUFFICIENT_FUNDS, RAIL_REJECTED } from '../../workflows/failure-types';
+import { railOutcomeSignal, screeningDecisionSignal, type PaymentResult, type PaymentWorkflowInput } from '../../workflows/shared';
+import { prepareWorkflows, runWorkflow, untilStage, type Mock, type Run } from './harness';
+
+const ORDER = 'order-under-test';
+const REFERENCE = 'RAIL-REF-1';
+
+/** A payment's input with short timers: the rail is polled after 10 ms, the deadline is a minute away. */
+const input = (over: Partial<PaymentWorkflowInput> = {}): PaymentWorkflowInput => ({
+  orderId: ORDER,
+  pollAfterMs: 10,
+  settleTimeoutMs: 60_000,
+  maxPollIntervalMs: 20,
+  reviewSlaMs: 60_000,
+  ...over,
+});
+
+/** Activities of a payment that goes through: screened clear, within limits, held, taken and settled by the rail. */
+const happy = (over: Record<string, Mock> = {}): Record<string, Mock> => ({
+  screenPayment: () => ({ blocked: false }),
+  concludeReview: () => ({ status: 'cleared' }),
+  checkLimits: () => null,
+  rejectOrder: () => undefined,
+  holdFunds: () => undefined,
+  submitToRail: () => ({ reference: REFERENCE }),
+  pollRail: () => ({ state: 'succeeded', reference: REFERENCE }),
+  flagOverdue: () => undefined,
+  settlePayment: () => undefined,
+  releaseHold: () => undefined,
+  failOrder: () => undefined,
+  ...over,
+});
+
+const payment = (
+  activities: Record<string, Mock>,
+  over: Partial<PaymentWorkflowInput> = {},
+  body?: (run: Run<PaymentResult>) => Promise<void>,
+) => runWorkflow<PaymentResult>('payment', [input(over)], activities, body);
+
+describe('workflow unit: payment', function () {
+  this.timeout(60_000);
+  before(async function () {
+    this.timeout(120_000);
+    await prepareWorkflows();
+  });
+
+  describe('when screening blocks the order', () => {
+    it('then it is rejected with blocked_by_compliance and nothing else runs', async () => {
+      let calls: string[] = [];
+      const result = await payment(happy({ screenPayment: () => ({ blocked: true }) }), {}, async (run) => {
+        await run.result;
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'blocked_by_compliance' });
+      expect(calls).to.deep.equal(['screenPayment']);
+    });
+  });
+
+  describe('when screening holds the order for review and staff clear it', () => {
+    it('then the decision signal ends the wait and the payment goes on to settle', async () => {
+      let calls: string[] = [];
+      const held = happy({ screenPayment: () => ({ blocked: false, review: { hitId: 'hit-1', reviewSlaMs: 60_000 } }) });
+      const result = await payment(held, {}, async (run) => {
+        await untilStage(run.handle, 'awaiting_review');
+        await run.handle.signal(screeningDecisionSignal, { decision: 'cleared' });
+        await run.result;
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(calls.slice(0, 3)).to.deep.equal(['screenPayment', 'concludeReview', 'checkLimits']);
+      expect(calls).to.include('settlePayment');
+    });
+  });
+
+  describe('when the order is held for review and the SLA runs out on a confirmed match', () => {
+    it('then the recorded decision is read at the timer and the order is rejected before any hold', async () => {
+      let calls: string[] = [];
+      const held = happy({
+        screenPayment: () => ({ blocked: false, review: { hitId: 'hit-1', reviewSlaMs: 60_000 } }),
+        concludeReview: () => ({ status: 'confirmed' }),
+      });
+      const result = await payment(held, { reviewSlaMs: 50 }, async (run) => {
+        await run.result;
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'blocked_by_compliance' });
+      expect(calls).to.deep.equal(['screenPayment', 'concludeReview']);
+    });
+  });
+
+  describe('when the payment breaches the payer’s KYC limits', () => {
+    it('then the order is rejected with the breach’s code and nothing is held', async () => {
+      let calls: string[] = [];
+      const breach = { code: 'limit_exceeded', reason: 'over the daily limit' };
+      const result = await payment(happy({ checkLimits: () => breach }), {}, async (run) => {
+        await run.result;
+        calls = run.calls;
+        expect(run.argOf('rejectOrder')).to.deep.equal({ orderId: ORDER, failureCode: 'limit_exceeded', reason: 'over the daily limit' });
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'limit_exceeded' });
+      expect(calls).to.deep.equal(['screenPayment', 'checkLimits', 'rejectOrder']);
+    });
+  });
+
+  describe('when the wallet cannot cover the hold', () => {
+    it('then the order fails with insufficient_funds, with nothing to give back', async () => {
+      let calls: string[] = [];
+      const refused = () => {
+        throw ApplicationFailure.nonRetryable('the wallet cannot cover this payment', INSUFFICIENT_FUNDS, {
+          failureCode: 'insufficient_funds',
+        });
+      };
+      const result = await payment(happy({ holdFunds: refused }), {}, async (run) => {
+        await run.result;
+        calls = run.calls;
+        expect(run.argOf('failOrder')).to.include({ failureCode: 'insufficient_funds' });
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'insufficient_funds' });
+      expect(calls).to.deep.equal(['screenPayment', 'checkLimits', 'holdFunds', 'failOrder']);
+    });
+  });
+
+  describe('when the rail refuses the transfer', () => {
+    it('then the hold is released and the order fails with the rail’s code, once, without retrying', async () => {
+      let calls: string[] = [];
+      const refused = () => {
+        throw ApplicationFailure.create({ message: 'no such account', type: RAIL_REJECTED, details: [{ failureCode: 'invalid_account' }] });
+      };
+      const result = await payment(happy({ submitToRail: refused }), {}, async (run) => {
+        await run.result;
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'invalid_account' });
+      expect(calls).to.deep.equal(['screenPayment', 'checkLimits', 'holdFunds', 'submitToRail', 'releaseHold', 'failOrder']);
+    });
+  });
+
+  describe('when the rail settles the transfer', () => {
+    it('then the hold is settled and the order completes', async () => {
+      let calls: string[] = [];
+      const result = await payment(happy(), {}, async (run) => {
+        await run.result;
+        calls = run.calls;
+        expect(run.argOf('settlePayment')).to.deep.equal({ orderId: ORDER, reference: REFERENCE });
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(calls).to.deep.equal(['screenPayment', 'checkLimits', 'holdFunds', 'submitToRail', 'pollRail', 'settlePayment']);
+    });
+  });
+
+  describe('when the rail says the transfer failed', () => {
+    it('then the hold is released and the order fails with the rail’s code', async () => {
+      let calls: string[] = [];
+      const failed = () => ({ state: 'failed', reference: REFERENCE, failureCode: 'insufficient_funds', reason: 'the provider refused' });
+      const result = await payment(happy({ pollRail: failed }), {}, async (run) => {
+        await run.result;
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'insufficient_funds' });
+      expect(calls.slice(-3)).to.deep.equal(['pollRail', 'releaseHold', 'failOrder']);
+      expect(calls).to.not.include('settlePayment');
+    });
+  });
+
+  describe('when the rail’s callback arrives before the first poll', () => {
+    it('then the callback settles the payment and the rail is never polled', async () => {
+      let calls: string[] = [];
+      const result = await payment(happy(), { pollAfterMs: 60_000 }, async (run) => {
+        await untilStage(run.handle, 'awaiting_outcome');
+        await run.handle.signal(railOutcomeSignal, { state: 'succeeded', reference: 'FROM-CALLBACK' });
+        await run.result;
+        calls = run.calls;
+        expect(run.argOf('settlePayment')).to.deep.equal({ orderId: ORDER, reference: 'FROM-CALLBACK' });
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(calls).to.not.include('pollRail');
+    });
+  });
+
+  describe('when the rail answers a poll before its callback arrives', () => {
+    it('then the polled answer settles the payment after the pending polls, and a late callback changes nothing', async () => {
+      let polls = 0;
+      let calls: string[] = [];
+      const pollRail = () =>
+        ++polls < 3
+          ? { state: 'pending', reference: REFERENCE }
+          : { state: 'failed', reference: REFERENCE, failureCode: 'rail_error', reason: 'x' };
+      const result = await payment(happy({ pollRail }), {}, async (run) => {
+        await run.result;
+        calls = run.calls;
+        await run.handle.signal(railOutcomeSignal, { state: 'succeeded', reference: REFERENCE }).catch(() => undefined);
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'rail_error' });
+      expect(polls).to.equal(3);
+      expect(calls.filter((c) => c === 'pollRail')).to.have.length(3);
+      expect(calls).to.not.include('settlePayment');
+    });
+  });
+
+  describe('when the settle deadline passes with the rail still pending', () => {
+    it('then the order is flagged overdue once, keeps its hold, and settles when the rail answers', async () => {
+      let polls = 0;
+      let calls: string[] = [];
+      const pollRail = () => (++polls < 4 ? { state: 'pending', reference: REFERENCE } : { state: 'succeeded', reference: REFERENCE });
+      const result = await payment(happy({ pollRail }), { settleTimeoutMs: 40 }, async (run) => {
+        await run.result;
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(calls.filter((c) => c === 'flagOverdue')).to.have.length(1);
+      expect(calls).to.not.include('releaseHold');
+      expect(calls.at(-1)).to.equal('settlePayment');
+    });
+  });
+});

@@ -1,0 +1,83 @@
+import { condition, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { PaymentActivities } from './activities';
+import type { ComplianceActivities } from './activities/compliance';
+import { LOCAL_DB_STEP } from './presets';
+import { paymentStageQuery, screeningDecisionSignal, type PaymentResult, type PaymentStage, type ScreeningDecisionSignal } from './shared';
+import { PAYGATE_ORDER_ID, PAYGATE_STATUS } from './search-attributes';
+
+/**
+ * What a payment and a trade do alike before any money moves: answer the `stage` query, take the screening
+ * decision signal, keep `PaygateStatus` in step, screen the order (and wait for a review it is held for),
+ * then check the payer's KYC limits.
+ */
+
+/** Screening reads the in-memory blocklist and writes one row; limits are one short transaction: local activities. */
+const compliance = proxyLocalActivities<ComplianceActivities>(LOCAL_DB_STEP);
+const db = proxyLocalActivities<PaymentActivities>(LOCAL_DB_STEP);
+
+/** The order status as a workflow moves it, shown as search attribute `PaygateStatus`. */
+export type TrackedStatus = 'screening' | 'processing' | 'completed' | 'failed' | 'rejected';
+
+export interface OrderRun {
+  /** Where the workflow is, as the `stage` query answers. */
+  stage: PaymentStage;
+  /** Keep `PaygateStatus` in step with the order. */
+  report: (status: TrackedStatus) => void;
+  /** Staff's decision on the screening review the order is held for, once signalled. */
+  reviewDecision?: ScreeningDecisionSignal;
+}
+
+/**
+ * The run's shared state and handlers. Only a run started with Paygate's search attributes reports its
+ * status (its namespace knows them; an upsert of an unknown attribute would fail the workflow task).
+ */
+export function orderRun(): OrderRun {
+  const tracked = workflowInfo().typedSearchAttributes.get(PAYGATE_ORDER_ID) !== undefined;
+  const run: OrderRun = {
+    stage: 'screening',
+    report: (status) => {
+      if (tracked) upsertSearchAttributes([{ key: PAYGATE_STATUS, value: status }]);
+    },
+  };
+  setHandler(paymentStageQuery, () => run.stage);
+  setHandler(screeningDecisionSignal, (signalled) => {
+    run.reviewDecision ??= signalled;
+  });
+  return run;
+}
+
+/**
+ * Screening, a review it holds the order for, then the KYC limits. Returns the order's refusal (`rejected`),
+ * or undefined once the order may go on.
+ */
+export async function admitOrder(orderId: string, run: OrderRun, reviewSlaMs: number | undefined): Promise<PaymentResult | undefined> {
+  const screening = await compliance.screenPayment({ orderId });
+  run.report(screening.blocked ? 'rejected' : 'screening');
+  if (screening.blocked) return refused(run, { orderId, status: 'rejected', failureCode: 'blocked_by_compliance' });
+  if (screening.review) {
+    // Held for compliance review: staff confirm (rejected) or clear (the order goes on). The decision is
+    // recorded before it is signalled, so the SLA timer reads it too: a lost signal costs time, never the
+    // decision. Nothing is held from the wallet while the order waits.
+    run.stage = 'awaiting_review';
+    await condition(() => run.reviewDecision !== undefined, reviewSlaMs ?? screening.review.reviewSlaMs);
+    const { status } = await compliance.concludeReview({ orderId });
+    if (status !== 'cleared') {
+      run.report('rejected');
+      return refused(run, { orderId, status: 'rejected', failureCode: 'blocked_by_compliance' });
+    }
+  }
+
+  run.stage = 'checking_limits';
+  const breach = await db.checkLimits({ orderId });
+  if (breach) {
+    await db.rejectOrder({ orderId, failureCode: breach.code, reason: breach.reason });
+    run.report('rejected');
+    return refused(run, { orderId, status: 'rejected', failureCode: breach.code });
+  }
+  return undefined;
+}
+
+function refused(run: OrderRun, result: PaymentResult): PaymentResult {
+  run.stage = 'done';
+  return result;
+}
