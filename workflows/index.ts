@@ -1,5 +1,4 @@
 export { payment } from './payment';
-export { hello } from './hello';
 export { appeal } from './appeal';
 export { deposit } from './deposit';
 // Workflow types are export names; the compliance report's is `compliance-report`.
