@@ -5,8 +5,9 @@ import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { migrateUp } from '../models/migrate';
-import { SECTIONS, usdToKesMinorCeil } from '../domain/compliance/report';
+import { usdToKesMinorCeil } from '../domain/compliance/report';
 import { REPORT_SECTIONS, type ComplianceReportInput } from '../domain/compliance/report-contract';
+import { REPORT_STATEMENTS } from '../repositories/compliance-reports';
 import { freePort, fundBenchUser, median, percentile, spawnNode, temporalCliPath, waitForHttp, type Child } from './support';
 
 /**
@@ -213,7 +214,7 @@ async function bareReportSql(pool: Pool, input: ComplianceReportInput): Promise<
     REPORT_SECTIONS.map(async (section) => {
       const client = await pool.connect();
       try {
-        for (const statement of SECTIONS[section].statements(input)) await client.query(statement.sql, statement.bind);
+        for (const statement of REPORT_STATEMENTS[section](input)) await client.query(statement.sql, statement.bind);
       } finally {
         client.release();
       }

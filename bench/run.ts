@@ -627,10 +627,10 @@ async function insertBenchOrders(db: PgClient, userIds: string[], count: number,
   return rows.map((r) => r.id);
 }
 
-/** A worker on the work queue, as the worker process is started in production. */
+/** A worker on the work queue, as the worker process is started in production, with the `hello` baseline beside. */
 function startBenchWorker(ctx: Ctx): Child {
   return track(
-    spawnNode('worker', path.resolve(__dirname, '..', 'workers', 'temporal-worker.js'), {
+    spawnNode('worker', path.join(__dirname, 'worker.js'), {
       ...ctx.apiEnv,
       TEMPORAL_TASK_QUEUE: ctx.workQueue,
     }),

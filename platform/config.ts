@@ -102,383 +102,391 @@ const fxRates = z
     return rates;
   });
 
-const schema = z
-  .object({
-    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
-    HOST: z.string().default('127.0.0.1'),
-    PORT: intFrom(3000, 0, 65535),
-    PUBLIC_BASE_URL: z.url().optional(),
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    TRUST_PROXY: trustProxy,
+/** Which environment variable each setting is read from. */
+const variables = z.registry<{ name: string }>();
 
-    DATABASE_URL: z.string().startsWith('postgres').default('postgres://postgres@127.0.0.1:5432/paygate'),
-    DATABASE_POOL_MAX: intFrom(10, 1),
-    REDIS_URL: z.string().startsWith('redis').default('redis://127.0.0.1:6379'),
-    QUEUE_PREFIX: z.string().min(1).default('paygate'),
-
-    TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
-    TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-    TEMPORAL_TASK_QUEUE: z.string().min(1).default('paygate'),
-    TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
-    TEMPORAL_REGISTER_SEARCH_ATTRIBUTES: boolFrom(true),
-    TEMPORAL_TLS: boolFrom(false),
-    TEMPORAL_TLS_CERT_PATH: z.string().min(1).optional(),
-    TEMPORAL_TLS_KEY_PATH: z.string().min(1).optional(),
-    TEMPORAL_TLS_CA_PATH: z.string().min(1).optional(),
-    TEMPORAL_API_KEY: z.string().min(1).optional(),
-    METRICS_CACHE_MS: intFrom(5000, 0, 300_000),
-
-    JWT_SECRET: z.string().min(32, 'must be at least 32 characters').default(DEV_JWT_SECRET),
-    JWT_ISSUER: z.string().min(1).default('paygate'),
-    JWT_AUDIENCE: z.string().min(1).default('paygate-api'),
-    JWT_TTL_SECONDS: intFrom(900, 60, 3600),
-
-    ADMIN_EMAIL: z.email().optional(),
-    ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
-
-    RATE_LIMIT_LOGIN_PER_IP: intFrom(30, 1),
-    RATE_LIMIT_LOGIN_PER_ACCOUNT_AND_IP: intFrom(5, 1),
-    RATE_LIMIT_LOGIN_PER_ACCOUNT: intFrom(100, 1),
-    RATE_LIMIT_REGISTER_PER_IP: intFrom(10, 1),
-    RATE_LIMIT_API_PER_MINUTE: intFrom(1200, 1),
-    RATE_LIMIT_SCREEN_PER_MINUTE: intFrom(60, 1),
-
-    LIMIT_UNVERIFIED_PER_PAYMENT_KES: z
-      .string()
-      .regex(/^\d+(\.\d+)?$/)
-      .default('10000'),
-    LIMIT_UNVERIFIED_DAILY_KES: z
-      .string()
-      .regex(/^\d+(\.\d+)?$/)
-      .default('50000'),
-    LIMIT_VERIFIED_PER_PAYMENT_KES: z
-      .string()
-      .regex(/^\d+(\.\d+)?$/)
-      .default('1000000'),
-    LIMIT_VERIFIED_DAILY_KES: z
-      .string()
-      .regex(/^\d+(\.\d+)?$/)
-      .default('5000000'),
-    LIMIT_UNVERIFIED_BALANCE_KES: z
-      .string()
-      .regex(/^\d+(\.\d+)?$/)
-      .default('50000'),
-    LIMIT_VERIFIED_BALANCE_KES: z
-      .string()
-      .regex(/^\d+(\.\d+)?$/)
-      .default('10000000'),
-    FX_RATES_TO_KES: fxRates,
-    FEE_BANK_TRANSFER_FLAT_KES: feeFlat,
-    FEE_BANK_TRANSFER_PERCENT: feePercent,
-    FEE_MOBILE_MONEY_FLAT_KES: feeFlat,
-    FEE_MOBILE_MONEY_PERCENT: feePercent,
-    FEE_CRYPTO_FLAT_KES: feeFlat,
-    FEE_CRYPTO_PERCENT: feePercent,
-
-    PAYMENT_POLL_AFTER_MS: intFrom(5000, 10),
-    PAYMENT_SETTLE_TIMEOUT_MS: intFrom(15 * 60 * 1000, 100),
-    PAYMENT_POLL_MAX_INTERVAL_MS: intFrom(60_000, 10),
-    SANDBOX_CALLBACK_DELAY_MS: intFrom(300),
-    SANDBOX_CALLBACK_SECRET: z.string().min(16).default(DEV_SANDBOX_CALLBACK_SECRET),
-
-    RECONCILE_INTERVAL_MS: intFrom(15000, 100),
-    MATCH_BANK_DEPOSITS_EVERY_MS: intFrom(60_000, 100),
-    MATCH_CRYPTO_DEPOSITS_EVERY_MS: intFrom(60_000, 100),
-    RECONCILE_GRACE_MS: intFrom(5000, 0),
-
-    PRIMARY_BANK_CODE: z
-      .string()
-      .regex(/^\d{2,3}$/, 'must be a 2- or 3-digit CBK bank code, e.g. 68')
-      .default('68'),
-    REFRESH_EXCHANGES_EVERY_MS: intFrom(15 * 60 * 1000, 1000),
-    REFRESH_BANKS_EVERY_MS: intFrom(24 * 60 * 60 * 1000, 1000),
-    EXCHANGE_PROBE_ENABLED: boolFrom(true),
-    EXCHANGE_PROBE_TIMEOUT_MS: intFrom(3000, 100),
-    EXCHANGE_PROBE_TOTAL_MS: intFrom(15000, 100),
-    EXCHANGE_PROBE_CONCURRENCY: intFrom(8, 1, 64),
-    DISCOVERY_JOB_ATTEMPTS: intFrom(5, 1, 50),
-    DISCOVERY_JOB_BACKOFF_MS: intFrom(10000, 10),
-    DISCOVERY_JOB_LOCK_MS: intFrom(30000, 1000),
-
-    SCREENING_NAME_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.92),
-    SCREENING_REVIEW_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.88),
-    SCREENING_REVIEW_SLA_MS: intFrom(24 * 60 * 60 * 1000, 100),
-    CTR_THRESHOLD_USD: z
-      .string()
-      .regex(/^\d+(\.\d{1,2})?$/, 'must be a USD amount, e.g. 15000')
-      .default('15000'),
-    SANCTIONS_LIST_PATH_OR_URL: z.string().trim().optional(),
-    UN_SANCTIONS_LIST_PATH_OR_URL: z.string().trim().optional(),
-    EU_SANCTIONS_LIST_PATH_OR_URL: z.string().trim().optional(),
-    SANCTIONS_IMPORT_EVERY_MS: intFrom(24 * 60 * 60 * 1000, 1000),
-    COMPLIANCE_REPORT_MAX_ROWS: intFrom(10000, 1, 1_000_000),
-    COMPLIANCE_REPORT_TIMEOUT_MS: intFrom(120_000, 1000),
-    P2P_REFERENCE_PRICES_KES: fxRates,
-    APPEAL_SLA_MS: intFrom(72 * 60 * 60 * 1000, 100),
-
-    RAIL_BANK_TRANSFER: z.enum(['sandbox', 'jenga']).default('sandbox'),
-    RAIL_MOBILE_MONEY: z.enum(['sandbox', 'daraja']).default('sandbox'),
-    RAIL_CRYPTO: z.enum(['sandbox', 'ccxt']).default('sandbox'),
-    JENGA_BASE_URL: z.url().default('https://uat.finserve.africa'),
-    JENGA_API_KEY: z.string().optional(),
-    JENGA_MERCHANT_CODE: z.string().optional(),
-    JENGA_CONSUMER_SECRET: z.string().optional(),
-    /** PEM text of the RSA private key that signs Jenga requests (newlines may be written as `\n`). */
-    JENGA_PRIVATE_KEY: z.string().optional(),
-    JENGA_ACCOUNT_NUMBER: z.string().optional(),
-    JENGA_ACCOUNT_NAME: z.string().default('Paygate'),
-    JENGA_COUNTRY_CODE: z.string().length(2).default('KE'),
-    DARAJA_BASE_URL: z.url().default('https://sandbox.safaricom.co.ke'),
-    DARAJA_CONSUMER_KEY: z.string().optional(),
-    DARAJA_CONSUMER_SECRET: z.string().optional(),
-    DARAJA_SHORTCODE: z
-      .string()
-      .regex(/^\d{5,7}$/, 'must be a 5-7 digit shortcode')
-      .optional(),
-    DARAJA_PASSKEY: z.string().optional(),
-    DARAJA_TRANSACTION_TYPE: z.enum(['CustomerPayBillOnline', 'CustomerBuyGoodsOnline']).default('CustomerPayBillOnline'),
-    DARAJA_CALLBACK_SECRET: z.string().min(16).optional(),
-    DARAJA_B2C_INITIATOR_NAME: z.string().optional(),
-    DARAJA_B2C_SECURITY_CREDENTIAL: z.string().optional(),
-    CCXT_EXCHANGE: z.string().optional(),
-    CCXT_API_KEY: z.string().optional(),
-    CCXT_SECRET: z.string().optional(),
-    CCXT_SANDBOX: boolFrom(true),
-    /** Replaces the exchange's API base URL (a private gateway, or a local test double). */
-    CCXT_API_URL: z.url().optional(),
-    CCXT_WITHDRAW_NETWORK: z.string().optional(),
-
-    WEBHOOKS_ALLOW_PRIVATE_TARGETS: boolFrom(false),
-    WEBHOOK_MAX_ATTEMPTS: intFrom(8, 1, 50),
-    WEBHOOK_BACKOFF_MS: intFrom(5000, 10),
-    WEBHOOK_TIMEOUT_MS: intFrom(5000, 100),
-    WEBHOOK_DISPATCH_EVERY_MS: intFrom(1000, 50),
-    WEBHOOK_MAX_ENDPOINTS_PER_USER: intFrom(10, 1, 1000),
-    WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: intFrom(2, 1, 100),
-    EVENTS_RETENTION_DAYS: intFrom(30, 1, 3650),
-    PRUNE_EVENTS_EVERY_MS: intFrom(60 * 60 * 1000, 100),
-  })
-  .superRefine((env, ctx) => {
-    // A public default secret is only for a local run: development or test, listening on loopback. Any
-    // other deployment (production, or a forgotten NODE_ENV on a public HOST) must set its own.
-    const localRun = (env.NODE_ENV === 'development' || env.NODE_ENV === 'test') && isLoopbackHost(env.HOST);
-    for (const [name, builtIn] of Object.entries(DEFAULTED_SECRETS)) {
-      if (!localRun && env[name as keyof typeof DEFAULTED_SECRETS] === builtIn) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [name],
-          message:
-            env.NODE_ENV === 'production'
-              ? `the built-in default is refused in production; set ${name}`
-              : `the built-in default is accepted only with NODE_ENV=development or test and a loopback HOST (HOST is ${env.HOST}); set ${name}`,
-        });
-      }
-    }
-    if ((env.TEMPORAL_TLS_CERT_PATH === undefined) !== (env.TEMPORAL_TLS_KEY_PATH === undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['TEMPORAL_TLS_KEY_PATH'],
-        message: 'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together',
-      });
-    }
-    if (env.SCREENING_REVIEW_THRESHOLD > env.SCREENING_NAME_THRESHOLD) {
-      ctx.addIssue({ code: 'custom', path: ['SCREENING_REVIEW_THRESHOLD'], message: 'must not be above SCREENING_NAME_THRESHOLD' });
-    }
-    if ((env.ADMIN_EMAIL === undefined) !== (env.ADMIN_PASSWORD === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['ADMIN_PASSWORD'], message: 'ADMIN_EMAIL and ADMIN_PASSWORD go together' });
-    }
-    if (!env.FX_RATES_TO_KES.USD) {
-      ctx.addIssue({ code: 'custom', path: ['FX_RATES_TO_KES'], message: 'must include USD (the CTR threshold is in USD)' });
-    }
-    const requireWhen = (selected: boolean, rail: string, names: (keyof typeof env)[]) => {
-      for (const name of names) {
-        if (selected && !env[name]) ctx.addIssue({ code: 'custom', path: [name], message: `required when ${rail}` });
-      }
-    };
-    requireWhen(env.RAIL_BANK_TRANSFER === 'jenga', 'RAIL_BANK_TRANSFER=jenga', [
-      'JENGA_API_KEY',
-      'JENGA_MERCHANT_CODE',
-      'JENGA_CONSUMER_SECRET',
-      'JENGA_PRIVATE_KEY',
-      'JENGA_ACCOUNT_NUMBER',
-    ]);
-    requireWhen(env.RAIL_MOBILE_MONEY === 'daraja', 'RAIL_MOBILE_MONEY=daraja', [
-      'DARAJA_CONSUMER_KEY',
-      'DARAJA_CONSUMER_SECRET',
-      'DARAJA_SHORTCODE',
-      'DARAJA_PASSKEY',
-      'DARAJA_CALLBACK_SECRET',
-      'DARAJA_B2C_INITIATOR_NAME',
-      'DARAJA_B2C_SECURITY_CREDENTIAL',
-    ]);
-    requireWhen(env.RAIL_CRYPTO === 'ccxt', 'RAIL_CRYPTO=ccxt', ['CCXT_EXCHANGE', 'CCXT_API_KEY', 'CCXT_SECRET']);
-    // Daraja posts every result to PUBLIC_BASE_URL: without it the results would go to the listen address.
-    if (env.RAIL_MOBILE_MONEY === 'daraja') {
-      if (!env.PUBLIC_BASE_URL) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['PUBLIC_BASE_URL'],
-          message: 'required when RAIL_MOBILE_MONEY=daraja (the callback base URL)',
-        });
-      } else if (!env.PUBLIC_BASE_URL.startsWith('https://') && env.NODE_ENV === 'production') {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['PUBLIC_BASE_URL'],
-          message: 'must be an https URL when RAIL_MOBILE_MONEY=daraja in production',
-        });
-      }
-    }
-  });
-
-type Env = z.infer<typeof schema>;
-
-/** A payout method's fee (SPEC §11): a flat part in KES plus a percentage of the amount. */
-export interface FeeSchedule {
-  /** A decimal amount of KES, converted at the reference rate for payments in other currencies. */
-  flatKes: string;
-  /** A decimal percentage of the amount, at most four decimals ("1.5" is 1.5 %). */
-  percent: string;
+/** A setting read from the environment variable `name`, checked and converted by `schema`. */
+function fromEnv<S extends z.ZodType>(name: string, schema: S): S {
+  const setting = schema.clone();
+  variables.add(setting, { name });
+  return setting;
 }
 
-/** The sanctions lists an import can load, by source (SPEC §8). */
-export interface SanctionsListSources {
-  /** OFAC SDN CSV files (`sdn.csv`, `alt.csv`). */
-  ofac: string[];
-  /** The UN Security Council consolidated list (XML). */
-  un: string[];
-  /** The EU financial sanctions list (XML or CSV). */
-  eu: string[];
-}
-
+/** A decimal amount of KES. */
+const kesAmount = (fallback: string) =>
+  z
+    .string()
+    .regex(/^\d+(\.\d+)?$/)
+    .default(fallback);
 /** A comma-separated list of paths or URLs. */
-const sourceList = (raw: string | undefined): string[] =>
-  (raw ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+const sourceList = z
+  .string()
+  .trim()
+  .optional()
+  .transform((raw) =>
+    (raw ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+/** A provider's base URL, without its trailing slash. */
+const baseUrl = (fallback: string) =>
+  z
+    .url()
+    .default(fallback)
+    .transform((url) => url.replace(/\/$/, ''));
+/** A provider credential: empty when not set (required only when its rail is selected). */
+const credential = () => z.string().default('');
 
-export interface Config {
-  env: Env['NODE_ENV'];
-  http: { host: string; port: number; publicBaseUrl: string; trustProxy: number | string[] };
-  logLevel: Env['LOG_LEVEL'];
-  databaseUrl: string;
-  databasePoolMax: number;
-  redisUrl: string;
-  queuePrefix: string;
-  temporal: {
-    address: string;
-    namespace: string;
-    taskQueue: string;
-    uiUrl: string;
+/**
+ * Every setting, declared once: where it sits in the configuration and the variable it is read from.
+ * A few values are made from more than one variable, after the checks below (`withDerivedValues`).
+ */
+const settings = z.object({
+  env: fromEnv('NODE_ENV', z.enum(['development', 'test', 'production']).default('development')),
+  http: z.object({
+    host: fromEnv('HOST', z.string().default('127.0.0.1')),
+    port: fromEnv('PORT', intFrom(3000, 0, 65535)),
+    /** Where clients (and Daraja's callbacks) reach the api; `http://HOST:PORT` when not set. */
+    publicBaseUrl: fromEnv('PUBLIC_BASE_URL', z.url().optional()),
+    trustProxy: fromEnv('TRUST_PROXY', trustProxy),
+  }),
+  logLevel: fromEnv('LOG_LEVEL', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+  databaseUrl: fromEnv('DATABASE_URL', z.string().startsWith('postgres').default('postgres://postgres@127.0.0.1:5432/paygate')),
+  databasePoolMax: fromEnv('DATABASE_POOL_MAX', intFrom(10, 1)),
+  redisUrl: fromEnv('REDIS_URL', z.string().startsWith('redis').default('redis://127.0.0.1:6379')),
+  queuePrefix: fromEnv('QUEUE_PREFIX', z.string().min(1).default('paygate')),
+  temporal: z.object({
+    address: fromEnv('TEMPORAL_ADDRESS', z.string().min(1).default('127.0.0.1:7233')),
+    namespace: fromEnv('TEMPORAL_NAMESPACE', z.string().min(1).default('default')),
+    taskQueue: fromEnv('TEMPORAL_TASK_QUEUE', z.string().min(1).default('paygate')),
+    uiUrl: fromEnv('TEMPORAL_UI_URL', z.url().default('http://127.0.0.1:8233')),
     /** Register Paygate's search attributes on the namespace when they are missing (needs operator rights). */
-    registerSearchAttributes: boolean;
+    registerSearchAttributes: fromEnv('TEMPORAL_REGISTER_SEARCH_ATTRIBUTES', boolFrom(true)),
     /**
      * TLS to the frontend (a Temporal cluster behind TLS, or Temporal Cloud): on when asked for, or when a
      * client certificate or an API key is given. Paths are read when connecting.
      */
-    tls?: { clientCertPath?: string; clientKeyPath?: string; serverCaPath?: string };
+    tls: z.object({
+      enabled: fromEnv('TEMPORAL_TLS', boolFrom(false)),
+      clientCertPath: fromEnv('TEMPORAL_TLS_CERT_PATH', z.string().min(1).optional()),
+      clientKeyPath: fromEnv('TEMPORAL_TLS_KEY_PATH', z.string().min(1).optional()),
+      serverCaPath: fromEnv('TEMPORAL_TLS_CA_PATH', z.string().min(1).optional()),
+    }),
     /** Temporal Cloud API key, sent as a bearer token (with TLS). */
-    apiKey?: string;
-  };
+    apiKey: fromEnv('TEMPORAL_API_KEY', z.string().min(1).optional()),
+  }),
   /** How long /metrics reuses what it read from Postgres and Redis. */
-  metrics: { cacheMs: number };
-  jwt: { secret: string; issuer: string; audience: string; ttlSeconds: number };
-  admin?: { email: string; password: string };
-  rateLimits: {
-    loginPerIp: number;
-    loginPerAccountAndIp: number;
-    loginPerAccount: number;
-    registerPerIp: number;
+  metrics: z.object({ cacheMs: fromEnv('METRICS_CACHE_MS', intFrom(5000, 0, 300_000)) }),
+  jwt: z.object({
+    secret: fromEnv('JWT_SECRET', z.string().min(32, 'must be at least 32 characters').default(DEV_JWT_SECRET)),
+    issuer: fromEnv('JWT_ISSUER', z.string().min(1).default('paygate')),
+    audience: fromEnv('JWT_AUDIENCE', z.string().min(1).default('paygate-api')),
+    ttlSeconds: fromEnv('JWT_TTL_SECONDS', intFrom(900, 60, 3600)),
+  }),
+  /** The administrator created at boot: both or neither. */
+  admin: z.object({
+    email: fromEnv('ADMIN_EMAIL', z.email().optional()),
+    password: fromEnv('ADMIN_PASSWORD', z.string().min(12, 'must be at least 12 characters').optional()),
+  }),
+  rateLimits: z.object({
+    loginPerIp: fromEnv('RATE_LIMIT_LOGIN_PER_IP', intFrom(30, 1)),
+    loginPerAccountAndIp: fromEnv('RATE_LIMIT_LOGIN_PER_ACCOUNT_AND_IP', intFrom(5, 1)),
+    loginPerAccount: fromEnv('RATE_LIMIT_LOGIN_PER_ACCOUNT', intFrom(100, 1)),
+    registerPerIp: fromEnv('RATE_LIMIT_REGISTER_PER_IP', intFrom(10, 1)),
     /** Staff name searches (`GET /compliance/screen`) per user and minute. */
-    screenPerMinute: number;
+    screenPerMinute: fromEnv('RATE_LIMIT_SCREEN_PER_MINUTE', intFrom(60, 1)),
     /** Requests per minute under /api/v1 per API key, per signed-in user, or per address. */
-    apiPerMinute: number;
-  };
-  limits: {
+    apiPerMinute: fromEnv('RATE_LIMIT_API_PER_MINUTE', intFrom(1200, 1)),
+  }),
+  limits: z.object({
     /** Per payment, per 24 h, and the most any one wallet may hold (its KES equivalent), by tier. */
-    unverified: { perPaymentKes: string; dailyKes: string; balanceKes: string };
-    verified: { perPaymentKes: string; dailyKes: string; balanceKes: string };
-    fxToKes: Record<string, string>;
-  };
-  /** What each payout method charges on top of the amount; zero unless configured. */
-  fees: Record<'bank_transfer' | 'mobile_money' | 'crypto', FeeSchedule>;
-  payments: { pollAfterMs: number; settleTimeoutMs: number; maxPollIntervalMs: number };
-  sandbox: { callbackDelayMs: number; callbackSecret: string };
-  reconciler: { intervalMs: number; graceMs: number };
-  /** How often the primary bank's statement is read for deposits quoting a deposit reference. */
-  /** How often the exchange account's deposits are read (when the crypto rail is ccxt). */
-  wallets: { matchBankDepositsEveryMs: number; matchCryptoDepositsEveryMs: number };
-  discovery: {
-    primaryBankCode: string;
-    refreshExchangesEveryMs: number;
-    refreshBanksEveryMs: number;
-    probe: { enabled: boolean; timeoutMs: number; totalMs: number; concurrency: number };
+    unverified: z.object({
+      perPaymentKes: fromEnv('LIMIT_UNVERIFIED_PER_PAYMENT_KES', kesAmount('10000')),
+      dailyKes: fromEnv('LIMIT_UNVERIFIED_DAILY_KES', kesAmount('50000')),
+      balanceKes: fromEnv('LIMIT_UNVERIFIED_BALANCE_KES', kesAmount('50000')),
+    }),
+    verified: z.object({
+      perPaymentKes: fromEnv('LIMIT_VERIFIED_PER_PAYMENT_KES', kesAmount('1000000')),
+      dailyKes: fromEnv('LIMIT_VERIFIED_DAILY_KES', kesAmount('5000000')),
+      balanceKes: fromEnv('LIMIT_VERIFIED_BALANCE_KES', kesAmount('10000000')),
+    }),
+    fxToKes: fromEnv('FX_RATES_TO_KES', fxRates),
+  }),
+  /**
+   * What each payout method charges on top of the amount, zero unless configured: a flat part
+   * in KES (converted at the reference rate for payments in other currencies) plus a percentage of the
+   * amount ("1.5" is 1.5 %).
+   */
+  fees: z.object({
+    bank_transfer: z.object({
+      flatKes: fromEnv('FEE_BANK_TRANSFER_FLAT_KES', feeFlat),
+      percent: fromEnv('FEE_BANK_TRANSFER_PERCENT', feePercent),
+    }),
+    mobile_money: z.object({
+      flatKes: fromEnv('FEE_MOBILE_MONEY_FLAT_KES', feeFlat),
+      percent: fromEnv('FEE_MOBILE_MONEY_PERCENT', feePercent),
+    }),
+    crypto: z.object({ flatKes: fromEnv('FEE_CRYPTO_FLAT_KES', feeFlat), percent: fromEnv('FEE_CRYPTO_PERCENT', feePercent) }),
+  }),
+  payments: z.object({
+    pollAfterMs: fromEnv('PAYMENT_POLL_AFTER_MS', intFrom(5000, 10)),
+    settleTimeoutMs: fromEnv('PAYMENT_SETTLE_TIMEOUT_MS', intFrom(15 * 60 * 1000, 100)),
+    maxPollIntervalMs: fromEnv('PAYMENT_POLL_MAX_INTERVAL_MS', intFrom(60_000, 10)),
+  }),
+  sandbox: z.object({
+    callbackDelayMs: fromEnv('SANDBOX_CALLBACK_DELAY_MS', intFrom(300)),
+    callbackSecret: fromEnv('SANDBOX_CALLBACK_SECRET', z.string().min(16).default(DEV_SANDBOX_CALLBACK_SECRET)),
+  }),
+  reconciler: z.object({
+    intervalMs: fromEnv('RECONCILE_INTERVAL_MS', intFrom(15000, 100)),
+    graceMs: fromEnv('RECONCILE_GRACE_MS', intFrom(5000, 0)),
+  }),
+  wallets: z.object({
+    /** How often the primary bank's statement is read for deposits quoting a deposit reference. */
+    matchBankDepositsEveryMs: fromEnv('MATCH_BANK_DEPOSITS_EVERY_MS', intFrom(60_000, 100)),
+    /** How often the exchange account's deposits are read (when the crypto rail is ccxt). */
+    matchCryptoDepositsEveryMs: fromEnv('MATCH_CRYPTO_DEPOSITS_EVERY_MS', intFrom(60_000, 100)),
+  }),
+  discovery: z.object({
+    primaryBankCode: fromEnv(
+      'PRIMARY_BANK_CODE',
+      z
+        .string()
+        .regex(/^\d{2,3}$/, 'must be a 2- or 3-digit CBK bank code, e.g. 68')
+        .default('68'),
+    ),
+    refreshExchangesEveryMs: fromEnv('REFRESH_EXCHANGES_EVERY_MS', intFrom(15 * 60 * 1000, 1000)),
+    refreshBanksEveryMs: fromEnv('REFRESH_BANKS_EVERY_MS', intFrom(24 * 60 * 60 * 1000, 1000)),
+    probe: z.object({
+      enabled: fromEnv('EXCHANGE_PROBE_ENABLED', boolFrom(true)),
+      timeoutMs: fromEnv('EXCHANGE_PROBE_TIMEOUT_MS', intFrom(3000, 100)),
+      totalMs: fromEnv('EXCHANGE_PROBE_TOTAL_MS', intFrom(15000, 100)),
+      concurrency: fromEnv('EXCHANGE_PROBE_CONCURRENCY', intFrom(8, 1, 64)),
+    }),
     /** Retries of a failed refresh (exponential backoff from `backoffMs`); `lockMs`: when a crashed worker's job is taken over. */
-    jobs: { attempts: number; backoffMs: number; lockMs: number };
-  };
-  compliance: {
-    screening: {
+    jobs: z.object({
+      attempts: fromEnv('DISCOVERY_JOB_ATTEMPTS', intFrom(5, 1, 50)),
+      backoffMs: fromEnv('DISCOVERY_JOB_BACKOFF_MS', intFrom(10000, 10)),
+      lockMs: fromEnv('DISCOVERY_JOB_LOCK_MS', intFrom(30000, 1000)),
+    }),
+  }),
+  compliance: z.object({
+    screening: z.object({
       /** Jaro-Winkler score (0-1] at or above which a name matches a blocklisted name (blocked). */
-      nameThreshold: number;
+      nameThreshold: fromEnv('SCREENING_NAME_THRESHOLD', z.coerce.number().gt(0).max(1).default(0.92)),
       /** Score at or above which (and below `nameThreshold`) a name match goes to staff for review. */
-      reviewThreshold: number;
+      reviewThreshold: fromEnv('SCREENING_REVIEW_THRESHOLD', z.coerce.number().gt(0).max(1).default(0.88)),
       /** How long a payment held for review waits for staff before it is rejected. */
-      reviewSlaMs: number;
-    };
+      reviewSlaMs: fromEnv('SCREENING_REVIEW_SLA_MS', intFrom(24 * 60 * 60 * 1000, 100)),
+    }),
     /** Currency transaction report threshold, a USD decimal string. */
-    ctrThresholdUsd: string;
+    ctrThresholdUsd: fromEnv(
+      'CTR_THRESHOLD_USD',
+      z
+        .string()
+        .regex(/^\d+(\.\d{1,2})?$/, 'must be a USD amount, e.g. 15000')
+        .default('15000'),
+    ),
     /** The sanctions lists the import loads, each from paths or URLs; an empty list is not imported. */
-    sanctionsLists: SanctionsListSources;
-    sanctionsImportEveryMs: number;
-    reportMaxRows: number;
-    reportTimeoutMs: number;
-  };
-  p2p: {
+    sanctionsLists: z.object({
+      /** OFAC SDN CSV files (`sdn.csv`, `alt.csv`). */
+      ofac: fromEnv('SANCTIONS_LIST_PATH_OR_URL', sourceList),
+      /** The UN Security Council consolidated list (XML). */
+      un: fromEnv('UN_SANCTIONS_LIST_PATH_OR_URL', sourceList),
+      /** The EU financial sanctions list (XML or CSV). */
+      eu: fromEnv('EU_SANCTIONS_LIST_PATH_OR_URL', sourceList),
+    }),
+    sanctionsImportEveryMs: fromEnv('SANCTIONS_IMPORT_EVERY_MS', intFrom(24 * 60 * 60 * 1000, 1000)),
+    reportMaxRows: fromEnv('COMPLIANCE_REPORT_MAX_ROWS', intFrom(10000, 1, 1_000_000)),
+    reportTimeoutMs: fromEnv('COMPLIANCE_REPORT_TIMEOUT_MS', intFrom(120_000, 1000)),
+  }),
+  p2p: z.object({
     /** KES per whole unit of each asset: what a floating price's margin applies to. */
-    referencePricesKes: Record<string, string>;
-  };
+    referencePricesKes: fromEnv('P2P_REFERENCE_PRICES_KES', fxRates),
+  }),
   /** How long an appeal waits for a decision before it is `expired`. */
-  appeals: { slaMs: number };
-  rails: {
-    bank_transfer: 'sandbox' | 'jenga';
-    mobile_money: 'sandbox' | 'daraja';
-    crypto: 'sandbox' | 'ccxt';
-  };
-  jenga: {
-    baseUrl: string;
-    apiKey: string;
-    merchantCode: string;
-    consumerSecret: string;
-    privateKeyPem: string;
-    accountNumber: string;
-    accountName: string;
-    countryCode: string;
-  };
-  daraja: {
-    baseUrl: string;
-    consumerKey: string;
-    consumerSecret: string;
-    shortcode: string;
-    passkey: string;
-    transactionType: 'CustomerPayBillOnline' | 'CustomerBuyGoodsOnline';
+  appeals: z.object({ slaMs: fromEnv('APPEAL_SLA_MS', intFrom(72 * 60 * 60 * 1000, 100)) }),
+  rails: z.object({
+    bank_transfer: fromEnv('RAIL_BANK_TRANSFER', z.enum(['sandbox', 'jenga']).default('sandbox')),
+    mobile_money: fromEnv('RAIL_MOBILE_MONEY', z.enum(['sandbox', 'daraja']).default('sandbox')),
+    crypto: fromEnv('RAIL_CRYPTO', z.enum(['sandbox', 'ccxt']).default('sandbox')),
+  }),
+  jenga: z.object({
+    baseUrl: fromEnv('JENGA_BASE_URL', baseUrl('https://uat.finserve.africa')),
+    apiKey: fromEnv('JENGA_API_KEY', credential()),
+    merchantCode: fromEnv('JENGA_MERCHANT_CODE', credential()),
+    consumerSecret: fromEnv('JENGA_CONSUMER_SECRET', credential()),
+    /** PEM text of the RSA private key that signs Jenga requests (newlines may be written as `\n`). */
+    privateKeyPem: fromEnv(
+      'JENGA_PRIVATE_KEY',
+      credential().transform((pem) => pem.replace(/\\n/g, '\n')),
+    ),
+    accountNumber: fromEnv('JENGA_ACCOUNT_NUMBER', credential()),
+    accountName: fromEnv('JENGA_ACCOUNT_NAME', z.string().default('Paygate')),
+    countryCode: fromEnv('JENGA_COUNTRY_CODE', z.string().length(2).default('KE')),
+  }),
+  daraja: z.object({
+    baseUrl: fromEnv('DARAJA_BASE_URL', baseUrl('https://sandbox.safaricom.co.ke')),
+    consumerKey: fromEnv('DARAJA_CONSUMER_KEY', credential()),
+    consumerSecret: fromEnv('DARAJA_CONSUMER_SECRET', credential()),
+    shortcode: fromEnv(
+      'DARAJA_SHORTCODE',
+      z
+        .string()
+        .regex(/^\d{5,7}$/, 'must be a 5-7 digit shortcode')
+        .default(''),
+    ),
+    passkey: fromEnv('DARAJA_PASSKEY', credential()),
+    transactionType: fromEnv(
+      'DARAJA_TRANSACTION_TYPE',
+      z.enum(['CustomerPayBillOnline', 'CustomerBuyGoodsOnline']).default('CustomerPayBillOnline'),
+    ),
     /** Keys the per-request token in the callback URLs, so only callbacks for our own requests are taken. */
-    callbackSecret: string;
-    b2c: { initiatorName: string; securityCredential: string };
-  };
-  ccxt: { exchange: string; apiKey: string; secret: string; sandbox: boolean; apiUrl?: string; network?: string };
-  webhooks: {
-    allowPrivateTargets: boolean;
-    maxAttempts: number;
-    backoffMs: number;
-    timeoutMs: number;
-    dispatchEveryMs: number;
-    maxEndpointsPerUser: number;
-    maxInFlightPerEndpoint: number;
+    callbackSecret: fromEnv('DARAJA_CALLBACK_SECRET', z.string().min(16).default('')),
+    b2c: z.object({
+      initiatorName: fromEnv('DARAJA_B2C_INITIATOR_NAME', credential()),
+      securityCredential: fromEnv('DARAJA_B2C_SECURITY_CREDENTIAL', credential()),
+    }),
+  }),
+  ccxt: z.object({
+    exchange: fromEnv('CCXT_EXCHANGE', credential()),
+    apiKey: fromEnv('CCXT_API_KEY', credential()),
+    secret: fromEnv('CCXT_SECRET', credential()),
+    sandbox: fromEnv('CCXT_SANDBOX', boolFrom(true)),
+    /** Replaces the exchange's API base URL (a private gateway, or a local test double). */
+    apiUrl: fromEnv('CCXT_API_URL', z.url().optional()),
+    network: fromEnv('CCXT_WITHDRAW_NETWORK', z.string().optional()),
+  }),
+  webhooks: z.object({
+    allowPrivateTargets: fromEnv('WEBHOOKS_ALLOW_PRIVATE_TARGETS', boolFrom(false)),
+    maxAttempts: fromEnv('WEBHOOK_MAX_ATTEMPTS', intFrom(8, 1, 50)),
+    backoffMs: fromEnv('WEBHOOK_BACKOFF_MS', intFrom(5000, 10)),
+    timeoutMs: fromEnv('WEBHOOK_TIMEOUT_MS', intFrom(5000, 100)),
+    dispatchEveryMs: fromEnv('WEBHOOK_DISPATCH_EVERY_MS', intFrom(1000, 50)),
+    maxEndpointsPerUser: fromEnv('WEBHOOK_MAX_ENDPOINTS_PER_USER', intFrom(10, 1, 1000)),
+    maxInFlightPerEndpoint: fromEnv('WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT', intFrom(2, 1, 100)),
     /** Events (and their deliveries) older than this are pruned by the `prune-events` job. */
-    eventRetentionDays: number;
-    pruneEventsEveryMs: number;
+    eventRetentionDays: fromEnv('EVENTS_RETENTION_DAYS', intFrom(30, 1, 3650)),
+    pruneEventsEveryMs: fromEnv('PRUNE_EVENTS_EVERY_MS', intFrom(60 * 60 * 1000, 100)),
+  }),
+});
+
+/** Each setting's place in the configuration and its variable, found once from the declaration. */
+const SETTINGS: { path: string[]; name: string }[] = [];
+(function collect(shape: z.ZodRawShape, path: string[]) {
+  for (const [key, schema] of Object.entries(shape)) {
+    const name = variables.get(schema)?.name;
+    if (name !== undefined) SETTINGS.push({ path: [...path, key], name });
+    else if (schema instanceof z.ZodObject) collect(schema.shape, [...path, key]);
+    else throw new Error(`config: ${[...path, key].join('.')} is neither a setting nor a group of settings`);
+  }
+})(settings.shape, []);
+
+const VARIABLE_AT = new Map(SETTINGS.map(({ path, name }) => [path.join('.'), name]));
+const PATH_OF = new Map(SETTINGS.map(({ path, name }) => [name, path]));
+
+/** The settings' input, from the flat environment into the declaration's places. */
+function fromEnvironment(source: NodeJS.ProcessEnv): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const { path, name } of SETTINGS) {
+    let group = input;
+    for (const key of path.slice(0, -1)) group = (group[key] ??= {}) as Record<string, unknown>;
+    group[path[path.length - 1]] = source[name];
+  }
+  return input;
+}
+
+type Settings = z.output<typeof settings>;
+
+/** A setting's parsed value, by its variable. */
+function valueOf(parsed: Settings, name: string): unknown {
+  return (PATH_OF.get(name) ?? []).reduce<unknown>((group, key) => (group as Record<string, unknown>)[key], parsed);
+}
+
+/** Checks across settings; each problem is reported against a variable. */
+function checkTogether(c: Settings, ctx: z.RefinementCtx): void {
+  const problem = (name: string, message: string) => ctx.addIssue({ code: 'custom', path: [name], message });
+  // A public default secret is only for a local run: development or test, listening on loopback. Any
+  // other deployment (production, or a forgotten NODE_ENV on a public HOST) must set its own.
+  const localRun = (c.env === 'development' || c.env === 'test') && isLoopbackHost(c.http.host);
+  for (const [name, builtIn] of Object.entries(DEFAULTED_SECRETS)) {
+    if (!localRun && valueOf(c, name) === builtIn) {
+      problem(
+        name,
+        c.env === 'production'
+          ? `the built-in default is refused in production; set ${name}`
+          : `the built-in default is accepted only with NODE_ENV=development or test and a loopback HOST (HOST is ${c.http.host}); set ${name}`,
+      );
+    }
+  }
+  const { tls } = c.temporal;
+  if ((tls.clientCertPath === undefined) !== (tls.clientKeyPath === undefined)) {
+    problem('TEMPORAL_TLS_KEY_PATH', 'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together');
+  }
+  if (c.compliance.screening.reviewThreshold > c.compliance.screening.nameThreshold) {
+    problem('SCREENING_REVIEW_THRESHOLD', 'must not be above SCREENING_NAME_THRESHOLD');
+  }
+  if ((c.admin.email === undefined) !== (c.admin.password === undefined)) {
+    problem('ADMIN_PASSWORD', 'ADMIN_EMAIL and ADMIN_PASSWORD go together');
+  }
+  if (!c.limits.fxToKes.USD) problem('FX_RATES_TO_KES', 'must include USD (the CTR threshold is in USD)');
+  const requireWhen = (selected: boolean, rail: string, names: string[]) => {
+    for (const name of names) if (selected && !valueOf(c, name)) problem(name, `required when ${rail}`);
+  };
+  requireWhen(c.rails.bank_transfer === 'jenga', 'RAIL_BANK_TRANSFER=jenga', [
+    'JENGA_API_KEY',
+    'JENGA_MERCHANT_CODE',
+    'JENGA_CONSUMER_SECRET',
+    'JENGA_PRIVATE_KEY',
+    'JENGA_ACCOUNT_NUMBER',
+  ]);
+  requireWhen(c.rails.mobile_money === 'daraja', 'RAIL_MOBILE_MONEY=daraja', [
+    'DARAJA_CONSUMER_KEY',
+    'DARAJA_CONSUMER_SECRET',
+    'DARAJA_SHORTCODE',
+    'DARAJA_PASSKEY',
+    'DARAJA_CALLBACK_SECRET',
+    'DARAJA_B2C_INITIATOR_NAME',
+    'DARAJA_B2C_SECURITY_CREDENTIAL',
+  ]);
+  requireWhen(c.rails.crypto === 'ccxt', 'RAIL_CRYPTO=ccxt', ['CCXT_EXCHANGE', 'CCXT_API_KEY', 'CCXT_SECRET']);
+  // Daraja posts every result to PUBLIC_BASE_URL: without it the results would go to the listen address.
+  if (c.rails.mobile_money === 'daraja') {
+    if (!c.http.publicBaseUrl) {
+      problem('PUBLIC_BASE_URL', 'required when RAIL_MOBILE_MONEY=daraja (the callback base URL)');
+    } else if (!c.http.publicBaseUrl.startsWith('https://') && c.env === 'production') {
+      problem('PUBLIC_BASE_URL', 'must be an https URL when RAIL_MOBILE_MONEY=daraja in production');
+    }
+  }
+}
+
+/** The values made from more than one variable. */
+function withDerivedValues(c: Settings) {
+  const { tls, apiKey, ...connection } = c.temporal;
+  const { email, password } = c.admin;
+  return {
+    ...c,
+    http: { ...c.http, publicBaseUrl: (c.http.publicBaseUrl ?? `http://${c.http.host}:${c.http.port}`).replace(/\/$/, '') },
+    temporal: {
+      ...connection,
+      ...(tls.enabled || tls.clientCertPath || tls.serverCaPath || apiKey
+        ? {
+            tls: {
+              ...(tls.clientCertPath ? { clientCertPath: tls.clientCertPath, clientKeyPath: tls.clientKeyPath } : {}),
+              ...(tls.serverCaPath ? { serverCaPath: tls.serverCaPath } : {}),
+            },
+          }
+        : {}),
+      ...(apiKey ? { apiKey } : {}),
+    },
+    admin: email && password ? { email, password } : undefined,
   };
 }
+
+const schema = settings.superRefine(checkTogether).transform(withDerivedValues);
+
+export type Config = z.output<typeof schema>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -487,149 +495,21 @@ export class ConfigError extends Error {
   }
 }
 
-export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(source);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`));
+/** A problem's variable: the setting at (or above) its path, else the path as reported. */
+function variableOf(path: PropertyKey[]): string {
+  for (let n = path.length; n > 0; n -= 1) {
+    const name = VARIABLE_AT.get(path.slice(0, n).join('.'));
+    if (name !== undefined) return name;
   }
-  const e = parsed.data;
-  return Object.freeze({
-    env: e.NODE_ENV,
-    http: {
-      host: e.HOST,
-      port: e.PORT,
-      publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/$/, ''),
-      trustProxy: e.TRUST_PROXY,
-    },
-    logLevel: e.LOG_LEVEL,
-    databaseUrl: e.DATABASE_URL,
-    databasePoolMax: e.DATABASE_POOL_MAX,
-    redisUrl: e.REDIS_URL,
-    queuePrefix: e.QUEUE_PREFIX,
-    temporal: {
-      address: e.TEMPORAL_ADDRESS,
-      namespace: e.TEMPORAL_NAMESPACE,
-      taskQueue: e.TEMPORAL_TASK_QUEUE,
-      uiUrl: e.TEMPORAL_UI_URL,
-      registerSearchAttributes: e.TEMPORAL_REGISTER_SEARCH_ATTRIBUTES,
-      ...(e.TEMPORAL_TLS || e.TEMPORAL_TLS_CERT_PATH || e.TEMPORAL_TLS_CA_PATH || e.TEMPORAL_API_KEY
-        ? {
-            tls: {
-              ...(e.TEMPORAL_TLS_CERT_PATH ? { clientCertPath: e.TEMPORAL_TLS_CERT_PATH, clientKeyPath: e.TEMPORAL_TLS_KEY_PATH } : {}),
-              ...(e.TEMPORAL_TLS_CA_PATH ? { serverCaPath: e.TEMPORAL_TLS_CA_PATH } : {}),
-            },
-          }
-        : {}),
-      ...(e.TEMPORAL_API_KEY ? { apiKey: e.TEMPORAL_API_KEY } : {}),
-    },
-    metrics: { cacheMs: e.METRICS_CACHE_MS },
-    jwt: { secret: e.JWT_SECRET, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, ttlSeconds: e.JWT_TTL_SECONDS },
-    admin: e.ADMIN_EMAIL && e.ADMIN_PASSWORD ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD } : undefined,
-    rateLimits: {
-      loginPerIp: e.RATE_LIMIT_LOGIN_PER_IP,
-      loginPerAccountAndIp: e.RATE_LIMIT_LOGIN_PER_ACCOUNT_AND_IP,
-      loginPerAccount: e.RATE_LIMIT_LOGIN_PER_ACCOUNT,
-      registerPerIp: e.RATE_LIMIT_REGISTER_PER_IP,
-      screenPerMinute: e.RATE_LIMIT_SCREEN_PER_MINUTE,
-      apiPerMinute: e.RATE_LIMIT_API_PER_MINUTE,
-    },
-    limits: {
-      unverified: {
-        perPaymentKes: e.LIMIT_UNVERIFIED_PER_PAYMENT_KES,
-        dailyKes: e.LIMIT_UNVERIFIED_DAILY_KES,
-        balanceKes: e.LIMIT_UNVERIFIED_BALANCE_KES,
-      },
-      verified: {
-        perPaymentKes: e.LIMIT_VERIFIED_PER_PAYMENT_KES,
-        dailyKes: e.LIMIT_VERIFIED_DAILY_KES,
-        balanceKes: e.LIMIT_VERIFIED_BALANCE_KES,
-      },
-      fxToKes: e.FX_RATES_TO_KES,
-    },
-    fees: {
-      bank_transfer: { flatKes: e.FEE_BANK_TRANSFER_FLAT_KES, percent: e.FEE_BANK_TRANSFER_PERCENT },
-      mobile_money: { flatKes: e.FEE_MOBILE_MONEY_FLAT_KES, percent: e.FEE_MOBILE_MONEY_PERCENT },
-      crypto: { flatKes: e.FEE_CRYPTO_FLAT_KES, percent: e.FEE_CRYPTO_PERCENT },
-    },
-    payments: {
-      pollAfterMs: e.PAYMENT_POLL_AFTER_MS,
-      settleTimeoutMs: e.PAYMENT_SETTLE_TIMEOUT_MS,
-      maxPollIntervalMs: e.PAYMENT_POLL_MAX_INTERVAL_MS,
-    },
-    sandbox: { callbackDelayMs: e.SANDBOX_CALLBACK_DELAY_MS, callbackSecret: e.SANDBOX_CALLBACK_SECRET },
-    reconciler: { intervalMs: e.RECONCILE_INTERVAL_MS, graceMs: e.RECONCILE_GRACE_MS },
-    wallets: { matchBankDepositsEveryMs: e.MATCH_BANK_DEPOSITS_EVERY_MS, matchCryptoDepositsEveryMs: e.MATCH_CRYPTO_DEPOSITS_EVERY_MS },
-    discovery: {
-      primaryBankCode: e.PRIMARY_BANK_CODE,
-      refreshExchangesEveryMs: e.REFRESH_EXCHANGES_EVERY_MS,
-      refreshBanksEveryMs: e.REFRESH_BANKS_EVERY_MS,
-      probe: {
-        enabled: e.EXCHANGE_PROBE_ENABLED,
-        timeoutMs: e.EXCHANGE_PROBE_TIMEOUT_MS,
-        totalMs: e.EXCHANGE_PROBE_TOTAL_MS,
-        concurrency: e.EXCHANGE_PROBE_CONCURRENCY,
-      },
-      jobs: { attempts: e.DISCOVERY_JOB_ATTEMPTS, backoffMs: e.DISCOVERY_JOB_BACKOFF_MS, lockMs: e.DISCOVERY_JOB_LOCK_MS },
-    },
-    compliance: {
-      screening: {
-        nameThreshold: e.SCREENING_NAME_THRESHOLD,
-        reviewThreshold: e.SCREENING_REVIEW_THRESHOLD,
-        reviewSlaMs: e.SCREENING_REVIEW_SLA_MS,
-      },
-      ctrThresholdUsd: e.CTR_THRESHOLD_USD,
-      sanctionsLists: {
-        ofac: sourceList(e.SANCTIONS_LIST_PATH_OR_URL),
-        un: sourceList(e.UN_SANCTIONS_LIST_PATH_OR_URL),
-        eu: sourceList(e.EU_SANCTIONS_LIST_PATH_OR_URL),
-      },
-      sanctionsImportEveryMs: e.SANCTIONS_IMPORT_EVERY_MS,
-      reportMaxRows: e.COMPLIANCE_REPORT_MAX_ROWS,
-      reportTimeoutMs: e.COMPLIANCE_REPORT_TIMEOUT_MS,
-    },
-    p2p: { referencePricesKes: e.P2P_REFERENCE_PRICES_KES },
-    appeals: { slaMs: e.APPEAL_SLA_MS },
-    rails: { bank_transfer: e.RAIL_BANK_TRANSFER, mobile_money: e.RAIL_MOBILE_MONEY, crypto: e.RAIL_CRYPTO },
-    jenga: {
-      baseUrl: e.JENGA_BASE_URL.replace(/\/$/, ''),
-      apiKey: e.JENGA_API_KEY ?? '',
-      merchantCode: e.JENGA_MERCHANT_CODE ?? '',
-      consumerSecret: e.JENGA_CONSUMER_SECRET ?? '',
-      privateKeyPem: (e.JENGA_PRIVATE_KEY ?? '').replace(/\\n/g, '\n'),
-      accountNumber: e.JENGA_ACCOUNT_NUMBER ?? '',
-      accountName: e.JENGA_ACCOUNT_NAME,
-      countryCode: e.JENGA_COUNTRY_CODE,
-    },
-    daraja: {
-      baseUrl: e.DARAJA_BASE_URL.replace(/\/$/, ''),
-      consumerKey: e.DARAJA_CONSUMER_KEY ?? '',
-      consumerSecret: e.DARAJA_CONSUMER_SECRET ?? '',
-      shortcode: e.DARAJA_SHORTCODE ?? '',
-      passkey: e.DARAJA_PASSKEY ?? '',
-      transactionType: e.DARAJA_TRANSACTION_TYPE,
-      callbackSecret: e.DARAJA_CALLBACK_SECRET ?? '',
-      b2c: { initiatorName: e.DARAJA_B2C_INITIATOR_NAME ?? '', securityCredential: e.DARAJA_B2C_SECURITY_CREDENTIAL ?? '' },
-    },
-    ccxt: {
-      exchange: e.CCXT_EXCHANGE ?? '',
-      apiKey: e.CCXT_API_KEY ?? '',
-      secret: e.CCXT_SECRET ?? '',
-      sandbox: e.CCXT_SANDBOX,
-      apiUrl: e.CCXT_API_URL,
-      network: e.CCXT_WITHDRAW_NETWORK,
-    },
-    webhooks: {
-      allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE_TARGETS,
-      maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
-      backoffMs: e.WEBHOOK_BACKOFF_MS,
-      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
-      dispatchEveryMs: e.WEBHOOK_DISPATCH_EVERY_MS,
-      maxEndpointsPerUser: e.WEBHOOK_MAX_ENDPOINTS_PER_USER,
-      maxInFlightPerEndpoint: e.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT,
-      eventRetentionDays: e.EVENTS_RETENTION_DAYS,
-      pruneEventsEveryMs: e.PRUNE_EVENTS_EVERY_MS,
-    },
-  });
+  return path.map(String).join('.') || '(env)';
+}
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(fromEnvironment(source));
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${variableOf(i.path)}: ${i.message}`));
+  }
+  return Object.freeze(parsed.data);
 }
 
 let current: Config | undefined;

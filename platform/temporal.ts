@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import { Client, Connection, isGrpcServiceError, type TLSConfig } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { PAYGATE_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { config, type Config } from './config';
 import { componentLogger } from './logger';
 
@@ -90,7 +89,12 @@ const GRPC_UNAVAILABLE = 14;
 const RECHECK_AFTER_MS = 60_000;
 
 type AttributeState = 'ready' | 'missing' | 'unreachable';
-let attributeCheck: { state: Promise<AttributeState>; at: number; settled?: AttributeState } | undefined;
+type AttributeCheck = { state: Promise<AttributeState>; at: number; settled?: AttributeState };
+/** Search attributes, by name: the workflows' own (`workflows/search-attributes.ts`), given by whoever starts them. */
+type SearchAttributes = readonly { name: string }[];
+/** The last check of each set of search attributes, by their names. */
+const attributeChecks = new Map<string, AttributeCheck>();
+const checkKey = (attributes: SearchAttributes): string => attributes.map(({ name }) => name).join(',');
 
 /**
  * May workflows be started with Paygate's search attributes — does the namespace know them? Asked once
@@ -100,16 +104,16 @@ let attributeCheck: { state: Promise<AttributeState>; at: number; settled?: Attr
  * for the sake of its observability. When Temporal does not answer, the error is thrown: the start
  * would fail just the same, and the caller's fallback (the reconciler, a 503) takes over at once.
  */
-export async function searchAttributesReady(): Promise<boolean> {
-  const stale = attributeCheck?.settled === 'missing' && Date.now() - attributeCheck.at > RECHECK_AFTER_MS;
-  if (!attributeCheck || stale || attributeCheck.settled === 'unreachable') {
-    const entry: { state: Promise<AttributeState>; at: number; settled?: AttributeState } = {
-      at: Date.now(),
-      state: checkSearchAttributes().then((state) => (entry.settled = state)),
-    };
-    attributeCheck = entry;
+export async function searchAttributesReady(attributes: SearchAttributes): Promise<boolean> {
+  const key = checkKey(attributes);
+  let check = attributeChecks.get(key);
+  const stale = check?.settled === 'missing' && Date.now() - check.at > RECHECK_AFTER_MS;
+  if (!check || stale || check.settled === 'unreachable') {
+    const entry: AttributeCheck = { at: Date.now(), state: checkSearchAttributes(attributes).then((state) => (entry.settled = state)) };
+    attributeChecks.set(key, entry);
+    check = entry;
   }
-  const state = await attributeCheck.state;
+  const state = await check.state;
   if (state === 'unreachable') throw new Error('Temporal did not answer the search-attribute check');
   return state === 'ready';
 }
@@ -119,19 +123,22 @@ export async function searchAttributesReady(): Promise<boolean> {
  * them anyway (removed since they were checked), the start is made again without them, and the
  * namespace is asked again later.
  */
-export async function startWithSearchAttributes<T>(start: (withAttributes: boolean) => Promise<T>): Promise<T> {
-  const ready = await searchAttributesReady();
+export async function startWithSearchAttributes<T>(
+  attributes: SearchAttributes,
+  start: (withAttributes: boolean) => Promise<T>,
+): Promise<T> {
+  const ready = await searchAttributesReady(attributes);
   try {
     return await start(ready);
   } catch (err) {
     if (!ready || !(err instanceof Error) || !/search attribute/i.test(err.message)) throw err;
     componentLogger('temporal').warn({ err: err.message }, 'search attributes refused; starting the workflow without them');
-    attributeCheck = { state: Promise.resolve('missing'), at: Date.now(), settled: 'missing' };
+    attributeChecks.set(checkKey(attributes), { state: Promise.resolve('missing'), at: Date.now(), settled: 'missing' });
     return start(false);
   }
 }
 
-async function checkSearchAttributes(): Promise<AttributeState> {
+async function checkSearchAttributes(attributes: SearchAttributes): Promise<AttributeState> {
   const log = componentLogger('temporal');
   const { namespace, registerSearchAttributes } = config().temporal;
   const { connection: conn } = temporalClient();
@@ -150,8 +157,8 @@ async function checkSearchAttributes(): Promise<AttributeState> {
     if (unreachable) return 'unreachable';
     known = {};
   }
-  const wrongType = PAYGATE_SEARCH_ATTRIBUTES.filter(({ name }) => known[name] !== undefined && known[name] !== KEYWORD);
-  let missing = PAYGATE_SEARCH_ATTRIBUTES.filter(({ name }) => known[name] === undefined);
+  const wrongType = attributes.filter(({ name }) => known[name] !== undefined && known[name] !== KEYWORD);
+  let missing = attributes.filter(({ name }) => known[name] === undefined);
   if (missing.length > 0 && registerSearchAttributes && wrongType.length === 0) {
     try {
       await conn.withDeadline(Date.now() + 10_000, () =>
@@ -173,9 +180,7 @@ async function checkSearchAttributes(): Promise<AttributeState> {
       namespace,
       missing: missing.map((k) => k.name),
       notKeyword: wrongType.map((k) => k.name),
-      register: PAYGATE_SEARCH_ATTRIBUTES.map(
-        (k) => `temporal operator search-attribute create --namespace ${namespace} --name ${k.name} --type Keyword`,
-      ),
+      register: attributes.map((k) => `temporal operator search-attribute create --namespace ${namespace} --name ${k.name} --type Keyword`),
     },
     'workflows start without search attributes until the namespace has them (as Keyword)',
   );
@@ -183,7 +188,7 @@ async function checkSearchAttributes(): Promise<AttributeState> {
 }
 
 export async function closeTemporal(): Promise<void> {
-  attributeCheck = undefined;
+  attributeChecks.clear();
   backingOffUntil = 0;
   if (connection) {
     const closing = connection;

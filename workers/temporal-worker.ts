@@ -22,6 +22,14 @@ export interface PaygateWorkerOptions {
   taskQueue?: string;
   /** Load the prebuilt bundle from the build instead of bundling the workflow code at start-up. */
   usePrebuiltBundle?: boolean;
+  /** Other workflows and activities beside Paygate's (the benchmarks' baseline). */
+  extra?: WorkerExtras;
+}
+
+export interface WorkerExtras {
+  /** A workflows module re-exporting Paygate's (`workflows/index.ts`) and more; bundled at start-up. */
+  workflowsPath?: string;
+  activities?: Record<string, (...args: never[]) => Promise<unknown>>;
 }
 
 /** The Temporal worker that runs the payment workflows and their activities. */
@@ -31,12 +39,13 @@ export async function createPaygateWorker({
   connection,
   taskQueue,
   usePrebuiltBundle = false,
+  extra = {},
 }: PaygateWorkerOptions): Promise<Worker> {
   openRepositories(sequelize);
   const workflows =
-    usePrebuiltBundle && fs.existsSync(WORKFLOW_BUNDLE_PATH)
+    usePrebuiltBundle && !extra.workflowsPath && fs.existsSync(WORKFLOW_BUNDLE_PATH)
       ? { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }
-      : { workflowsPath: require.resolve('../workflows') };
+      : { workflowsPath: extra.workflowsPath ?? require.resolve('../workflows') };
   return Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -48,13 +57,15 @@ export async function createPaygateWorker({
       ...createP2pActivities(),
       ...createAppealActivities(),
       ...createDepositActivities({ connectors: createConnectors(config), config }),
+      ...extra.activities,
     },
     // Parked workflows (awaiting callbacks) are evicted and replayed on demand rather than held in memory.
     maxCachedWorkflows: 500,
   });
 }
 
-async function main(): Promise<void> {
+/** The worker process: Paygate's worker (with `extra`, for the benchmarks) until it is told to stop. */
+export async function main(extra?: WorkerExtras): Promise<void> {
   const config = configOrExit();
   const log = componentLogger('worker');
   Runtime.install({
@@ -71,7 +82,7 @@ async function main(): Promise<void> {
   });
   const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal));
   const sequelize = database();
-  const worker = await createPaygateWorker({ config, sequelize, connection, usePrebuiltBundle: true });
+  const worker = await createPaygateWorker({ config, sequelize, connection, usePrebuiltBundle: true, extra });
   const running = worker.run();
   onShutdown(log, [
     {

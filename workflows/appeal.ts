@@ -14,15 +14,8 @@ import type { AppealActivities } from './activities/appeals';
 import { LOCAL_DB_STEP, withNonRetryable } from './presets';
 import { CONFLICT, FORBIDDEN } from './failure-types';
 import { failureOfType } from './outcome';
-import {
-  appealStatusQuery,
-  approveAppealUpdate,
-  rejectAppealUpdate,
-  type AppealDecided,
-  type AppealDecision,
-  type AppealStatus,
-  type AppealWorkflowInput,
-} from '../domain/appeals/contract';
+import { appealStatusQuery, approveAppealUpdate, rejectAppealUpdate } from './appeal-messages';
+import { type AppealDecided, type AppealDecision, type AppealStatus, type AppealWorkflowInput } from '../domain/appeals/contract';
 import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentWorkflowInput } from './shared';
 import { PAYGATE_ORDER_ID, PAYGATE_STATUS, orderSearchAttributes } from './search-attributes';
 

@@ -20,15 +20,14 @@ import {
 import {
   APPEAL_WORKFLOW,
   appealWorkflowId,
-  approveAppealUpdate,
-  rejectAppealUpdate,
   type AppealDecision,
   type AppealReason,
   type AppealWorkflowInput,
 } from '../domain/appeals/contract';
 import { paymentSummary, type OrderFacts } from '../domain/orders';
 import { findOrder, markWorkflowStarted, unstartedOrders } from '../repositories/orders';
-import { orderSearchAttributes } from './search-attributes';
+import { PAYGATE_SEARCH_ATTRIBUTES, orderSearchAttributes } from './search-attributes';
+import { approveAppealUpdate, rejectAppealUpdate } from './appeal-messages';
 import {
   DEPOSIT_WORKFLOW,
   PAYMENT_WORKFLOW,
@@ -119,7 +118,7 @@ async function startOrderRun(
     );
   try {
     await ensureTemporalConnected(client);
-    await startWithSearchAttributes(start);
+    await startWithSearchAttributes(PAYGATE_SEARCH_ATTRIBUTES, start);
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
@@ -288,7 +287,7 @@ export async function complianceReportResult(
  */
 export async function startAppealWorkflow(input: AppealWorkflowInput, meta: { reason: AppealReason; method: string }): Promise<void> {
   const client = temporalClient();
-  await startWithSearchAttributes((withAttributes) =>
+  await startWithSearchAttributes(PAYGATE_SEARCH_ATTRIBUTES, (withAttributes) =>
     client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
       client.workflow.start(APPEAL_WORKFLOW, {
         workflowId: appealWorkflowId(input.appealId),

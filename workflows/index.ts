@@ -1,6 +1,5 @@
 export { payment } from './payment';
 export { trade } from './trade';
-export { hello } from './hello';
 export { appeal } from './appeal';
 export { deposit } from './deposit';
 // Workflow types are export names; the compliance report's is `compliance-report`.

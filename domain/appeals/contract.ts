@@ -1,6 +1,7 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
-
-/** The appeal workflow's contract (SPEC §9), shared by the workflow, its activities and the api. */
+/**
+ * The appeal workflow's contract, shared by the workflow, its activities and the api. Its Temporal
+ * messages (the Updates and the Query) are the workflows' (`workflows/appeal-messages.ts`).
+ */
 
 export const APPEAL_WORKFLOW = 'appeal';
 export const appealWorkflowId = (appealId: string): string => `appeal-${appealId}`;
@@ -58,7 +59,3 @@ export interface AppealDecided {
 
 /** Error types an update is refused with; the api maps them to problem codes. */
 export const APPEAL_REFUSALS = ['forbidden', 'conflict'] as const;
-
-export const approveAppealUpdate = defineUpdate<AppealDecided, [AppealDecision]>('approve');
-export const rejectAppealUpdate = defineUpdate<AppealDecided, [AppealDecision]>('reject');
-export const appealStatusQuery = defineQuery<AppealStatus>('status');

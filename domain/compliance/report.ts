@@ -4,21 +4,13 @@ import { CURRENCIES, decimalToScaled, formatAmount, isCurrency } from '../money'
 import type { ComplianceReportInput, ReportSection } from './report-contract';
 
 /**
- * The compliance report (SPEC §8): the SQL each section runs and how its rows become the section.
- * Every number is aggregated by Postgres; JavaScript only formats the (bounded) results. The same
- * statements serve the workflow's activities and the benchmark's bare-SQL baseline.
+ * The compliance report: how each section's rows become the section, and the report as CSV. Every
+ * number is aggregated by Postgres (the statements are the report's repository's,
+ * `repositories/compliance-reports.ts`); this only formats the (bounded) results.
  *
  * Amounts in USD are the orders' KES equivalents (fixed when the order was accepted) divided by the
  * configured USD rate, rounded half up to cents; a total is converted after summing.
  */
-
-export interface Statement {
-  sql: string;
-  bind: unknown[];
-}
-
-/** Runs one statement and returns its rows (Sequelize in activities, pg in the benchmark). */
-export type RunQuery = (statement: Statement) => Promise<Record<string, unknown>[]>;
 
 export interface CountAndUsd {
   count: number;
@@ -158,225 +150,129 @@ function countsBy(rows: Record<string, unknown>[], keys: readonly string[], keyC
   return out;
 }
 
-interface SectionDefinition<S> {
-  statements(input: ComplianceReportInput): Statement[];
-  shape(results: Record<string, unknown>[][], input: ComplianceReportInput): S;
-}
+/** A section from the rows of its statements, one list of rows per statement, in their order. */
+type Shape<S> = (results: Record<string, unknown>[][], input: ComplianceReportInput) => S;
 
-type Definitions = { [K in ReportSection]: SectionDefinition<ReportSections[K]> };
-
-const period = (input: ComplianceReportInput): [string, string] => [input.from, input.to];
-
-// GROUPING(status, method, currency) is a bit mask of the columns *not* grouped by in a row's set.
+// The totals' `set` column, GROUPING(status, method, currency), is a bit mask of the columns *not*
+// grouped by in a row's set.
 const BY_STATUS = 3;
 const BY_METHOD = 5;
 const BY_CURRENCY = 6;
 const ALL = 7;
 
-export const SECTIONS: Definitions = {
-  totals: {
-    statements: (input) => [
-      {
-        sql: `SELECT status, method, currency, GROUPING(status, method, currency) AS set,
-                     count(*) AS count, coalesce(sum(kes_equivalent_minor), 0) AS kes_minor,
-                     coalesce(sum(amount_minor), 0) AS amount_minor
-                FROM orders
-               WHERE created_at >= $1 AND created_at < $2
-               GROUP BY GROUPING SETS ((status), (method), (currency), ())`,
-        bind: period(input),
-      },
-    ],
-    shape: ([rows], input) => {
-      const usd = (kes: unknown) => kesMinorToUsd(big(kes), input.usdRateKes);
-      const zero = () => ({ count: 0, usd_equivalent: '0.00' });
-      const totals: TotalsSection = {
-        count: 0,
-        usd_equivalent: '0.00',
-        by_status: zeroes(ORDER_STATUSES, zero),
-        by_method: zeroes(PAYMENT_METHODS, zero),
-        by_currency: zeroes(CURRENCIES, () => ({ count: 0, amount: '0', usd_equivalent: '0.00' })),
-      };
-      for (const currency of CURRENCIES) totals.by_currency[currency].amount = formatAmount(0n, currency);
-      for (const row of rows) {
-        const entry = { count: num(row.count), usd_equivalent: usd(row.kes_minor) };
-        switch (num(row.set)) {
-          case BY_STATUS:
-            totals.by_status[str(row.status)] = entry;
-            break;
-          case BY_METHOD:
-            totals.by_method[str(row.method)] = entry;
-            break;
-          case BY_CURRENCY: {
-            const currency = str(row.currency);
-            const amount = isCurrency(currency) ? formatAmount(big(row.amount_minor), currency) : str(row.amount_minor);
-            totals.by_currency[currency] = { ...entry, amount };
-            break;
-          }
-          case ALL:
-            totals.count = entry.count;
-            totals.usd_equivalent = entry.usd_equivalent;
-            break;
-        }
-      }
-      return totals;
-    },
-  },
-
-  large_transactions: {
-    statements: (input) => [
-      {
-        sql: `SELECT id, user_id, created_at, status, method, currency, amount_minor, kes_equivalent_minor,
-                     count(*) OVER () AS total_count, sum(kes_equivalent_minor) OVER () AS total_kes
-                FROM orders
-               WHERE created_at >= $1 AND created_at < $2 AND kes_equivalent_minor >= $3
-               ORDER BY created_at, id
-               LIMIT $4`,
-        bind: [...period(input), input.ctrThresholdKesMinor, input.maxRows],
-      },
-    ],
-    shape: ([rows], input) => {
-      const count = num(rows[0]?.total_count);
-      return {
-        count,
-        usd_equivalent: kesMinorToUsd(big(rows[0]?.total_kes), input.usdRateKes),
-        truncated: count > rows.length,
-        items: rows.map((row) => {
+const SHAPES: { [K in ReportSection]: Shape<ReportSections[K]> } = {
+  totals: ([rows], input) => {
+    const usd = (kes: unknown) => kesMinorToUsd(big(kes), input.usdRateKes);
+    const zero = () => ({ count: 0, usd_equivalent: '0.00' });
+    const totals: TotalsSection = {
+      count: 0,
+      usd_equivalent: '0.00',
+      by_status: zeroes(ORDER_STATUSES, zero),
+      by_method: zeroes(PAYMENT_METHODS, zero),
+      by_currency: zeroes(CURRENCIES, () => ({ count: 0, amount: '0', usd_equivalent: '0.00' })),
+    };
+    for (const currency of CURRENCIES) totals.by_currency[currency].amount = formatAmount(0n, currency);
+    for (const row of rows) {
+      const entry = { count: num(row.count), usd_equivalent: usd(row.kes_minor) };
+      switch (num(row.set)) {
+        case BY_STATUS:
+          totals.by_status[str(row.status)] = entry;
+          break;
+        case BY_METHOD:
+          totals.by_method[str(row.method)] = entry;
+          break;
+        case BY_CURRENCY: {
           const currency = str(row.currency);
-          return {
-            order_id: str(row.id),
-            user_id: str(row.user_id),
-            created_at: iso(row.created_at),
-            status: str(row.status),
-            method: str(row.method),
-            currency,
-            amount: isCurrency(currency) ? formatAmount(big(row.amount_minor), currency) : str(row.amount_minor),
-            usd_equivalent: kesMinorToUsd(big(row.kes_equivalent_minor), input.usdRateKes),
-          };
-        }),
-      };
-    },
+          const amount = isCurrency(currency) ? formatAmount(big(row.amount_minor), currency) : str(row.amount_minor);
+          totals.by_currency[currency] = { ...entry, amount };
+          break;
+        }
+        case ALL:
+          totals.count = entry.count;
+          totals.usd_equivalent = entry.usd_equivalent;
+          break;
+      }
+    }
+    return totals;
   },
 
-  // Two or more payments by one user, each below the threshold, within 24 hours of the first, adding up
-  // to at least the threshold. One alert per burst: a window starting within 24 hours of the previous
-  // qualifying window of the same user belongs to the same alert.
-  structuring_alerts: {
-    statements: (input) => [
-      {
-        sql: `WITH small AS (
-                SELECT id, user_id, created_at, kes_equivalent_minor AS kes
-                  FROM orders
-                 WHERE created_at >= $1 AND created_at < $2 AND kes_equivalent_minor < $3
-              ), windows AS (
-                SELECT id, user_id, created_at,
-                       count(*) OVER w AS payments, sum(kes) OVER w AS kes_total, max(created_at) OVER w AS last_at
-                  FROM small
-                WINDOW w AS (PARTITION BY user_id ORDER BY created_at
-                             RANGE BETWEEN CURRENT ROW AND INTERVAL '24 hours' FOLLOWING)
-              ), qualifying AS (
-                SELECT *, lag(created_at) OVER (PARTITION BY user_id ORDER BY created_at, id) AS previous_start
-                  FROM windows
-                 WHERE payments >= 2 AND kes_total >= $3
-              )
-              SELECT user_id, id AS first_order_id, created_at AS window_start, last_at AS window_end, payments, kes_total,
-                     count(*) OVER () AS total_count
-                FROM qualifying
-               WHERE previous_start IS NULL OR previous_start <= created_at - INTERVAL '24 hours'
-               ORDER BY created_at, user_id
-               LIMIT $4`,
-        bind: [...period(input), input.ctrThresholdKesMinor, input.maxRows],
-      },
-    ],
-    shape: ([rows], input) => {
-      const count = num(rows[0]?.total_count);
-      return {
-        count,
-        truncated: count > rows.length,
-        items: rows.map((row) => ({
+  large_transactions: ([rows], input) => {
+    const count = num(rows[0]?.total_count);
+    return {
+      count,
+      usd_equivalent: kesMinorToUsd(big(rows[0]?.total_kes), input.usdRateKes),
+      truncated: count > rows.length,
+      items: rows.map((row) => {
+        const currency = str(row.currency);
+        return {
+          order_id: str(row.id),
           user_id: str(row.user_id),
-          first_order_id: str(row.first_order_id),
-          window_start: iso(row.window_start),
-          window_end: iso(row.window_end),
-          payments: num(row.payments),
-          usd_equivalent: kesMinorToUsd(big(row.kes_total), input.usdRateKes),
-        })),
-      };
-    },
+          created_at: iso(row.created_at),
+          status: str(row.status),
+          method: str(row.method),
+          currency,
+          amount: isCurrency(currency) ? formatAmount(big(row.amount_minor), currency) : str(row.amount_minor),
+          usd_equivalent: kesMinorToUsd(big(row.kes_equivalent_minor), input.usdRateKes),
+        };
+      }),
+    };
   },
 
-  blocklist_hits: {
-    statements: (input) => [
-      {
-        sql: `SELECT context, count(*) AS count FROM screening_hits
-               WHERE created_at >= $1 AND created_at < $2 GROUP BY context`,
-        bind: period(input),
-      },
-      {
-        sql: `SELECT h.id, h.created_at, h.context, h.user_id, h.order_id, h.field, h.screened_value, h.entry_id,
-                     e.type AS entry_type, e.value AS entry_value, e.source AS entry_source, h.score
-                FROM screening_hits h
-                JOIN blocklist_entries e ON e.id = h.entry_id
-               WHERE h.created_at >= $1 AND h.created_at < $2
-               ORDER BY h.created_at, h.id
-               LIMIT $3`,
-        bind: [...period(input), input.maxRows],
-      },
-    ],
-    shape: ([byContext, rows]) => {
-      const by_context = countsBy(byContext, SCREENING_CONTEXTS, 'context');
-      const count = Object.values(by_context).reduce((a, b) => a + b, 0);
-      return {
-        count,
-        by_context,
-        truncated: count > rows.length,
-        items: rows.map((row) => ({
-          hit_id: str(row.id),
-          at: iso(row.created_at),
-          context: str(row.context),
-          user_id: row.user_id === null ? null : str(row.user_id),
-          order_id: row.order_id === null ? null : str(row.order_id),
-          field: str(row.field),
-          screened_value: str(row.screened_value),
-          entry_id: str(row.entry_id),
-          entry_type: str(row.entry_type),
-          entry_value: str(row.entry_value),
-          entry_source: str(row.entry_source),
-          score: str(row.score),
-        })),
-      };
-    },
+  structuring_alerts: ([rows], input) => {
+    const count = num(rows[0]?.total_count);
+    return {
+      count,
+      truncated: count > rows.length,
+      items: rows.map((row) => ({
+        user_id: str(row.user_id),
+        first_order_id: str(row.first_order_id),
+        window_start: iso(row.window_start),
+        window_end: iso(row.window_end),
+        payments: num(row.payments),
+        usd_equivalent: kesMinorToUsd(big(row.kes_total), input.usdRateKes),
+      })),
+    };
   },
 
-  kyc: {
-    statements: (input) => [
-      { sql: 'SELECT kyc_status AS status, count(*) AS count FROM users WHERE created_at < $1 GROUP BY kyc_status', bind: [input.to] },
-      {
-        sql: 'SELECT to_status AS status, count(*) AS count FROM kyc_audit WHERE at >= $1 AND at < $2 GROUP BY to_status',
-        bind: period(input),
-      },
-    ],
-    shape: ([users, changes]) => ({
-      users_by_status: countsBy(users, KYC_STATUSES),
-      changes_in_period: countsBy(changes, KYC_STATUSES),
-    }),
+  blocklist_hits: ([byContext, rows]) => {
+    const by_context = countsBy(byContext, SCREENING_CONTEXTS, 'context');
+    const count = Object.values(by_context).reduce((a, b) => a + b, 0);
+    return {
+      count,
+      by_context,
+      truncated: count > rows.length,
+      items: rows.map((row) => ({
+        hit_id: str(row.id),
+        at: iso(row.created_at),
+        context: str(row.context),
+        user_id: row.user_id === null ? null : str(row.user_id),
+        order_id: row.order_id === null ? null : str(row.order_id),
+        field: str(row.field),
+        screened_value: str(row.screened_value),
+        entry_id: str(row.entry_id),
+        entry_type: str(row.entry_type),
+        entry_value: str(row.entry_value),
+        entry_source: str(row.entry_source),
+        score: str(row.score),
+      })),
+    };
   },
 
-  appeals: {
-    statements: (input) => [{ sql: 'SELECT status, count FROM compliance_appeal_counts($1, $2)', bind: period(input) }],
-    shape: ([rows]) => ({ by_status: countsBy(rows, APPEAL_STATUSES) }),
-  },
+  kyc: ([users, changes]) => ({
+    users_by_status: countsBy(users, KYC_STATUSES),
+    changes_in_period: countsBy(changes, KYC_STATUSES),
+  }),
+
+  appeals: ([rows]) => ({ by_status: countsBy(rows, APPEAL_STATUSES) }),
 };
 
-/** Run a section's statements in order and shape the result. */
-export async function buildSection<K extends ReportSection>(
+/** A section from the rows its statements returned, one list of rows per statement, in their order. */
+export function shapeSection<K extends ReportSection>(
   section: K,
+  results: Record<string, unknown>[][],
   input: ComplianceReportInput,
-  run: RunQuery,
-): Promise<ReportSections[K]> {
-  const definition = SECTIONS[section] as SectionDefinition<ReportSections[K]>;
-  const results: Record<string, unknown>[][] = [];
-  for (const statement of definition.statements(input)) results.push(await run(statement));
-  return definition.shape(results, input);
+): ReportSections[K] {
+  return (SHAPES[section] as Shape<ReportSections[K]>)(results, input);
 }
 
 /** A plain decimal number, e.g. `-12.50`: a spreadsheet reads it as a number, never as a formula. */

@@ -2,12 +2,12 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { ORDER_NOT_FOUND, REVIEW_NOT_FOUND } from '../failure-types';
 import type { Config } from '../../platform/config';
 import { heartbeating } from './heartbeat';
-import { buildSection } from '../../domain/compliance/report';
+import { shapeSection } from '../../domain/compliance/report';
 import type { ComplianceReportInput, ReportSection } from '../../domain/compliance/report-contract';
 import type { Screener, ScreeningItem } from '../../domain/compliance/screening';
 import { screener as sharedScreener } from '../../services/screening';
 import { expireReviewOfOrder, recordScreeningHit, reviewOfOrder, screenRemembering } from '../../repositories/compliance';
-import { beginReport, completeReport, runReportStatement, saveReportSection } from '../../repositories/compliance-reports';
+import { beginReport, completeReport, readReportSection, saveReportSection } from '../../repositories/compliance-reports';
 import { orderToScreen, transitionOrder, type OrderToScreen } from '../../repositories/orders';
 import { inTransaction } from '../../repositories/transaction';
 
@@ -183,7 +183,8 @@ export function createComplianceActivities({ config, screener }: ComplianceActiv
       section: ReportSection;
       input: ComplianceReportInput;
     }): Promise<{ section: ReportSection }> {
-      const body = await heartbeating(section, () => buildSection(section, input, runReportStatement), HEARTBEAT_EVERY_MS);
+      const rows = await heartbeating(section, () => readReportSection(section, input), HEARTBEAT_EVERY_MS);
+      const body = shapeSection(section, rows, input);
       await saveReportSection(reportId, section, body);
       return { section };
     },

@@ -185,10 +185,6 @@ export function createActivities({ connectors, config }: ActivityDeps) {
         await transitionOrder(order.id, { from: [order.status], to: 'failed', failureCode, reason }, tx);
       });
     },
-
-    hello(name: string): Promise<string> {
-      return Promise.resolve(`hello, ${name}`);
-    },
   };
 }
 

@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { PaymentActivities } from './activities';
+import type { BenchActivities } from './worker';
 
-const { hello: helloActivity } = proxyActivities<PaymentActivities>({ startToCloseTimeout: '10s' });
+const { hello: helloActivity } = proxyActivities<BenchActivities>({ startToCloseTimeout: '10s' });
 
 /** The smallest workflow with one activity: the baseline the payment benchmark is measured against. */
 export async function hello(name: string): Promise<string> {

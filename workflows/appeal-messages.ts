@@ -1,0 +1,8 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { AppealDecided, AppealDecision, AppealStatus } from '../domain/appeals/contract';
+
+/** The appeal workflow's messages, shared by the workflow and its client (`workflows/client.ts`). */
+
+export const approveAppealUpdate = defineUpdate<AppealDecided, [AppealDecision]>('approve');
+export const rejectAppealUpdate = defineUpdate<AppealDecided, [AppealDecision]>('reject');
+export const appealStatusQuery = defineQuery<AppealStatus>('status');
