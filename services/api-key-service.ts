@@ -6,7 +6,7 @@ import { API_KEY_MODES, API_KEY_SCOPES, checkScopes, keyPrefix, type ApiKeyMode 
 import { createApiKey, findApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../repositories/api-keys';
 import { apiKeyHash } from '../domain/api-keys';
 import type { Caller } from '../domain/caller';
-import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
+import { decodeCursor, keysetPage, pageLimit, type Page } from './paging';
 
 const log = componentLogger('api-keys');
 
@@ -87,9 +87,7 @@ export async function listKeys(caller: Caller, q: { limit?: number; cursor?: str
   const limit = pageLimit(q.limit);
   const before = q.cursor ? decodeCursor(q.cursor) : null;
   const rows = await listApiKeys(caller.id, before, limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return { data: page.map(view), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+  return keysetPage(rows, limit, view);
 }
 
 /** Revoke one of the caller's keys, at once: its next request is refused. Another user's key is a 404. */

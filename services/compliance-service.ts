@@ -33,7 +33,7 @@ import { screener } from './screening';
 import { limitScreeningSearch } from './rate-limits';
 import type { Caller } from '../domain/caller';
 import { parseInstant } from './instants';
-import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
+import { decodeCursor, keysetPage, pageLimit, type Page } from './paging';
 
 const log = componentLogger('compliance');
 
@@ -146,9 +146,7 @@ export async function listBlocklist(query: BlocklistQuery): Promise<Page<Blockli
   if (query.active !== undefined) filter.active = query.active;
   if (query.cursor !== undefined) filter.before = decodeCursor(query.cursor);
   const rows = await listEntries(filter, limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return { data: page.map(toEntryView), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+  return keysetPage(rows, limit, toEntryView);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -277,9 +275,7 @@ export async function listScreeningReviews(query: {
     { status: status as ReviewStatus | undefined, before: query.cursor === undefined ? undefined : decodeCursor(query.cursor) },
     limit + 1,
   );
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return { data: page.map(toReviewView), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+  return keysetPage(rows, limit, toReviewView);
 }
 
 export interface ReviewDecisionInput {

@@ -36,3 +36,13 @@ export function decodeCursorKey(cursor: string, parts: readonly RegExp[]): strin
 
 /** Decode the cursor of a list keyed by a UUID id (most lists). */
 export const decodeCursor = (cursor: string): string => decodeCursorKey(cursor, [UUID_PATTERN])[0];
+
+/**
+ * A page of a keyset-paged list whose query asked for one row more than `limit`: that extra row only says a
+ * next page exists, and the cursor is the id of the page's last row.
+ */
+export function keysetPage<R extends { id: string }, T>(rows: readonly R[], limit: number, view: (row: R) => T): Page<T> {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { data: page.map((row) => view(row)), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+}

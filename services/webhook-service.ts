@@ -14,7 +14,7 @@ import {
   type EndpointRow,
 } from '../repositories/webhooks';
 import type { Caller } from '../domain/caller';
-import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
+import { decodeCursor, keysetPage, pageLimit, type Page } from './paging';
 
 export interface WebhookEndpointView {
   endpoint_id: string;
@@ -103,9 +103,7 @@ export async function listWebhookEndpoints(caller: Caller, q: { limit?: number; 
   const limit = pageLimit(q.limit);
   const before = q.cursor ? decodeCursor(q.cursor) : null;
   const rows = await listEndpoints(caller.id, before, limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return { data: page.map(view), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+  return keysetPage(rows, limit, view);
 }
 
 /** Stop sending to an endpoint; its delivery log is kept. */
@@ -123,12 +121,7 @@ export async function webhookDeliveries(
   const limit = pageLimit(q.limit);
   const before = q.cursor ? decodeCursor(q.cursor) : null;
   const rows = await listDeliveries(endpointId, before, limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    data: page.map(deliveryView),
-    next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null,
-  };
+  return keysetPage(rows, limit, deliveryView);
 }
 
 const deliveryView = (r: DeliveryLogRow): WebhookDeliveryView => ({
