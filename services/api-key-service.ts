@@ -6,7 +6,7 @@ import { API_KEY_MODES, API_KEY_SCOPES, checkScopes, keyPrefix, type ApiKeyMode 
 import { createApiKey, findApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../repositories/api-keys';
 import { apiKeyHash } from '../domain/api-keys';
 import type { Caller } from '../domain/caller';
-import { decodeCursor, keysetPage, pageLimit, type Page } from './paging';
+import { keysetPage, keysetQuery, type Page } from './paging';
 
 const log = componentLogger('api-keys');
 
@@ -84,8 +84,7 @@ export async function createKey(caller: Caller, body: ApiKeyRequest): Promise<Cr
 
 /** The caller's keys, revoked ones included, newest first, keyset-paged. */
 export async function listKeys(caller: Caller, q: { limit?: number; cursor?: string }): Promise<Page<ApiKeyView>> {
-  const limit = pageLimit(q.limit);
-  const before = q.cursor ? decodeCursor(q.cursor) : null;
+  const { limit, before } = keysetQuery(q);
   const rows = await listApiKeys(caller.id, before, limit + 1);
   return keysetPage(rows, limit, view);
 }

@@ -20,7 +20,7 @@ import {
 import { isStaff, type Caller } from '../domain/caller';
 import { toUserView, type UserView } from './auth-service';
 import { refuseOnScreeningHit } from './screening';
-import { decodeCursor, keysetPage, pageLimit, type Page } from './paging';
+import { decodeCursor, filterOneOf, keysetPage, pageLimit, type Page } from './paging';
 
 export interface KycChangeView {
   from: KycStatus;
@@ -121,12 +121,7 @@ export interface UsersQuery {
 /** Every user (compliance staff), newest first, keyset-paged; `kyc_status` and `q` (e-mail or name) filter. */
 export async function listUsers(query: UsersQuery): Promise<Page<UserDetailView>> {
   const limit = pageLimit(query.limit);
-  const filter: UserFilter = {};
-  if (query.kyc_status !== undefined) {
-    if (!(KYC_STATUSES as readonly string[]).includes(query.kyc_status))
-      throw validationError('kyc_status', `must be one of ${KYC_STATUSES.join(', ')}`);
-    filter.kycStatus = query.kyc_status as KycStatus;
-  }
+  const filter: UserFilter = { kycStatus: filterOneOf('kyc_status', query.kyc_status, KYC_STATUSES) };
   if (query.q !== undefined) {
     const q = query.q.trim();
     if (q.length === 0 || q.length > 100) throw validationError('q', 'must be 1 to 100 characters');

@@ -14,7 +14,7 @@ import {
   type EndpointRow,
 } from '../repositories/webhooks';
 import type { Caller } from '../domain/caller';
-import { decodeCursor, keysetPage, pageLimit, type Page } from './paging';
+import { keysetPage, keysetQuery, type Page } from './paging';
 
 export interface WebhookEndpointView {
   endpoint_id: string;
@@ -100,8 +100,7 @@ async function ownEndpoint(caller: Caller, endpointId: string): Promise<Endpoint
 }
 
 export async function listWebhookEndpoints(caller: Caller, q: { limit?: number; cursor?: string }): Promise<Page<WebhookEndpointView>> {
-  const limit = pageLimit(q.limit);
-  const before = q.cursor ? decodeCursor(q.cursor) : null;
+  const { limit, before } = keysetQuery(q);
   const rows = await listEndpoints(caller.id, before, limit + 1);
   return keysetPage(rows, limit, view);
 }
@@ -118,8 +117,7 @@ export async function webhookDeliveries(
   q: { limit?: number; cursor?: string },
 ): Promise<Page<WebhookDeliveryView>> {
   await ownEndpoint(caller, endpointId);
-  const limit = pageLimit(q.limit);
-  const before = q.cursor ? decodeCursor(q.cursor) : null;
+  const { limit, before } = keysetQuery(q);
   const rows = await listDeliveries(endpointId, before, limit + 1);
   return keysetPage(rows, limit, deliveryView);
 }
