@@ -1,5 +1,6 @@
 import { Op, QueryTypes, type InferAttributes, type Transaction, type WhereOptions } from 'sequelize';
 import { Bank, CatalogueRefresh, Exchange, models } from '../models';
+import { containing } from './filters';
 
 /**
  * The platform catalogue: every read and write of `exchanges`, `banks` and `catalogue_refreshes`.
@@ -187,13 +188,11 @@ export interface ExchangeFilter {
   after?: string;
 }
 
-const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 /** Active exchanges by id, filtered, at most `limit`. */
 export async function listActiveExchanges(filter: ExchangeFilter, limit: number): Promise<ExchangeRecord[]> {
   const where: WhereOptions<Exchange>[] = [{ active: true }];
   if (filter.text !== undefined) {
-    const pattern = `%${escapeLike(filter.text)}%`;
+    const pattern = containing(filter.text);
     where.push({ [Op.or]: [{ id: { [Op.iLike]: pattern } }, { name: { [Op.iLike]: pattern } }] });
   }
   if (filter.country !== undefined) where.push({ countries: { [Op.contains]: [filter.country] } });

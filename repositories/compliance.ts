@@ -1,5 +1,6 @@
 import { QueryTypes, type Transaction } from 'sequelize';
 import { models } from '../models';
+import { Conditions, containing } from './filters';
 import { uuidv7 } from '../platform/ids';
 import type { BlocklistSource, BlocklistType } from '../domain/compliance/normalise';
 import {
@@ -243,30 +244,16 @@ export interface EntryFilter {
 
 /** The blocklist, newest first, at most `limit`. */
 export async function listEntries(filter: EntryFilter, limit: number): Promise<EntryRow[]> {
-  const where: string[] = [];
-  const replacements: Record<string, unknown> = { limit };
-  if (filter.type !== undefined) {
-    where.push('type = :type');
-    replacements.type = filter.type;
-  }
-  if (filter.source !== undefined) {
-    where.push('source = :source');
-    replacements.source = filter.source;
-  }
-  if (filter.text !== undefined) {
-    where.push(`value ILIKE :pattern ESCAPE '\\'`);
-    replacements.pattern = `%${filter.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  }
-  if (filter.active !== undefined) where.push(filter.active ? '(expires_at IS NULL OR expires_at > now())' : 'expires_at <= now()');
-  if (filter.before !== undefined) {
-    where.push('id < :after');
-    replacements.after = filter.before;
-  }
-  return models().query<EntryRow>(
-    `SELECT ${ENTRY_COLUMNS} FROM blocklist_entries ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY id DESC LIMIT :limit`,
-    { replacements, type: QueryTypes.SELECT },
-  );
+  const where = new Conditions({ limit });
+  if (filter.type !== undefined) where.add('type = :type', { type: filter.type });
+  if (filter.source !== undefined) where.add('source = :source', { source: filter.source });
+  if (filter.text !== undefined) where.add(`value ILIKE :pattern ESCAPE '\\'`, { pattern: containing(filter.text) });
+  if (filter.active !== undefined) where.add(filter.active ? '(expires_at IS NULL OR expires_at > now())' : 'expires_at <= now()');
+  if (filter.before !== undefined) where.add('id < :after', { after: filter.before });
+  return models().query<EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM blocklist_entries ${where.where} ORDER BY id DESC LIMIT :limit`, {
+    replacements: where.replacements,
+    type: QueryTypes.SELECT,
+  });
 }
 
 /** One listing of a sanctions list, normalised. */

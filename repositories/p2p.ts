@@ -1,5 +1,6 @@
 import { QueryTypes, type Transaction } from 'sequelize';
 import { models } from '../models';
+import { Conditions } from './filters';
 import { uuidv7 } from '../platform/ids';
 import { AD_ASSETS, type AdAsset, type AdPaymentMethod, type AdSide, type AdStatus, type PriceType, type ValidAd } from '../domain/p2p/ads';
 import { adEscrowAccount, walletOf } from '../domain/p2p/wallet-trade';
@@ -72,15 +73,13 @@ export async function recordAdEvent(
 
 // --- ads and trades, as the P2P API reads and writes them
 
-/** An ad with today's price and its listing sort key. */
-export interface AdRow {
+/** The stored fields of an ad that both its listing and a change to it read. */
+interface AdFields {
   id: string;
   owner_id: string;
   side: AdSide;
   asset: AdAsset;
-  fiat: 'KES';
   price_type: PriceType;
-  price_now: string;
   price_margin_pct: string | null;
   total_amount_minor: string;
   available_amount_minor: string;
@@ -89,6 +88,12 @@ export interface AdRow {
   payment_methods: AdPaymentMethod[];
   terms: string | null;
   status: AdStatus;
+}
+
+/** An ad with today's price and its listing sort key. */
+export interface AdRow extends AdFields {
+  fiat: 'KES';
+  price_now: string;
   created_at: Date;
   updated_at: Date;
   side_rank: number;
@@ -152,40 +157,35 @@ export interface AdFilter {
  */
 export async function listActiveAds(filter: AdFilter, ref: Record<AdAsset, bigint>, limit: number): Promise<AdRow[]> {
   const priced = pricedAds(ref);
-  const where = [`status = 'active'`, 'available_amount_minor > 0'];
-  const replacements: Record<string, unknown> = { ...priced.replacements, limit };
-  if (filter.side !== undefined) {
-    replacements.side = filter.side;
-    where.push('side = :side');
-  }
-  if (filter.asset !== undefined) {
-    replacements.asset = filter.asset;
-    where.push('asset = :asset');
-  }
-  if (filter.fiat !== undefined) {
-    replacements.fiat = filter.fiat;
-    where.push('fiat = :fiat');
-  }
-  if (filter.paymentMethod !== undefined) {
-    replacements.method = filter.paymentMethod;
-    where.push(':method = ANY (payment_methods)');
-  }
+  const where = new Conditions({ ...priced.replacements, limit }).add([`status = 'active'`, 'available_amount_minor > 0']);
+  if (filter.side !== undefined) where.add('side = :side', { side: filter.side });
+  if (filter.asset !== undefined) where.add('asset = :asset', { asset: filter.asset });
+  if (filter.fiat !== undefined) where.add('fiat = :fiat', { fiat: filter.fiat });
+  if (filter.paymentMethod !== undefined) where.add(':method = ANY (payment_methods)', { method: filter.paymentMethod });
   if (filter.fiatAmountMinor !== undefined) {
     // The amount (fiat) fits the ad's limits and what is left of it.
-    replacements.amount = filter.fiatAmountMinor;
-    where.push(
-      'min_order_minor <= :amount',
-      'max_order_minor >= :amount',
-      `floor(available_amount_minor * price_now / CASE asset WHEN 'BTC' THEN 1e8 WHEN 'ETH' THEN 1e18 ELSE 1e6 END) >= :amount`,
+    where.add(
+      [
+        'min_order_minor <= :amount',
+        'max_order_minor >= :amount',
+        `floor(available_amount_minor * price_now / CASE asset WHEN 'BTC' THEN 1e8 WHEN 'ETH' THEN 1e18 ELSE 1e6 END) >= :amount`,
+      ],
+      { amount: filter.fiatAmountMinor },
     );
   }
   if (filter.after !== undefined) {
-    Object.assign(replacements, { afterRank: filter.after.rank, afterKey: filter.after.key, afterId: filter.after.id });
-    where.push('(side_rank, sort_key, id) > (:afterRank, :afterKey::numeric, :afterId::uuid)');
+    where.add('(side_rank, sort_key, id) > (:afterRank, :afterKey::numeric, :afterId::uuid)', {
+      afterRank: filter.after.rank,
+      afterKey: filter.after.key,
+      afterId: filter.after.id,
+    });
   }
   return models().query<AdRow>(
-    `${priced.sql} SELECT ${AD_COLUMNS} FROM listed WHERE ${where.join(' AND ')} ORDER BY side_rank, sort_key, id LIMIT :limit`,
-    { replacements, type: QueryTypes.SELECT },
+    `${priced.sql} SELECT ${AD_COLUMNS} FROM listed ${where.where} ORDER BY side_rank, sort_key, id LIMIT :limit`,
+    {
+      replacements: where.replacements,
+      type: QueryTypes.SELECT,
+    },
   );
 }
 
@@ -236,21 +236,8 @@ export async function createAdRecord(a: {
 }
 
 /** An ad's stored fields, as a change to it reads them under its row lock. */
-export interface LockedAd {
-  id: string;
-  owner_id: string;
-  side: AdSide;
-  asset: AdAsset;
-  price_type: PriceType;
+export interface LockedAd extends AdFields {
   price_minor: string | null;
-  price_margin_pct: string | null;
-  total_amount_minor: string;
-  available_amount_minor: string;
-  min_order_minor: string;
-  max_order_minor: string;
-  payment_methods: AdPaymentMethod[];
-  terms: string | null;
-  status: AdStatus;
 }
 
 /** The ad, locked for the rest of the transaction (every trade and change to it waits on this lock). */

@@ -1,5 +1,6 @@
 import { QueryTypes, type InferAttributes, type Transaction } from 'sequelize';
 import { KycAuditEntry, User, models } from '../models';
+import { Conditions, containing } from './filters';
 import { queryRows } from './transaction';
 import type { KycIdType, KycStatus, Role } from '../domain/users';
 
@@ -84,25 +85,17 @@ export interface UserFilter {
 
 /** Users with their KYC records, newest first (ids are UUIDv7), at most `limit`. */
 export async function listUsersWithKyc(filter: UserFilter, limit: number): Promise<UserRow[]> {
-  const where: string[] = [];
-  const replacements: Record<string, unknown> = { limit };
-  if (filter.kycStatus !== undefined) {
-    where.push('u.kyc_status = :kycStatus');
-    replacements.kycStatus = filter.kycStatus;
-  }
+  const where = new Conditions({ limit });
+  if (filter.kycStatus !== undefined) where.add('u.kyc_status = :kycStatus', { kycStatus: filter.kycStatus });
   if (filter.text !== undefined) {
-    where.push(`(u.email ILIKE :pattern ESCAPE '\\' OR u.full_name ILIKE :pattern ESCAPE '\\')`);
-    replacements.pattern = `%${filter.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    where.add(`(u.email ILIKE :pattern ESCAPE '\\' OR u.full_name ILIKE :pattern ESCAPE '\\')`, { pattern: containing(filter.text) });
   }
-  if (filter.before !== undefined) {
-    where.push('u.id < :after');
-    replacements.after = filter.before;
-  }
+  if (filter.before !== undefined) where.add('u.id < :after', { after: filter.before });
   return models().query<UserRow>(
     `SELECT ${USER_COLUMNS} FROM users u LEFT JOIN kyc_records k ON k.user_id = u.id
-      ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ${where.where}
       ORDER BY u.id DESC LIMIT :limit`,
-    { replacements, type: QueryTypes.SELECT },
+    { replacements: where.replacements, type: QueryTypes.SELECT },
   );
 }
 

@@ -6,7 +6,7 @@ import { API_KEY_MODES, API_KEY_SCOPES, checkScopes, keyPrefix, type ApiKeyMode 
 import { createApiKey, findApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../repositories/api-keys';
 import { apiKeyHash } from '../domain/api-keys';
 import type { Caller } from '../domain/caller';
-import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
+import { keysetPage, keysetQuery, type Page } from './paging';
 
 const log = componentLogger('api-keys');
 
@@ -84,12 +84,9 @@ export async function createKey(caller: Caller, body: ApiKeyRequest): Promise<Cr
 
 /** The caller's keys, revoked ones included, newest first, keyset-paged. */
 export async function listKeys(caller: Caller, q: { limit?: number; cursor?: string }): Promise<Page<ApiKeyView>> {
-  const limit = pageLimit(q.limit);
-  const before = q.cursor ? decodeCursor(q.cursor) : null;
+  const { limit, before } = keysetQuery(q);
   const rows = await listApiKeys(caller.id, before, limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return { data: page.map(view), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+  return keysetPage(rows, limit, view);
 }
 
 /** Revoke one of the caller's keys, at once: its next request is refused. Another user's key is a 404. */

@@ -33,7 +33,7 @@ import { screener } from './screening';
 import { limitScreeningSearch } from './rate-limits';
 import type { Caller } from '../domain/caller';
 import { parseInstant } from './instants';
-import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
+import { decodeCursor, filterOneOf, keysetPage, pageLimit, type Page } from './paging';
 
 const log = componentLogger('compliance');
 
@@ -129,15 +129,10 @@ export interface BlocklistQuery {
 /** The blocklist, newest first, keyset-paged; filters `type`, `q` (part of the value), `source`, `active`. */
 export async function listBlocklist(query: BlocklistQuery): Promise<Page<BlocklistEntryView>> {
   const limit = pageLimit(query.limit);
-  const filter: EntryFilter = {};
-  if (query.type !== undefined) {
-    if (!isBlocklistType(query.type)) throw validationError('type', `must be one of ${BLOCKLIST_TYPES.join(', ')}`);
-    filter.type = query.type;
-  }
-  if (query.source !== undefined) {
-    if (!isBlocklistSource(query.source)) throw validationError('source', `must be one of ${BLOCKLIST_SOURCES.join(', ')}`);
-    filter.source = query.source;
-  }
+  const filter: EntryFilter = {
+    type: filterOneOf('type', query.type, BLOCKLIST_TYPES),
+    source: filterOneOf('source', query.source, BLOCKLIST_SOURCES),
+  };
   if (query.q !== undefined) {
     const q = query.q.trim().replace(/\s+/g, ' ');
     if (q.length === 0 || q.length > 200) throw validationError('q', 'must be 1 to 200 characters');
@@ -146,9 +141,7 @@ export async function listBlocklist(query: BlocklistQuery): Promise<Page<Blockli
   if (query.active !== undefined) filter.active = query.active;
   if (query.cursor !== undefined) filter.before = decodeCursor(query.cursor);
   const rows = await listEntries(filter, limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return { data: page.map(toEntryView), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+  return keysetPage(rows, limit, toEntryView);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -269,17 +262,9 @@ export async function listScreeningReviews(query: {
   cursor?: string;
 }): Promise<Page<ScreeningReviewView>> {
   const limit = pageLimit(query.limit);
-  const status = query.status;
-  if (status !== undefined && !(REVIEW_STATUSES as readonly string[]).includes(status)) {
-    throw validationError('status', `must be one of ${REVIEW_STATUSES.join(', ')}`);
-  }
-  const rows = await listReviews(
-    { status: status as ReviewStatus | undefined, before: query.cursor === undefined ? undefined : decodeCursor(query.cursor) },
-    limit + 1,
-  );
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return { data: page.map(toReviewView), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+  const status = filterOneOf('status', query.status, REVIEW_STATUSES);
+  const rows = await listReviews({ status, before: query.cursor === undefined ? undefined : decodeCursor(query.cursor) }, limit + 1);
+  return keysetPage(rows, limit, toReviewView);
 }
 
 export interface ReviewDecisionInput {

@@ -3,7 +3,7 @@ import { eventBody, orderFacts, parseEventTypeFilter, type EventBody } from '../
 import { listEvents } from '../repositories/webhooks';
 import type { Caller } from '../domain/caller';
 import { parseInstant } from './instants';
-import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
+import { decodeCursor, keysetPage, pageLimit, type Page } from './paging';
 
 /**
  * `GET /events` (SPEC §12): the caller's events, newest first, as webhooks deliver them (same ids), kept
@@ -34,18 +34,13 @@ export async function listCallerEvents(caller: Caller, q: EventQuery): Promise<P
     before: q.cursor ? decodeCursor(q.cursor) : null,
     take: limit + 1,
   });
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    data: page.map((row) =>
-      eventBody({
-        id: row.id,
-        type: row.type,
-        createdAt: row.created_at,
-        payload: row.payload,
-        order: orderFacts(row),
-      }),
-    ),
-    next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null,
-  };
+  return keysetPage(rows, limit, (row) =>
+    eventBody({
+      id: row.id,
+      type: row.type,
+      createdAt: row.created_at,
+      payload: row.payload,
+      order: orderFacts(row),
+    }),
+  );
 }

@@ -12,6 +12,14 @@ export function pageLimit(limit: number | undefined): number {
   return limit;
 }
 
+/** A list's optional filter, one of `allowed` when given; anything else is a 400 on `field`. */
+export function filterOneOf<T extends string>(field: string, value: string | undefined, allowed: readonly T[]): T | undefined {
+  if (value !== undefined && !(allowed as readonly string[]).includes(value)) {
+    throw validationError(field, `must be one of ${allowed.join(', ')}`);
+  }
+  return value as T | undefined;
+}
+
 /**
  * The one cursor codec for every keyset-paged list. A cursor is the sort key of the last row of a page
  * (one or more parts, e.g. `[id]` or `[rank, price, id]`), opaque to clients: `v1:` and the parts joined by
@@ -36,3 +44,19 @@ export function decodeCursorKey(cursor: string, parts: readonly RegExp[]): strin
 
 /** Decode the cursor of a list keyed by a UUID id (most lists). */
 export const decodeCursor = (cursor: string): string => decodeCursorKey(cursor, [UUID_PATTERN])[0];
+
+/**
+ * A page of a keyset-paged list whose query asked for one row more than `limit`: that extra row only says a
+ * next page exists, and the cursor is the id of the page's last row.
+ */
+export function keysetPage<R extends { id: string }, T>(rows: readonly R[], limit: number, view: (row: R) => T): Page<T> {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { data: page.map((row) => view(row)), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+}
+
+/** The page size and the keyset position (the id the page starts below; null for the first page) of a list keyed by id. */
+export function keysetQuery(q: { limit?: number; cursor?: string }): { limit: number; before: string | null } {
+  const limit = pageLimit(q.limit);
+  return { limit, before: q.cursor ? decodeCursor(q.cursor) : null };
+}

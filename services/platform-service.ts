@@ -12,7 +12,7 @@ import {
   type ExchangeFilter,
   type ExchangeRecord,
 } from '../repositories/catalogue';
-import { decodeCursorKey, encodeCursor, pageLimit, type Page } from './paging';
+import { decodeCursorKey, keysetPage, pageLimit, type Page } from './paging';
 
 export interface ExchangeView {
   /** The ccxt id; a crypto payment names it as `destination.exchange_id`. */
@@ -148,11 +148,8 @@ export async function listExchanges(query: ExchangeQuery): Promise<ExchangeList>
   }
 
   const rows = await listActiveExchanges(filter, limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
   return {
-    data: page.map(toExchangeView),
-    next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null,
+    ...keysetPage(rows, limit, toExchangeView),
     refreshed_at: refresh ? refresh.refreshedAt.toISOString() : null,
   };
 }

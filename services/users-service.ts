@@ -20,7 +20,7 @@ import {
 import { isStaff, type Caller } from '../domain/caller';
 import { toUserView, type UserView } from './auth-service';
 import { refuseOnScreeningHit } from './screening';
-import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
+import { decodeCursor, filterOneOf, keysetPage, pageLimit, type Page } from './paging';
 
 export interface KycChangeView {
   from: KycStatus;
@@ -55,24 +55,15 @@ export interface UserDetailView extends UserView {
   kyc: KycView;
 }
 
+const SUBMISSION_FIELDS = ['id_type', 'id_number', 'date_of_birth', 'kra_pin', 'address'] as const;
+
 /**
  * A user's KYC submission (`id_type`, `id_number`, `date_of_birth`, `kra_pin?`, `address?`) or compliance's
- * decision (`status`, `reason?`).
+ * decision (`status`, `reason?`, `submission_id`). `submission_id` is required with `status`: the
+ * `kyc.submission_id` the reviewer looked at. A decision on a submission that has since been replaced is 409,
+ * so it never applies to data nobody reviewed.
  */
-export interface KycUpdateInput {
-  id_type?: string;
-  id_number?: string;
-  date_of_birth?: string;
-  kra_pin?: string;
-  address?: string;
-  status?: string;
-  reason?: string;
-  /**
-   * Required with `status`: the `kyc.submission_id` the reviewer looked at. A decision on a submission that
-   * has since been replaced is 409, so it never applies to data nobody reviewed.
-   */
-  submission_id?: string;
-}
+export type KycUpdateInput = Partial<Record<(typeof SUBMISSION_FIELDS)[number] | 'status' | 'reason' | 'submission_id', string>>;
 
 const isoOrNull = (value: Date | null): string | null => (value ? new Date(value).toISOString() : null);
 
@@ -130,12 +121,7 @@ export interface UsersQuery {
 /** Every user (compliance staff), newest first, keyset-paged; `kyc_status` and `q` (e-mail or name) filter. */
 export async function listUsers(query: UsersQuery): Promise<Page<UserDetailView>> {
   const limit = pageLimit(query.limit);
-  const filter: UserFilter = {};
-  if (query.kyc_status !== undefined) {
-    if (!(KYC_STATUSES as readonly string[]).includes(query.kyc_status))
-      throw validationError('kyc_status', `must be one of ${KYC_STATUSES.join(', ')}`);
-    filter.kycStatus = query.kyc_status as KycStatus;
-  }
+  const filter: UserFilter = { kycStatus: filterOneOf('kyc_status', query.kyc_status, KYC_STATUSES) };
   if (query.q !== undefined) {
     const q = query.q.trim();
     if (q.length === 0 || q.length > 100) throw validationError('q', 'must be 1 to 100 characters');
@@ -143,15 +129,12 @@ export async function listUsers(query: UsersQuery): Promise<Page<UserDetailView>
   }
   if (query.cursor !== undefined) filter.before = decodeCursor(query.cursor);
   const rows = await listUsersWithKyc(filter, limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return { data: page.map((r) => toDetailView(r, true)), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+  return keysetPage(rows, limit, (r) => toDetailView(r, true));
 }
 
 // ---------------------------------------------------------------------------------------------
 // KYC (SPEC §4)
 
-const SUBMISSION_FIELDS = ['id_type', 'id_number', 'date_of_birth', 'kra_pin', 'address'] as const;
 const ID_NUMBER_RULES: Record<KycIdType, { pattern: RegExp; message: string }> = {
   national_id: { pattern: /^\d{6,10}$/, message: 'a Kenyan national ID number is 6 to 10 digits' },
   passport: { pattern: /^[A-Z0-9]{6,12}$/, message: 'a passport number is 6 to 12 letters and digits' },

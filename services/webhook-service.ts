@@ -14,7 +14,7 @@ import {
   type EndpointRow,
 } from '../repositories/webhooks';
 import type { Caller } from '../domain/caller';
-import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
+import { keysetPage, keysetQuery, type Page } from './paging';
 
 export interface WebhookEndpointView {
   endpoint_id: string;
@@ -100,12 +100,9 @@ async function ownEndpoint(caller: Caller, endpointId: string): Promise<Endpoint
 }
 
 export async function listWebhookEndpoints(caller: Caller, q: { limit?: number; cursor?: string }): Promise<Page<WebhookEndpointView>> {
-  const limit = pageLimit(q.limit);
-  const before = q.cursor ? decodeCursor(q.cursor) : null;
+  const { limit, before } = keysetQuery(q);
   const rows = await listEndpoints(caller.id, before, limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return { data: page.map(view), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+  return keysetPage(rows, limit, view);
 }
 
 /** Stop sending to an endpoint; its delivery log is kept. */
@@ -120,15 +117,9 @@ export async function webhookDeliveries(
   q: { limit?: number; cursor?: string },
 ): Promise<Page<WebhookDeliveryView>> {
   await ownEndpoint(caller, endpointId);
-  const limit = pageLimit(q.limit);
-  const before = q.cursor ? decodeCursor(q.cursor) : null;
+  const { limit, before } = keysetQuery(q);
   const rows = await listDeliveries(endpointId, before, limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    data: page.map(deliveryView),
-    next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null,
-  };
+  return keysetPage(rows, limit, deliveryView);
 }
 
 const deliveryView = (r: DeliveryLogRow): WebhookDeliveryView => ({

@@ -30,6 +30,19 @@ const isObject = (value: Json | undefined): value is JsonObject => typeof value 
 const text = (value: Json | undefined): string =>
   value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
 
+/** One member of an answer as text; empty when the answer is not an object (e.g. a problem already shown). */
+const member = (value: Json, key: string): string => (isObject(value) ? text(value[key]) : '');
+
+/** The rows of a list answer (`{data: [...]}`); none when it is anything else. */
+const pageRows = (page: Json): JsonObject[] => (isObject(page) && Array.isArray(page.data) ? page.data.filter(isObject) : []);
+
+/** A form's comma-separated list, without blanks. */
+const commaList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
 /** A random v4 UUID for Idempotency-Key; works outside secure contexts too. */
 function uuid(): string {
   const b = crypto.getRandomValues(new Uint8Array(16));
@@ -193,7 +206,7 @@ function renderOrder(order: Json): Node {
 async function follow(orderId: string): Promise<void> {
   for (let attempt = 0; ; attempt += 1) {
     const order = await call('GET', `/payments/orders/${encodeURIComponent(orderId)}`);
-    const status = isObject(order) ? text(order.status) : '';
+    const status = member(order, 'status');
     show('order-status', renderOrder(order));
     if (TERMINAL.has(status) || attempt > 600) return;
     await sleep(attempt < 20 ? 500 : 2000);
@@ -233,11 +246,11 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
   async deposit(f) {
     const body: JsonObject = { amount: f.amount, currency: 'KES', method: 'mobile_money', phone: f.phone };
     const accepted = await call('POST', '/wallets/deposits', { body, idempotent: true });
-    const depositId = isObject(accepted) ? text(accepted.deposit_id) : '';
+    const depositId = member(accepted, 'deposit_id');
     // The phone is asked to pay (STK Push); the deposit settles when M-Pesa answers.
     for (let attempt = 0; ; attempt += 1) {
       const deposit = await call('GET', `/wallets/deposits/${encodeURIComponent(depositId)}`);
-      const status = isObject(deposit) ? text(deposit.status) : '';
+      const status = member(deposit, 'status');
       show(
         'deposit',
         ok(
@@ -255,29 +268,26 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
   },
   async statement(f) {
     const page = await call('GET', `/wallets/${encodeURIComponent(f.currency.toUpperCase())}/transactions?limit=50`);
-    const rows = isObject(page) && Array.isArray(page.data) ? page.data.filter(isObject) : [];
+    const rows = pageRows(page);
     show('statement', table(rows, ['at', 'kind', 'amount', 'balance_after', 'description']));
   },
   async 'key-create'(f) {
-    const scopes = f.scopes
-      .split(',')
-      .map((scope) => scope.trim())
-      .filter(Boolean);
+    const scopes = commaList(f.scopes);
     const key = await call('POST', '/api-keys', { body: { name: f.name, mode: f.mode, scopes } });
     show(
       'key-create',
       ok(
         'Key ',
-        el('code', { class: 'key-id' }, isObject(key) ? text(key.key_id) : ''),
+        el('code', { class: 'key-id' }, member(key, 'key_id')),
         ' created. Copy the secret now; it is not shown again: ',
-        el('code', { class: 'key-secret' }, isObject(key) ? text(key.secret) : ''),
+        el('code', { class: 'key-secret' }, member(key, 'secret')),
       ),
     );
-    setField('key-revoke', 'key_id', isObject(key) ? text(key.key_id) : '');
+    setField('key-revoke', 'key_id', member(key, 'key_id'));
   },
   async 'key-list'() {
     const page = await call('GET', '/api-keys?limit=50');
-    const rows = isObject(page) && Array.isArray(page.data) ? page.data.filter(isObject) : [];
+    const rows = pageRows(page);
     show('key-list', table(rows, ['key_id', 'name', 'mode', 'prefix', 'scopes', 'last_used_at', 'revoked_at']));
   },
   async 'key-revoke'(f) {
@@ -286,7 +296,7 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
   },
   async register(f) {
     const user = await call('POST', '/auth/register', { body: pick(f, ['email', 'password', 'full_name', 'phone']) });
-    show('register', ok(`Registered ${isObject(user) ? text(user.email) : ''}. Log in below.`));
+    show('register', ok(`Registered ${member(user, 'email')}. Log in below.`));
     setField('login', 'email', f.email);
   },
   async login(f) {
@@ -310,7 +320,7 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
     ]);
     const body: JsonObject = { amount: f.amount, currency: f.currency, method: f.method, destination, ...pick(f, ['description']) };
     const accepted = await call('POST', '/payments/initiate', { body, idempotent: true });
-    const orderId = isObject(accepted) ? text(accepted.order_id) : '';
+    const orderId = member(accepted, 'order_id');
     show('initiate-payment', ok('Accepted: order ', el('code', {}, orderId), '. Following it under Order status.'));
     setField('order-status', 'order_id', orderId);
     setField('appeal', 'order_id', orderId);
@@ -322,7 +332,7 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
   async exchanges(f) {
     const query = new URLSearchParams({ ...pick(f, ['q', 'country']), limit: '50' });
     const page = await call('GET', `/platforms/exchanges?${query.toString()}`);
-    const rows = isObject(page) && Array.isArray(page.data) ? page.data.filter(isObject) : [];
+    const rows = pageRows(page);
     show('exchanges', el('p', {}, `${rows.length} exchanges`), table(rows, ['id', 'name', 'status', 'certified']));
   },
   async banks() {
@@ -340,16 +350,10 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
     const body: JsonObject = {
       ...pick(f, ['side', 'asset', 'fiat', 'price', 'total_amount', 'min_order', 'max_order', 'terms']),
       price_type: 'fixed',
-      payment_methods: f.payment_methods
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
+      payment_methods: commaList(f.payment_methods),
     };
     const ad = await call('POST', '/p2p/ads', { body, idempotent: true });
-    show(
-      'p2p-ad',
-      ok('Ad posted: ', el('code', { class: 'ad-id' }, isObject(ad) ? text(ad.ad_id) : ''), isObject(ad) ? ` (${text(ad.status)})` : ''),
-    );
+    show('p2p-ad', ok('Ad posted: ', el('code', { class: 'ad-id' }, member(ad, 'ad_id')), isObject(ad) ? ` (${text(ad.status)})` : ''));
   },
   async appeal(f) {
     const appeal = await call('POST', '/appeals', { body: pick(f, ['order_id', 'reason', 'description']) });
@@ -357,9 +361,9 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
       'appeal',
       ok(
         'Appeal opened: ',
-        el('code', { class: 'appeal-id' }, isObject(appeal) ? text(appeal.appeal_id) : ''),
+        el('code', { class: 'appeal-id' }, member(appeal, 'appeal_id')),
         ' ',
-        el('span', { class: 'status' }, isObject(appeal) ? text(appeal.status) : ''),
+        el('span', { class: 'status' }, member(appeal, 'status')),
       ),
     );
   },
@@ -370,13 +374,13 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
   async 'blocklist-list'(f) {
     const query = new URLSearchParams({ ...pick(f, ['q']), limit: '50' });
     const page = await call('GET', `/compliance/blocklist?${query.toString()}`);
-    const rows = isObject(page) && Array.isArray(page.data) ? page.data.filter(isObject) : [];
+    const rows = pageRows(page);
     show('blocklist-list', table(rows, ['type', 'value', 'reason', 'source', 'active']));
   },
   async 'reviews-list'(f) {
     const query = new URLSearchParams({ ...pick(f, ['status']), limit: '50' });
     const page = await call('GET', `/compliance/reviews?${query.toString()}`);
-    const rows = isObject(page) && Array.isArray(page.data) ? page.data.filter(isObject) : [];
+    const rows = pageRows(page);
     const flat = rows.map((r): JsonObject => {
       const entry = isObject(r.entry) ? r.entry : {};
       return {
@@ -399,12 +403,7 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
     });
     show(
       'review-decide',
-      ok(
-        'Review ',
-        el('code', {}, isObject(review) ? text(review.review_id) : ''),
-        ' ',
-        el('span', { class: 'status' }, isObject(review) ? text(review.status) : ''),
-      ),
+      ok('Review ', el('code', {}, member(review, 'review_id')), ' ', el('span', { class: 'status' }, member(review, 'status'))),
     );
   },
   async report(f) {
@@ -413,7 +412,7 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
     for (let attempt = 0; ; attempt += 1) {
       try {
         const report = await call('GET', `/compliance/report?${query}`);
-        show('report', ok('Report ', el('code', {}, isObject(report) ? text(report.workflow_id) : '')), pre(report));
+        show('report', ok('Report ', el('code', {}, member(report, 'workflow_id'))), pre(report));
         return;
       } catch (err) {
         if (!(err instanceof ApiError) || err.problem.status !== 503 || attempt >= 30) throw err;
