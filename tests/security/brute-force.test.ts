@@ -7,7 +7,7 @@ import { newUser } from '../support/api';
 import { freePort } from '../support/local-tools';
 import { until } from '../support/processes';
 import { stack } from '../support/stack';
-import { expectProblem } from './support';
+import { expectSafeProblem as expectProblem } from '../support/problems';
 
 /**
  * OWASP API2/API4: password guessing. The failed-login limit per account and address lives in Redis, so two

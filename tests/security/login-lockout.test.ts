@@ -6,7 +6,7 @@ import { api as mainApi, newUser, type TestUser } from '../support/api';
 import { freePort } from '../support/local-tools';
 import { until } from '../support/processes';
 import { stack } from '../support/stack';
-import { expectProblem } from './support';
+import { expectSafeProblem as expectProblem } from '../support/problems';
 
 /**
  * OWASP API2 / the authentication cheat sheet: failed logins are bounded per account *and address*, tightly,
