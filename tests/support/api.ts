@@ -78,6 +78,17 @@ export interface OrderBody {
   events: { status: string; at: string; detail: string | null }[];
 }
 
+export interface WalletsBody {
+  deposit_reference: string;
+  data: { currency: string; available: string }[];
+}
+
+/** GET /wallets as `user`. */
+export const walletOf = async (user: TestUser) => (await api().get('/api/v1/wallets').set(user.auth)).body as WalletsBody;
+
+/** What `user` has available in KES, as the wallets endpoint shows it. */
+export const kesAvailable = async (user: TestUser) => (await walletOf(user)).data.find((d) => d.currency === 'KES')?.available;
+
 /** Poll the order as a client would, until it reaches a terminal status or the time runs out. */
 export async function waitForOrder(user: TestUser, orderId: string, timeoutMs = 20_000): Promise<OrderBody> {
   const deadline = Date.now() + timeoutMs;
