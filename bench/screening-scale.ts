@@ -16,6 +16,7 @@ import { percentile } from './support';
 import { compareNames } from '../domain/compliance/name-index';
 import { normaliseName } from '../domain/compliance/normalise';
 import { foldName, type FoldedName } from '../domain/compliance/transliterate';
+import { prng } from '../tests/support/random';
 
 /**
  * (m) Screening one name against 50,000 listed names vs against 1,000: the screener as every process runs
@@ -48,14 +49,6 @@ export interface ScreeningScaleBench {
   largeFloorP50Us: number;
   smallFloorP50Us: number;
   floorRatio: number;
-}
-
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
 }
 
 /** Syllables in a script and in Latin letters, to make surnames as diverse as a real list's. */

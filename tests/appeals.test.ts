@@ -20,6 +20,7 @@ import {
 import { ledgerKindsOf, rows } from './support/db';
 import { SELLER_PHONE } from './support/rails';
 import { temporalClient } from './support/stack';
+import { expectProblem } from './support/problems';
 
 interface Appeal {
   appeal_id: string;
@@ -34,13 +35,6 @@ interface Appeal {
   decision_note: string | null;
   resolution: { action: string | null; summary: string; order_status: string; resubmitted_order_id?: string } | null;
   workflow_id: string;
-}
-
-function expectProblem(res: { status: number; headers: Record<string, string>; body: unknown }, status: number, code: string) {
-  expect(res.status, JSON.stringify(res.body)).to.equal(status);
-  expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
-  expect((res.body as { code: string }).code).to.equal(code);
-  return res.body as { detail: string; errors?: { field: string }[] };
 }
 
 const SHA = 'a'.repeat(64);

@@ -4,11 +4,11 @@ import jwt from 'jsonwebtoken';
 import { config } from '../platform/config';
 import { User } from '../models';
 import { ensureAdmin } from '../services/auth-service';
-import { api, newUser } from './support/api';
+import { api, newUser, register, TEST_PASSWORD as PASSWORD } from './support/api';
 import { rows } from './support/db';
+import { expectTracedProblem as expectProblem } from './support/problems';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-const PASSWORD = 'a-long-enough-password';
 
 interface UserBody {
   user_id: string;
@@ -20,32 +20,13 @@ interface UserBody {
   created_at: string;
 }
 
-interface ProblemBody {
-  status: number;
-  code: string;
-  detail: string;
-  errors?: { field: string; message: string }[];
-  request_id: string;
-}
-
 const freshEmail = (tag = 'auth') => `${tag}-${Date.now()}-${randomUUID().slice(0, 8)}@example.com`;
 
-const register = (body: Record<string, unknown>) => api().post('/api/v1/auth/register').send(body);
 const login = (email: string, password: string) => api().post('/api/v1/auth/login').send({ email, password });
 const me = (token?: string) => {
   const req = api().get('/api/v1/auth/me');
   return token === undefined ? req : req.set('Authorization', `Bearer ${token}`);
 };
-
-function expectProblem(res: { status: number; headers: Record<string, string>; body: unknown }, status: number, code: string): ProblemBody {
-  expect(res.status, JSON.stringify(res.body)).to.equal(status);
-  expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
-  const problem = res.body as ProblemBody;
-  expect(problem.status).to.equal(status);
-  expect(problem.code).to.equal(code);
-  expect(problem.request_id).to.equal(res.headers['x-request-id']);
-  return problem;
-}
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 

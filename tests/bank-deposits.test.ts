@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { api, newUser, type TestUser } from './support/api';
+import { kesAvailable as kes, newUser, walletOf } from './support/api';
 import { rows } from './support/db';
 import { until } from './support/processes';
 import { jobsAgainstRailFakes } from './support/rail-jobs';
@@ -15,12 +15,6 @@ describe('money in by bank transfer, matched from the primary bank statement', f
   this.timeout(60_000);
   const rail = jobsAgainstRailFakes('bank-deposits', 'MATCH_BANK_DEPOSITS_EVERY_MS');
 
-  const walletOf = async (user: TestUser) =>
-    (await api().get('/api/v1/wallets').set(user.auth)).body as {
-      deposit_reference: string;
-      data: { currency: string; available: string }[];
-    };
-  const kes = async (user: TestUser) => (await walletOf(user)).data.find((d) => d.currency === 'KES')?.available;
   const statementReads = () => rail().fakes.jenga.calls.filter((c) => c.path.includes('/miniStatement/')).length;
 
   describe('when a transfer quoting a deposit reference lands on the account', () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { api, newUser, uniqueKenyanPhone, type TestUser } from './support/api';
+import { expectProblem } from './support/problems';
 
 interface EntryBody {
   entry_id: string;
@@ -14,12 +15,6 @@ interface EntryBody {
   active: boolean;
 }
 
-interface ProblemBody {
-  status: number;
-  code: string;
-  errors?: { field: string; message: string }[];
-}
-
 const add = (who: TestUser | undefined, body: Record<string, unknown>) => {
   const req = api().post('/api/v1/compliance/blocklist');
   return who ? req.set(who.auth).send(body) : req.send(body);
@@ -28,14 +23,6 @@ const list = (who: TestUser | undefined, query: Record<string, string | number |
   const req = api().get('/api/v1/compliance/blocklist').query(query);
   return who ? req.set(who.auth) : req;
 };
-
-function expectProblem(res: { status: number; headers: Record<string, string>; body: unknown }, status: number, code: string): ProblemBody {
-  expect(res.status, JSON.stringify(res.body)).to.equal(status);
-  expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
-  const problem = res.body as ProblemBody;
-  expect(problem.code).to.equal(code);
-  return problem;
-}
 
 const uniqueEmail = (tag: string) => `${tag}-${randomUUID().slice(0, 8)}@Example.COM`;
 

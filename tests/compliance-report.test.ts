@@ -6,6 +6,7 @@ import { database } from '../platform/database';
 import { uuidv7 } from '../platform/ids';
 import { temporalClient } from '../platform/temporal';
 import { api, blocklist, newUser, type TestUser } from './support/api';
+import { expectProblem } from './support/problems';
 
 /**
  * The compliance report over seeded data in a period long past (no other test writes there). Every
@@ -60,13 +61,6 @@ const getReport = (who: TestUser | undefined, query: Record<string, string | boo
   const req = api().get('/api/v1/compliance/report').query(query);
   return who ? req.set(who.auth) : req;
 };
-
-function expectProblem(res: { status: number; headers: Record<string, string>; body: unknown }, status: number, code: string) {
-  expect(res.status, JSON.stringify(res.body)).to.equal(status);
-  expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
-  expect((res.body as { code: string }).code).to.equal(code);
-  return res.body as { errors?: { field: string }[] };
-}
 
 /** The report flattened to CSV rows as documented: section, item path, field, value. */
 function leaves(report: Record<string, unknown>): string[][] {

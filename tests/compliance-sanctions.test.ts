@@ -9,7 +9,7 @@ import { loadConfig, type Config } from '../platform/config';
 import { createRedis } from '../platform/redis';
 import { IMPORT_SANCTIONS } from '../workers/queues';
 import { runSanctionsImport, scheduleSanctionsImport, type SanctionsImportResult } from '../workers/sanctions-import';
-import { api, blocklist, newUser, type TestUser } from './support/api';
+import { api, blocklist, newUser, registerWithPassword, type TestUser } from './support/api';
 import { rows } from './support/db';
 import { RUN_ID } from './support/env';
 import { ROOT } from './support/stack';
@@ -56,8 +56,7 @@ async function ofacEntries(staff: TestUser): Promise<EntryBody[]> {
   return (res.body as { data: EntryBody[] }).data;
 }
 
-const register = (email: string, fullName: string) =>
-  api().post('/api/v1/auth/register').send({ email, password: 'a-long-enough-password', full_name: fullName });
+const register = (email: string, fullName: string) => registerWithPassword({ email, full_name: fullName });
 
 /** Run the import the way the jobs process does: a job scheduler upserted on a queue, a BullMQ worker processing it. */
 async function importThroughQueue(cfg: Config): Promise<SanctionsImportResult> {

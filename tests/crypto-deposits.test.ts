@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { CcxtTransferConnector } from '../connectors/ccxt-transfer';
 import { depositMinor } from '../workers/crypto-deposits';
 import { startRailFakes } from './fakes/rails';
-import { api, blocklist, newUser, type TestUser } from './support/api';
+import { api, blocklist, newUser, walletOf, type TestUser } from './support/api';
 import { rows } from './support/db';
 import { realRails } from './support/rails';
 import { until } from './support/processes';
@@ -16,11 +16,6 @@ import { jobsAgainstRailFakes } from './support/rail-jobs';
  * crediting each confirmed deposit once per txid.
  */
 
-const walletOf = async (user: TestUser) =>
-  (await api().get('/api/v1/wallets').set(user.auth)).body as {
-    deposit_reference: string;
-    data: { currency: string; available: string }[];
-  };
 const usdt = async (user: TestUser) => (await walletOf(user)).data.find((d) => d.currency === 'USDT')?.available;
 
 const depositRows = (txid: string) =>

@@ -10,7 +10,8 @@ import { DISCOVERY_QUEUE, MAINTENANCE_QUEUE, REFRESH_BANKS, REFRESH_EXCHANGES } 
 import { enqueueRefresh, registerDiscoverySchedulers, startDiscovery } from '../workers/discovery';
 import { ensureCatalogue } from './support/catalogue';
 import { rows } from './support/db';
-import { startJobsProcess, startRedisServer, until, type JobsProcess, type RedisServer } from './support/processes';
+import { startJobsProcess, until, type JobsProcess } from './support/processes';
+import { startPrivateRedis as startRedisServer, type PrivateRedis as RedisServer } from './support/redis-server';
 
 /** A queue prefix of its own for each test, under the run's prefix: tests never see each other's jobs. */
 const freshPrefix = (what: string) => `${config().queuePrefix}-${what}-${randomBytes(3).toString('hex')}`;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { api, initiate, mpesaPayment, newUser, postAppeal, waitForOrder, type TestUser } from './support/api';
+import { api, initiate, kesAvailable, mpesaPayment, newUser, postAppeal, waitForOrder, type TestUser } from './support/api';
 import { withEnv } from './support/config-env';
 import { rows } from './support/db';
 import { fundWallets } from './support/funding';
@@ -24,11 +24,6 @@ interface FeeOrder {
   total_debited: string;
   failure_code: string | null;
 }
-
-const kesAvailable = async (user: TestUser) =>
-  ((await api().get('/api/v1/wallets').set(user.auth)).body as { data: { currency: string; available: string }[] }).data.find(
-    (d) => d.currency === 'KES',
-  )?.available;
 
 const statement = async (user: TestUser) =>
   ((await api().get('/api/v1/wallets/KES/transactions').set(user.auth)).body as { data: StatementLine[] }).data;

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { database } from '../platform/database';
 import { api, blocklist, initiate, mpesaPayment, newNamedUser, newUser, type TestUser } from './support/api';
 import { rows } from './support/db';
+import { expectProblem } from './support/problems';
 
 interface KycBody {
   status: string;
@@ -51,13 +52,6 @@ async function currentSubmission(userId: string): Promise<string> {
 /** A staff decision on the submission the user has on file now. */
 const decideKyc = async (who: TestUser, userId: string, body: Record<string, unknown>) =>
   putKyc(who, userId, { submission_id: await currentSubmission(userId), ...body });
-
-function expectProblem(res: { status: number; headers: Record<string, string>; body: unknown }, status: number, code: string) {
-  expect(res.status, JSON.stringify(res.body)).to.equal(status);
-  expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
-  expect((res.body as { code: string }).code).to.equal(code);
-  return res.body as { errors?: { field: string }[] };
-}
 
 async function statusOf(userId: string): Promise<string> {
   const [row] = await rows<{ kyc_status: string }>('SELECT kyc_status FROM users WHERE id = :userId', { userId });

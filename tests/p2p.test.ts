@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { api, initiate, newUser, p2pTrade, postAd, sellAd, waitForOrder, type OrderBody, type TestUser } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';
 import { SELLER_PHONE } from './support/rails';
+import { expectProblem } from './support/problems';
 
 interface Ad {
   ad_id: string;
@@ -31,13 +32,6 @@ interface HistoryItem {
   asset_amount?: string;
   fiat_amount?: string;
   escrow_state?: string;
-}
-
-function expectProblem(res: { status: number; headers: Record<string, string>; body: unknown }, status: number, code: string) {
-  expect(res.status, JSON.stringify(res.body)).to.equal(status);
-  expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
-  expect((res.body as { code: string }).code).to.equal(code);
-  return res.body as { errors?: { field: string; message: string }[] };
 }
 
 async function createAdOf(owner: TestUser, overrides: Record<string, unknown> = {}): Promise<Ad> {

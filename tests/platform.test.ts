@@ -1,43 +1,9 @@
 import { expect } from 'chai';
-import type { Response } from 'supertest';
 import { api, newUser } from './support/api';
 import { expectedRails } from './support/rails';
+import { expectCompleteProblem as expectProblem } from './support/problems';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-
-interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  errors?: { field: string; message: string }[];
-  request_id: string;
-}
-
-/** Every error response is an RFC 9457 problem whose request_id is the response's X-Request-Id. */
-function expectProblem(res: Response, status: number, code: string): ProblemBody {
-  expect(res.status, res.text).to.equal(status);
-  expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
-  const problem = JSON.parse(res.text) as ProblemBody;
-  expect(problem.status).to.equal(status);
-  expect(problem.code).to.equal(code);
-  expect(problem.type)
-    .to.be.a('string')
-    .and.match(/^https:\/\//);
-  expect(problem.title).to.be.a('string').and.not.empty;
-  expect(problem.detail).to.be.a('string').and.not.empty;
-  expect(problem.request_id).to.be.a('string').and.not.empty;
-  expect(problem.request_id).to.equal(res.headers['x-request-id']);
-  expectNoInternals(res.text);
-  return problem;
-}
-
-/** Neither stack frames, file paths, SQL nor driver messages may leak into a response body. */
-function expectNoInternals(text: string): void {
-  expect(text).not.to.match(/\bat [\w.<>]+ \(|\.(ts|js):\d+|node_modules/);
-  expect(text).not.to.match(/\b(SELECT|INSERT|UPDATE|DELETE FROM)\b|sequelize|postgres|SyntaxError|Unexpected token/i);
-}
 
 describe('platform', () => {
   describe('when the health endpoints are probed', () => {

@@ -12,6 +12,7 @@ import { initiate, mpesaPayment, newUser, waitForOrder, type TestUser } from './
 import { ledgerKindsOf, rows } from './support/db';
 import { mobileMoneyTransfersOf } from './support/rails';
 import { stack } from './support/stack';
+import { until } from './support/wait';
 
 const WORKER_ENTRY = path.resolve(__dirname, '..', 'workers', 'temporal-worker.js');
 
@@ -20,16 +21,6 @@ function startWorkerProcess(taskQueue: string): ChildProcess {
     env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'silent' },
     stdio: 'ignore',
   });
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** An accepted order, recorded as the api records it, whose workflow has not been started. */

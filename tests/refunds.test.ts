@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { recordRefund } from '../repositories/orders';
 import { inTransaction } from '../repositories/transaction';
-import { api, completedPayment, newUser, postAppeal, waitForOrder, type TestUser } from './support/api';
+import { api, completedPayment, kesAvailable, newUser, postAppeal, waitForOrder, type TestUser } from './support/api';
 import { rows } from './support/db';
 
 /** Refunds move money (SPEC §9): an approved appeal credits the payer's wallet, in full or in part, never more than was paid. */
@@ -16,11 +16,6 @@ interface StatementLine {
 
 const statement = async (user: TestUser) =>
   ((await api().get('/api/v1/wallets/KES/transactions').set(user.auth)).body as { data: StatementLine[] }).data;
-
-const kesAvailable = async (user: TestUser) =>
-  ((await api().get('/api/v1/wallets').set(user.auth)).body as { data: { currency: string; available: string }[] }).data.find(
-    (d) => d.currency === 'KES',
-  )?.available;
 
 async function appealOn(owner: TestUser, orderId: string): Promise<string> {
   const res = await postAppeal(owner, { order_id: orderId, reason: 'wrong_amount', description: 'I was charged too much.', evidence: [] });

@@ -6,6 +6,7 @@ import { paymentStageQuery } from '../workflows/shared';
 import { api, blocklist, initiate, mpesaPayment, newUser, waitForOrder, type OrderBody, type TestUser } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';
 import { User } from '../models';
+import { expectProblem } from './support/problems';
 
 interface Review {
   review_id: string;
@@ -19,12 +20,6 @@ interface Review {
   decided_by: string | null;
   note: string | null;
   entry: { entry_id: string; value: string; source: string; external_ref: string | null };
-}
-
-function expectProblem(res: { status: number; headers: Record<string, string>; body: unknown }, status: number, code: string): void {
-  expect(res.status, JSON.stringify(res.body)).to.equal(status);
-  expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
-  expect((res.body as { code: string }).code).to.equal(code);
 }
 
 /** A made-up surname no other run lists: six letters, capitalised. */

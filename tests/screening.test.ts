@@ -9,18 +9,13 @@ import {
   mpesaPayment,
   newNamedUser,
   newUser,
+  registerWithPassword as register,
   uniqueKenyanPhone,
   waitForOrder,
   type TestUser,
 } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';
 
-const PASSWORD = 'a-long-enough-password';
-
-const register = (body: Record<string, unknown>) =>
-  api()
-    .post('/api/v1/auth/register')
-    .send({ password: PASSWORD, ...body });
 const freshEmail = (tag: string) => `${tag}-${randomUUID().slice(0, 8)}@example.com`;
 
 interface HitRow {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { api, newNamedUser, newUser, type TestUser } from './support/api';
+import { expectProblem } from './support/problems';
 
 interface UserDetailBody {
   user_id: string;
@@ -25,13 +26,6 @@ const get = (path: string, who?: TestUser, query: Record<string, string | number
   const req = api().get(`/api/v1${path}`).query(query);
   return who ? req.set(who.auth) : req;
 };
-
-function expectProblem(res: { status: number; headers: Record<string, string>; body: unknown }, status: number, code: string) {
-  expect(res.status, JSON.stringify(res.body)).to.equal(status);
-  expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
-  expect((res.body as { code: string }).code).to.equal(code);
-  return res.body as { errors?: { field: string }[] };
-}
 
 describe('users', () => {
   let user: TestUser;

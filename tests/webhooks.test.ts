@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { isPublicAddress } from '../connectors/webhook-targets';
-import { api, initiate, mpesaPayment, newUser, waitForOrder, type TestUser } from './support/api';
+import { api, initiate, mpesaPayment, newUser, registerEndpoint as register, waitForOrder } from './support/api';
 import { until } from './support/processes';
 import type { WebhookReceiver } from './fakes/webhook-receiver';
 import { receiverWithDelivery } from './support/webhooks';
@@ -11,10 +11,6 @@ interface Endpoint {
   url: string;
   secret: string;
   enabled: boolean;
-}
-
-async function register(user: TestUser, url: string) {
-  return api().post('/api/v1/webhooks/endpoints').set(user.auth).send({ url, description: 'test receiver' });
 }
 
 describe('webhooks', () => {

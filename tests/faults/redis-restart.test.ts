@@ -8,7 +8,7 @@ import { initiatePayment, newCustomer, paymentBody, readiness, type Attempted, t
 import { query } from './support/db';
 import { Deployment, type PaygateProcess } from './support/paygate';
 import { score } from './support/scoreboard';
-import { startPrivateRedis, type PrivateRedis } from './support/servers';
+import { startPrivateRedis, type PrivateRedis } from '../support/redis-server';
 import { sleep, until } from './support/wait';
 import { faultStack } from './setup';
 

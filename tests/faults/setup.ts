@@ -10,14 +10,8 @@ import { ROOT, dropDatabase } from '../support/local-tools';
 import { closeDatabasePool, query, useDatabase } from './support/db';
 import type { Infrastructure } from './support/paygate';
 import { scoreboard } from './support/scoreboard';
-import {
-  SCRATCH,
-  removeScratch,
-  startPrivateRedis,
-  startPrivateTemporal,
-  type PrivateRedis,
-  type PrivateTemporal,
-} from './support/servers';
+import { startPrivateRedis, type PrivateRedis } from '../support/redis-server';
+import { SCRATCH, removeScratch, startPrivateTemporal, type PrivateTemporal } from './support/servers';
 import { openRepositories } from '../../repositories/transaction';
 
 /**

@@ -6,7 +6,8 @@ import { realRails } from '../support/rails';
 import { fundWallets } from '../support/funding';
 import { rows } from '../support/db';
 import { dispatchWebhookEvents } from '../../workers/webhook-delivery';
-import { call, expectProblem, specOperations, UNKNOWN_ID, type Method } from './support';
+import { expectSafeProblem as expectProblem } from '../support/problems';
+import { call, specOperations, UNKNOWN_ID, type Method } from './support';
 
 /**
  * OWASP API5 (broken function level authorisation): every operation of the spec, and the admin pages

@@ -4,16 +4,8 @@ import { creditIncoming } from '../../services/money-in';
 import { dispatchWebhookEvents } from '../../workers/webhook-delivery';
 import { completedPayment, freshScreeningReview, newUser, postAd, postAppeal, sellAd, type OrderBody, type TestUser } from '../support/api';
 import { rows } from '../support/db';
-import {
-  call,
-  expectProblem,
-  fillPath,
-  pathParameters,
-  servedSpec,
-  specOperations,
-  type OpenApiDocument,
-  type SpecOperation,
-} from './support';
+import { expectSafeProblem as expectProblem } from '../support/problems';
+import { call, fillPath, pathParameters, servedSpec, specOperations, type OpenApiDocument, type SpecOperation } from './support';
 
 /**
  * OWASP API1 (broken object level authorisation): user B tries every operation of the spec that names an

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { api, mpesaPayment, newUser, sellAd, uniqueKenyanPhone, type TestUser } from '../support/api';
-import { call, expectNoLeak, expectProblem, fillPath, specOperations, UNKNOWN_ID, type Method, type SpecOperation } from './support';
+import { expectNoLeak, expectSafeProblem as expectProblem } from '../support/problems';
+import { call, fillPath, specOperations, UNKNOWN_ID, type Method, type SpecOperation } from './support';
 
 /**
  * OWASP API4 (unrestricted resource consumption) and input bounds: sizes, paging limits, cursors, nesting,

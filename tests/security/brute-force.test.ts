@@ -1,13 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
 import { config } from '../../platform/config';
 import { newUser } from '../support/api';
 import { freePort } from '../support/local-tools';
-import { until } from '../support/processes';
+import { startApiProcess, stopApiProcess, untilHealthy, type ApiProcess } from '../support/processes';
 import { stack } from '../support/stack';
-import { expectProblem } from './support';
+import { expectSafeProblem as expectProblem } from '../support/problems';
 
 /**
  * OWASP API2/API4: password guessing. The failed-login limit per account and address lives in Redis, so two
@@ -16,11 +14,9 @@ import { expectProblem } from './support';
  * from elsewhere are in login-lockout.test.ts.)
  */
 
-const API_ENTRY = path.resolve(__dirname, '..', '..', 'api', 'server.js');
-
 describe('security: login brute force across two api instances', function () {
   this.timeout(60_000);
-  let second: { child: ChildProcess; url: string; exited: Promise<unknown> };
+  let second: ApiProcess;
   let limit: number;
 
   before(async () => {
@@ -28,27 +24,11 @@ describe('security: login brute force across two api instances', function () {
     expect(limit, 'the test settings allow 5 failed logins per account and address').to.equal(5);
     const port = await freePort();
     // Another api process on the same database and Redis (same prefix), as a second replica would be.
-    const child = spawn(process.execPath, [API_ENTRY], {
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', TEMPORAL_ADDRESS: stack.temporalAddress },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    second = { child, url: `http://127.0.0.1:${port}`, exited };
-    await until('the second api instance', async () => {
-      try {
-        return (await request(second.url).get('/healthz')).status === 200 ? true : undefined;
-      } catch {
-        return undefined;
-      }
-    });
+    second = startApiProcess({}, port);
+    await untilHealthy(second, 'the second api instance');
   });
 
-  after(async () => {
-    if (second?.child.exitCode === null) {
-      second.child.kill('SIGTERM');
-      await second.exited;
-    }
-  });
+  after(() => stopApiProcess(second));
 
   const instances = () => [stack.baseUrl, second.url];
   const login = (instance: string, email: string, password: string) =>

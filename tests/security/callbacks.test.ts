@@ -12,7 +12,7 @@ import { api, newUser } from '../support/api';
 import { rows } from '../support/db';
 import { until } from '../support/processes';
 import { realRails } from '../support/rails';
-import { expectProblem } from './support';
+import { expectSafeProblem as expectProblem } from '../support/problems';
 
 /**
  * Provider callbacks settle money: a callback counts only for an order on the rail that sends it, the

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { DatabaseError } from 'sequelize';
 import { User } from '../../models';
 import { api, newUser, type TestUser } from '../support/api';
-import { expectNoLeak, expectProblem } from './support';
+import { expectNoLeak, expectSafeProblem as expectProblem } from '../support/problems';
 
 /**
  * OWASP API8 (security misconfiguration): errors tell the client what it did wrong, never how the server is

@@ -3,7 +3,8 @@ import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import { config } from '../../platform/config';
 import { api, newUser, type TestUser } from '../support/api';
-import { call, expectProblem, fillPath, pathParameters, specOperations, UNKNOWN_ID } from './support';
+import { expectSafeProblem as expectProblem } from '../support/problems';
+import { call, fillPath, pathParameters, specOperations, UNKNOWN_ID } from './support';
 
 /**
  * OWASP API2 (broken authentication): forged bearer tokens. Each forgery claims every role for a real

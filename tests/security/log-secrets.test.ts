@@ -1,12 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
 import { newUser, type TestUser } from '../support/api';
 import { freePort } from '../support/local-tools';
-import { until } from '../support/processes';
-import { stack } from '../support/stack';
+import { startApiProcess, stopApiProcess, until, untilHealthy, type ApiProcess } from '../support/processes';
 
 /**
  * OWASP API8 / ASVS 7.1: credentials never reach the logs. Whoever reads the api's access log must not find
@@ -15,40 +12,20 @@ import { stack } from '../support/stack';
  * a process with LOG_LEVEL=info, as in production, and its stdout is read back.
  */
 
-const API_ENTRY = path.resolve(__dirname, '..', '..', 'api', 'server.js');
-
 const secret = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;
 const signaturePart = (jwt: string) => jwt.split('.')[2];
 
 describe('security: credentials in the access log', function () {
   this.timeout(60_000);
-  let api: { child: ChildProcess; url: string; exited: Promise<unknown>; output: () => string };
+  let api: ApiProcess;
 
   before(async () => {
     const port = await freePort();
-    const chunks: Buffer[] = [];
-    const child = spawn(process.execPath, [API_ENTRY], {
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', TEMPORAL_ADDRESS: stack.temporalAddress, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    api = { child, url: `http://127.0.0.1:${port}`, exited, output: () => Buffer.concat(chunks).toString('utf8') };
-    await until('the api process', async () => {
-      try {
-        return (await request(api.url).get('/healthz')).status === 200 ? true : undefined;
-      } catch {
-        return undefined;
-      }
-    });
+    api = startApiProcess({ LOG_LEVEL: 'info' }, port, ['stdout']);
+    await untilHealthy(api, 'the api process');
   });
 
-  after(async () => {
-    if (api?.child.exitCode === null) {
-      api.child.kill('SIGTERM');
-      await api.exited;
-    }
-  });
+  after(() => stopApiProcess(api));
 
   /** The access-log lines of the given request ids, once all of them have been written. */
   async function logLinesOf(ids: string[]): Promise<string[]> {

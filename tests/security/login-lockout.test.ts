@@ -1,12 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
 import { api as mainApi, newUser, type TestUser } from '../support/api';
 import { freePort } from '../support/local-tools';
-import { until } from '../support/processes';
-import { stack } from '../support/stack';
-import { expectProblem } from './support';
+import { startApiProcess, stopApiProcess as stopApi, untilHealthy, type ApiProcess } from '../support/processes';
+import { expectSafeProblem as expectProblem } from '../support/problems';
 
 /**
  * OWASP API2 / the authentication cheat sheet: failed logins are bounded per account *and address*, tightly,
@@ -15,35 +12,11 @@ import { expectProblem } from './support';
  * address, as a load balancer would set it.
  */
 
-const API_ENTRY = path.resolve(__dirname, '..', '..', 'api', 'server.js');
 const PER_ACCOUNT_AND_IP = 5;
 const PER_ACCOUNT = 12;
 
-interface ApiProcess {
-  child: ChildProcess;
-  url: string;
-  exited: Promise<number | null>;
-  output: () => string;
-}
-
-function startApi(env: Record<string, string>, port: number): ApiProcess {
-  const chunks: Buffer[] = [];
-  const child = spawn(process.execPath, [API_ENTRY], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', TEMPORAL_ADDRESS: stack.temporalAddress, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-  child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, url: `http://127.0.0.1:${port}`, exited, output: () => Buffer.concat(chunks).toString('utf8') };
-}
-
-async function stopApi(api: ApiProcess | undefined): Promise<void> {
-  if (api && api.child.exitCode === null && api.child.signalCode === null) {
-    api.child.kill('SIGTERM');
-    await api.exited;
-  }
-}
+/** Its output, both streams, is read back when it refuses to boot. */
+const startApi = (env: Record<string, string>, port: number) => startApiProcess(env, port, ['stdout', 'stderr']);
 
 describe('security: login lockout by someone else', function () {
   this.timeout(60_000);
@@ -58,13 +31,7 @@ describe('security: login lockout by someone else', function () {
       },
       await freePort(),
     );
-    await until('the api behind the proxy', async () => {
-      try {
-        return (await request(proxied.url).get('/healthz')).status === 200 ? true : undefined;
-      } catch {
-        return undefined;
-      }
-    });
+    await untilHealthy(proxied, 'the api behind the proxy');
   });
 
   after(() => stopApi(proxied));

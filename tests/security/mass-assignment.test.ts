@@ -15,7 +15,8 @@ import {
   waitForOrder,
 } from '../support/api';
 import { rows } from '../support/db';
-import { call, expectProblem, UNKNOWN_ID } from './support';
+import { expectSafeProblem as expectProblem } from '../support/problems';
+import { call, UNKNOWN_ID } from './support';
 
 /**
  * OWASP API3 (broken object property level authorisation): fields a client may not set — roles, statuses,

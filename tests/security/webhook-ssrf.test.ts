@@ -8,7 +8,7 @@ import { createRedis } from '../../platform/redis';
 import { deliverWebhook, dispatchWebhookEvents } from '../../workers/webhook-delivery';
 import { isPublicAddress } from '../../connectors/webhook-targets';
 import { startWebhookDelivery } from '../../workers/webhooks';
-import { api, initiate, mpesaPayment, newUser, waitForOrder, type TestUser } from '../support/api';
+import { api, completedPayment, newUser, registerEndpoint, type TestUser } from '../support/api';
 import { until } from '../support/processes';
 import { startWebhookReceiver } from '../fakes/webhook-receiver';
 import { withEnv } from '../support/config-env';
@@ -20,16 +20,10 @@ import { withEnv } from '../support/config-env';
  * a public address.
  */
 
-const register = (user: TestUser, url: string) =>
-  api().post('/api/v1/webhooks/endpoints').set(user.auth).send({ url, description: 'ssrf test' });
+const register = (user: TestUser, url: string) => registerEndpoint(user, url, 'ssrf test');
 
 async function completedOrders(user: TestUser, count: number): Promise<void> {
-  for (let i = 0; i < count; i += 1) {
-    const res = await initiate(user, mpesaPayment());
-    expect(res.status, JSON.stringify(res.body)).to.equal(202);
-    const order = await waitForOrder(user, (res.body as { order_id: string }).order_id);
-    expect(order.status).to.equal('completed');
-  }
+  for (let i = 0; i < count; i += 1) await completedPayment(user);
 }
 
 /** An HTTP server on `host` that counts what reaches it; port 0 for any. */

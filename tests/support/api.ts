@@ -19,17 +19,26 @@ export interface TestUser {
 
 let counter = 0;
 
+/** The password every test account registers with. */
+export const TEST_PASSWORD = 'a-long-enough-password';
+
+/** POST /auth/register as an anonymous caller, with `body` as given. */
+export const register = (body: Record<string, unknown>) => api().post('/api/v1/auth/register').send(body);
+
+/** As `register`, with the test password unless `body` brings its own. */
+export const registerWithPassword = (body: Record<string, unknown>) => register({ password: TEST_PASSWORD, ...body });
+
 /**
  * Register and log in a fresh user through the API; KYC status and roles are set directly for the arrangement.
  * The user's wallets are funded (`fundWallets`) unless `funded: false`: a payer needs money in first.
  */
 export async function newUser(
-  options: { kycStatus?: KycStatus; roles?: Role[]; phone?: string; funded?: boolean } = {},
+  options: { kycStatus?: KycStatus; roles?: Role[]; phone?: string; funded?: boolean; fullName?: string; emailTag?: string } = {},
 ): Promise<TestUser> {
   counter += 1;
-  const email = `user-${Date.now()}-${counter}-${randomUUID().slice(0, 6)}@example.com`;
-  const password = 'a-long-enough-password';
-  const registered = await api().post('/api/v1/auth/register').send({ email, password, full_name: 'Test User', phone: options.phone });
+  const email = `${options.emailTag ?? 'user'}-${Date.now()}-${counter}-${randomUUID().slice(0, 6)}@example.com`;
+  const password = TEST_PASSWORD;
+  const registered = await register({ email, password, full_name: options.fullName ?? 'Test User', phone: options.phone });
   expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
   const id = (registered.body as { user_id: string }).user_id;
   if (options.funded !== false) await fundWallets(id);
@@ -69,6 +78,17 @@ export interface OrderBody {
   events: { status: string; at: string; detail: string | null }[];
 }
 
+export interface WalletsBody {
+  deposit_reference: string;
+  data: { currency: string; available: string }[];
+}
+
+/** GET /wallets as `user`. */
+export const walletOf = async (user: TestUser) => (await api().get('/api/v1/wallets').set(user.auth)).body as WalletsBody;
+
+/** What `user` has available in KES, as the wallets endpoint shows it. */
+export const kesAvailable = async (user: TestUser) => (await walletOf(user)).data.find((d) => d.currency === 'KES')?.available;
+
 /** Poll the order as a client would, until it reaches a terminal status or the time runs out. */
 export async function waitForOrder(user: TestUser, orderId: string, timeoutMs = 20_000): Promise<OrderBody> {
   const deadline = Date.now() + timeoutMs;
@@ -89,20 +109,8 @@ export function uniqueKenyanPhone(): string {
 }
 
 /** Register and log in a user with the given name (and phone), like `newUser`. */
-export async function newNamedUser(fullName: string, options: { phone?: string; roles?: Role[] } = {}): Promise<TestUser> {
-  counter += 1;
-  const email = `named-${Date.now()}-${counter}-${randomUUID().slice(0, 6)}@example.com`;
-  const password = 'a-long-enough-password';
-  const registered = await api().post('/api/v1/auth/register').send({ email, password, full_name: fullName, phone: options.phone });
-  expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
-  const id = (registered.body as { user_id: string }).user_id;
-  await fundWallets(id);
-  if (options.roles) await User.update({ roles: options.roles }, { where: { id } });
-  const login = await api().post('/api/v1/auth/login').send({ email, password });
-  expect(login.status, JSON.stringify(login.body)).to.equal(200);
-  const token = (login.body as { access_token: string }).access_token;
-  return { id, email, password, token, auth: { Authorization: `Bearer ${token}` } };
-}
+export const newNamedUser = (fullName: string, options: { phone?: string; roles?: Role[] } = {}): Promise<TestUser> =>
+  newUser({ ...options, fullName, emailTag: 'named' });
 
 /** Add a blocklist entry as `staff`; 201 (new) or 200 (existing). */
 export async function blocklist(staff: TestUser, entry: { type: string; value: string; reason?: string; expires_at?: string }) {
@@ -141,6 +149,10 @@ export const p2pTrade = (adId: string, amount: string, paymentMethod = 'mpesa') 
   destination: { ad_id: adId, payment_method: paymentMethod },
 });
 
+/** Register a webhook endpoint for `user` (the description is only a label). */
+export const registerEndpoint = (user: TestUser, url: string, description = 'test receiver') =>
+  api().post('/api/v1/webhooks/endpoints').set(user.auth).send({ url, description });
+
 export async function postAppeal(user: TestUser, body: Record<string, unknown>) {
   return api().post('/api/v1/appeals').set(user.auth).send(body);
 }
@@ -163,9 +175,7 @@ export async function freshScreeningReview(staff: TestUser): Promise<string> {
     .replace(/[^a-f]/g, '')
     .slice(0, 6)}`;
   await blocklist(staff, { type: 'name', value: `Neema Wairimu ${family}` });
-  const registered = await api()
-    .post('/api/v1/auth/register')
-    .send({ email: `review-${randomUUID().slice(0, 8)}@example.com`, password: 'a-long-enough-password', full_name: `N. W. ${family}` });
+  const registered = await registerWithPassword({ email: `review-${randomUUID().slice(0, 8)}@example.com`, full_name: `N. W. ${family}` });
   expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
   const [hit] = await rows<{ id: string }>(`SELECT id FROM screening_hits WHERE screened_value = :value AND status = 'needs_review'`, {
     value: `n w ${family.toLowerCase()}`,

@@ -12,6 +12,7 @@ import {
   RUSSIAN_SURNAMES,
   type Spelled,
 } from './name-pools';
+import { prng } from './random';
 
 /**
  * A labelled screening set: a list of people (Kenyan and English, Russian, Arabic and Chinese names, some
@@ -59,14 +60,6 @@ export type Probe =
 export interface LabelledSet {
   listed: Listed[];
   probes: Probe[];
-}
-
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
 }
 
 /** A person: the parts of their name, each spelled in its own script and in Latin. */

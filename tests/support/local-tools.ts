@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
@@ -26,6 +27,28 @@ export async function freePort(): Promise<number> {
     });
     s.on('error', reject);
   });
+}
+
+/** Whether something accepts a TCP connection on `host:port` within a second. */
+export function canConnect(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    socket.setTimeout(1000, () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Resolves once `child` has exited (at once if it already has). */
+export function exitOf(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
 /** Drop a per-run database, closing whatever is still connected to it. */

@@ -1,33 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
-import net from 'node:net';
 import path from 'node:path';
+import request from 'supertest';
 import { stack } from './stack';
+import { until } from './wait';
 
-/** Child processes for the tests that crash, restart and reboot things: the jobs process and a private Redis. */
+/** Child processes for the tests that crash, restart and reboot things: the jobs process and more api processes. */
 
 const JOBS_ENTRY = path.resolve(__dirname, '..', '..', 'workers', 'jobs.js');
 
-export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
+// What these tests use beside the processes, from where it lives.
+export { freePort } from './local-tools';
+export { until } from './wait';
 
 export interface JobsProcess {
   child: ChildProcess;
@@ -59,47 +42,48 @@ export function startJobsProcess(env: Record<string, string>): JobsProcess {
   };
 }
 
-export interface RedisServer {
-  port: number;
+const API_ENTRY = path.resolve(__dirname, '..', '..', 'api', 'server.js');
+
+export interface ApiProcess {
+  child: ChildProcess;
   url: string;
-  /** Stop it (its data is gone: no persistence). */
-  stop(): Promise<void>;
-  /** Start it again on the same port, empty. */
-  start(): Promise<void>;
+  exited: Promise<number | null>;
+  /** What it has written to the captured streams. */
+  output: () => string;
 }
 
-async function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
+/**
+ * `node dist/api/server.js` on 127.0.0.1:`port`, beside the suite's own api (same database, Redis and Temporal),
+ * with `env` on top of the test settings. The streams in `capture` are kept for `output()`; otherwise its
+ * stdout is dropped and its stderr shown.
+ */
+export function startApiProcess(env: Record<string, string>, port: number, capture: ('stdout' | 'stderr')[] = []): ApiProcess {
+  const chunks: Buffer[] = [];
+  const child = spawn(process.execPath, [API_ENTRY], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', TEMPORAL_ADDRESS: stack.temporalAddress, ...env },
+    stdio: ['ignore', capture.includes('stdout') ? 'pipe' : 'ignore', capture.includes('stderr') ? 'pipe' : 'inherit'],
+  });
+  child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, url: `http://127.0.0.1:${port}`, exited, output: () => Buffer.concat(chunks).toString('utf8') };
+}
+
+/** Once the process answers /healthz with 200. */
+export async function untilHealthy(api: { url: string }, what: string): Promise<void> {
+  await until(what, async () => {
+    try {
+      return (await request(api.url).get('/healthz')).status === 200 ? true : undefined;
+    } catch {
+      return undefined;
+    }
   });
 }
 
-/** A private redis-server on a free port, so restarting it never disturbs the shared Redis. */
-export async function startRedisServer(): Promise<RedisServer> {
-  const port = await freePort();
-  let child: ChildProcess | undefined;
-  const server: RedisServer = {
-    port,
-    url: `redis://127.0.0.1:${port}`,
-    async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-        stdio: 'ignore',
-      });
-      await until(`redis-server on port ${port}`, async () => ((await canConnect(port)) ? true : undefined), 10_000);
-    },
-    async stop() {
-      const stopping = child;
-      if (!stopping || stopping.exitCode !== null) return;
-      const exited = new Promise((r) => stopping.once('exit', r));
-      stopping.kill('SIGKILL');
-      await exited;
-    },
-  };
-  await server.start();
-  return server;
+/** SIGTERM, if it still runs, and its exit. */
+export async function stopApiProcess(api: ApiProcess | undefined): Promise<void> {
+  if (api && api.child.exitCode === null && api.child.signalCode === null) {
+    api.child.kill('SIGTERM');
+    await api.exited;
+  }
 }

@@ -1,14 +1,6 @@
 import { expect } from 'chai';
 import { commonPrefixLength, jaro, jaroWinkler, jaroWinklerUpperBound } from '../../domain/compliance/jaro-winkler';
-
-/** A small deterministic generator, so property checks are reproducible. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
+import { prng } from '../support/random';
 
 function randomWord(next: () => number, alphabet = 'abcdehikmnoprstuwy '): string {
   const length = 1 + Math.floor(next() * 14);

@@ -3,16 +3,9 @@ import { NameIndex, nameScore, type CandidateFilter, type IndexedName } from '..
 import { foldName } from '../../domain/compliance/transliterate';
 import { normaliseName } from '../../domain/compliance/normalise';
 import { buildLabelledSet } from '../support/labelled-names';
+import { prng } from '../support/random';
 
 const SYLLABLES = ['ka', 'ma', 'wa', 'ngi', 'jo', 'hn', 'ot', 'ie', 'no', 'ach', 'ie', 'ng', 'mu', 'ri', 'uki', 'ke', 'ny', 'an', 'zi'];
-
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
 
 function randomName(next: () => number): string {
   const tokens = 1 + Math.floor(next() * 3);

@@ -1,89 +1,23 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { freePort, temporalCliPath } from '../../support/local-tools';
+import { exitOf, freePort, temporalCliPath } from '../../support/local-tools';
 import { until } from './wait';
 
 /**
- * The infrastructure the fault suite breaks on purpose: a private `redis-server` and a private Temporal dev
- * server, each on a free port, so that stopping them never disturbs anyone else's Redis or Temporal.
+ * The infrastructure the fault suite breaks on purpose: a private Temporal dev server on a free port, so that
+ * stopping it never disturbs anyone else's Temporal (its private Redis is `startPrivateRedis`).
  */
 
 const SEARCH_ATTRIBUTES = ['PaygateOrderId', 'PaygateUserId', 'PaygateStatus', 'PaygateMethod', 'PaygateOverdue'];
-
-export function canConnect(port: number, host = '127.0.0.1'): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host, port });
-    socket.setTimeout(1000, () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-function exitOf(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
 
 /** A scratch folder for this run's server data and process logs, removed by `removeScratch`. */
 export const SCRATCH = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-faults-'));
 
 export function removeScratch(): void {
   fs.rmSync(SCRATCH, { recursive: true, force: true });
-}
-
-export interface PrivateRedis {
-  port: number;
-  url: string;
-  /** Start it (again) on the same port, empty: it keeps nothing on disk. */
-  start(): Promise<void>;
-  /** Kill it: whatever it held is gone. */
-  crash(): Promise<void>;
-}
-
-/** Fail early, and say why, when the machine has no redis-server. */
-export function assertRedisServerInstalled(): void {
-  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
-  if (probe.error || probe.status !== 0) {
-    throw new Error(
-      'the fault suite starts its own Redis and needs `redis-server` on the PATH (Debian/Ubuntu: `apt-get install redis-server`); ' +
-        'it never restarts the shared one',
-    );
-  }
-}
-
-export async function startPrivateRedis(): Promise<PrivateRedis> {
-  assertRedisServerInstalled();
-  const port = await freePort();
-  let child: ChildProcess | undefined;
-  const redis: PrivateRedis = {
-    port,
-    url: `redis://127.0.0.1:${port}`,
-    async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-        stdio: 'ignore',
-      });
-      await until(`redis-server on port ${port}`, async () => ((await canConnect(port)) ? true : undefined), 10_000);
-    },
-    async crash() {
-      if (!child) return;
-      const dying = child;
-      child = undefined;
-      dying.kill('SIGKILL');
-      await exitOf(dying);
-    },
-  };
-  await redis.start();
-  return redis;
 }
 
 export interface PrivateTemporal {

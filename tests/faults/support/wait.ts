@@ -1,16 +1,10 @@
-/** Waiting for something to become true, with a deadline that names what was awaited. */
+import { until as untilEvery } from '../../support/wait';
 
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+export { sleep } from '../../support/wait';
 
-export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+/** `until` at the fault suite's pace: it polls whole processes, every 100 ms unless told. */
+export const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000, everyMs = 100): Promise<T> =>
+  untilEvery(what, probe, timeoutMs, everyMs);
 
 /** A small seeded generator (mulberry32): the same seed draws the same fault schedule. */
 export function seededRandom(seed: number): () => number {
