@@ -4,9 +4,7 @@ import { componentLogger } from '../platform/logger';
 import { CURRENCIES, formatAmount, isCurrency, parseAmount, toKesMinor, type Currency } from '../domain/money';
 import { evaluateBalanceCap, type LimitBreach } from '../domain/limits';
 import { CRYPTO_ASSETS, depositLines, isCryptoAsset, walletAccount, type DepositChannel, type DepositStatus } from '../domain/wallets';
-import { createConnectors } from '../connectors';
-import { CcxtTransferConnector } from '../connectors/ccxt-transfer';
-import { RailError } from '../connectors/types';
+import { RailError } from '../connectors';
 import {
   assignUnmatched,
   findDeposit,
@@ -20,6 +18,7 @@ import { startDepositWorkflow } from '../workflows/client';
 import { normaliseKenyanPhone } from '../domain/phone';
 import { config } from '../platform/config';
 import { refuseOnScreeningHit } from './compliance-service';
+import { railConnectors } from './connectors';
 import { recordMoneyIn, type IncomingMoney } from './money-in';
 import { accountStatement, heldForUser, postLines, walletBalances } from '../repositories/ledger';
 import { inTransaction } from '../repositories/transaction';
@@ -62,8 +61,8 @@ export async function depositAddress(caller: Caller, currency: string, network?:
   }
   assertKeyReachesRail(caller, config().rails.crypto, 'a crypto deposit');
   const tag = (await depositReferenceOf(caller.id)) ?? '';
-  const exchange = createConnectors(config()).crypto;
-  if (!(exchange instanceof CcxtTransferConnector)) {
+  const exchange = railConnectors().depositAddresses;
+  if (!exchange) {
     return {
       currency,
       address: `sandbox-${currency.toLowerCase()}-deposit-address`,

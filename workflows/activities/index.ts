@@ -18,7 +18,7 @@ import {
 import { inTransaction, type Tx } from '../../repositories/transaction';
 import { lockKycStatus } from '../../repositories/users';
 import { heartbeating } from './heartbeat';
-import { submitAndRecord } from './rail';
+import { askRail, submitAndRecord } from './rail';
 
 export interface ActivityDeps {
   connectors: Connectors;
@@ -128,6 +128,7 @@ export function createActivities({ connectors, config }: ActivityDeps) {
           currency: order.currency as Currency,
           destination: order.destination,
           description: order.description,
+          ...(order.route ? { route: order.route } : {}),
         }),
       );
     },
@@ -139,7 +140,7 @@ export function createActivities({ connectors, config }: ActivityDeps) {
       const reference = order.railReference;
       const connector = connectorFor(order);
       return heartbeating(`polling ${orderId}`, () =>
-        connector.status(reference, { currency: order.currency, since: order.createdAt.getTime() }),
+        askRail(connector, reference, { currency: order.currency, since: order.createdAt.getTime() }),
       );
     },
 

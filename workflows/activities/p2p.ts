@@ -4,7 +4,7 @@ import type { Config } from '../../platform/config';
 import { type Connectors, type RailMethod, type RailStatus } from '../../connectors';
 import { InsufficientFunds, postLines, postPayment, postedKinds } from '../../repositories/ledger';
 import { heartbeating } from './heartbeat';
-import { submitAndRecord } from './rail';
+import { askRail, submitAndRecord } from './rail';
 import { formatAmount } from '../../domain/money';
 import { isTerminal, ledgerAccountsOf } from '../../domain/orders';
 import { findOrder, lockOrder, transitionOrder } from '../../repositories/orders';
@@ -262,7 +262,7 @@ export function createP2pActivities({ connectors }: P2pActivityDeps) {
       const paymentMethod = await tradePaymentMethod(orderId);
       const reference = order.railReference;
       return heartbeating(`polling the fiat leg of ${orderId}`, () =>
-        connectors[railMethodOf(paymentMethod ?? 'mpesa')].status(reference, { currency: 'KES', since: order.createdAt.getTime() }),
+        askRail(connectors[railMethodOf(paymentMethod ?? 'mpesa')], reference, { currency: 'KES', since: order.createdAt.getTime() }),
       );
     },
 
