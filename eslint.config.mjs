@@ -92,6 +92,7 @@ function layerRules() {
         temporalClient,
         apiFromBelow,
         { group: ['**/workers/**', '**/workflows/**'], message: 'connectors are adapters below the workflows' },
+        { group: ['**/repositories/**'], message: 'a connector is a pure adapter: it is given what it needs and writes nothing of ours' },
       ],
     ),
     restrict(

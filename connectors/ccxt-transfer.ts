@@ -1,5 +1,18 @@
 import { loadCcxt } from './exchanges';
-import { RailError, type RailAccepted, type RailConnector, type RailStatus, type RailStatusHint, type RailSubmission } from './types';
+import {
+  RailError,
+  type DepositAddresses,
+  type ExchangeDeposit,
+  type Holdings,
+  type RailAccepted,
+  type RailConnector,
+  type RailStatus,
+  type RailStatusHint,
+  type RailSubmission,
+  type ReceivedDeposits,
+} from './types';
+
+export type { ExchangeDeposit };
 
 /**
  * Crypto transfers through ccxt: a withdrawal from Paygate's account at one exchange (CCXT_EXCHANGE, keys
@@ -50,21 +63,6 @@ export interface CcxtTransferExchange {
     limit?: number,
     params?: Record<string, unknown>,
   ): Promise<{ txid?: string; status?: string; currency?: string; tag?: string; network?: string; info?: unknown }[]>;
-}
-
-/** A deposit into the exchange account, as Paygate reads it: the amount kept as the exchange wrote it. */
-export interface ExchangeDeposit {
-  txid: string;
-  currency: string;
-  /** The exchange's own decimal string, never a float. Null when the exchange gave none. */
-  amount: string | null;
-  /** ccxt's unified status: `ok` once the exchange has credited it, else `pending`, `failed` or `canceled`. */
-  status: string;
-  /** The memo or tag the payer quoted, when the network carries one. */
-  tag: string | null;
-  network: string | null;
-  /** Where it was sent from, when the exchange says. */
-  fromAddress: string | null;
 }
 
 export interface CcxtTransferOptions {
@@ -175,7 +173,7 @@ export function pointUrls(urls: unknown, base: string): unknown {
   return urls;
 }
 
-export class CcxtTransferConnector implements RailConnector {
+export class CcxtTransferConnector implements RailConnector, Holdings, DepositAddresses, ReceivedDeposits {
   readonly name = 'ccxt';
   private client: CcxtTransferExchange | undefined;
 

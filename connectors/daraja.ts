@@ -1,18 +1,18 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { normaliseKenyanPhone } from '../domain/phone';
-import {
-  findRailRequest,
-  pendingRailRequest,
-  railRequestByReference,
-  recordRailRequest,
-  recordStatusQuery,
-  resolveRailRequest,
-  sentStatusQuery,
-  type RailRequestRow,
-} from '../repositories/rails';
 import { MPESA_RESULT_CODES } from './mpesa-codes';
-import { providerRequest, str } from './provider-http';
-import { RailError, type RailAccepted, type RailConnector, type RailOutcome, type RailStatus, type RailSubmission } from './types';
+import { ProviderClient, str } from './provider-http';
+import {
+  RailError,
+  type Collections,
+  type PaybillRegistration,
+  type RailAccepted,
+  type RailConnector,
+  type RailOutcome,
+  type RailStatus,
+  type RailSubmission,
+  type RecordedRailRequest,
+} from './types';
 
 /**
  * M-Pesa through Safaricom's Daraja API: OAuth client-credentials token; B2C payouts (money from our
@@ -21,11 +21,11 @@ import { RailError, type RailAccepted, type RailConnector, type RailOutcome, typ
  * Online (STK Push, Password = base64(shortcode + passkey + timestamp)) for collections from a payer's
  * phone, with its callback and the STK query when the callback is late.
  *
- * Each accepted request is kept in `rail_requests` (kind `b2c`: ConversationID and our
- * OriginatorConversationID; kind `stk`: CheckoutRequestID and MerchantRequestID), so a resubmission of the
- * same order returns the same request, and a callback or result is taken only when it names a request we
- * made and that is still pending. Every URL we give Daraja also carries a token keyed by the order id (HMAC
- * with DARAJA_CALLBACK_SECRET): Daraja does not sign its callbacks.
+ * Each accepted request is returned to the caller to record (kind `b2c`: ConversationID and our
+ * OriginatorConversationID; kind `stk`: CheckoutRequestID and MerchantRequestID), so that a callback or
+ * result is taken only when it names a request we made and that is still pending, and a status query is
+ * asked of the request as recorded. Every URL we give Daraja also carries a token keyed by the order id
+ * (HMAC with DARAJA_CALLBACK_SECRET): Daraja does not sign its callbacks.
  */
 
 export interface DarajaOptions {
@@ -138,32 +138,29 @@ export interface StkCallback {
   };
 }
 
-/**
- * Record a callback's result on the request it belongs to. Returns the order and its outcome, or null when
- * the callback names no pending request of that order (forged, replayed, or already resolved by the query).
- */
-export async function resolveStkCallback(
-  callbackSecret: string,
-  orderId: string,
-  token: string | undefined,
-  callback: StkCallback,
-): Promise<{ orderId: string; outcome: RailOutcome } | null> {
-  if (!verifyCallbackToken(callbackSecret, orderId, token)) return null;
-  const stk = callback.Body?.stkCallback;
+/** An STK callback as the result of the request it names, or null when it is not one. */
+export interface StkResult {
+  checkoutRequestId: string;
+  merchantRequestId: string;
+  resultCode: string;
+  resultDesc: string | null;
+  receipt: string | null;
+  outcome: RailOutcome;
+}
+
+export function readStkCallback(callback: StkCallback | undefined): StkResult | null {
+  const stk = callback?.Body?.stkCallback;
   const resultCode = str(stk?.ResultCode);
   if (!stk || resultCode === undefined || typeof stk.CheckoutRequestID !== 'string') return null;
   const receipt = stk.CallbackMetadata?.Item?.find((i) => i.Name === 'MpesaReceiptNumber')?.Value;
-  const outcome = darajaOutcome(stk.CheckoutRequestID, resultCode, stk.ResultDesc);
-  const resolved = await resolveRailRequest(
-    { rail: 'daraja', providerReference: stk.CheckoutRequestID, merchantReference: stk.MerchantRequestID ?? '', orderId },
-    {
-      status: outcome.state,
-      resultCode,
-      resultDesc: stk.ResultDesc ?? null,
-      receipt: receipt === undefined ? null : String(receipt),
-    },
-  );
-  return resolved ? { orderId, outcome } : null;
+  return {
+    checkoutRequestId: stk.CheckoutRequestID,
+    merchantRequestId: stk.MerchantRequestID ?? '',
+    resultCode,
+    resultDesc: stk.ResultDesc ?? null,
+    receipt: receipt === undefined ? null : String(receipt),
+    outcome: darajaOutcome(stk.CheckoutRequestID, resultCode, stk.ResultDesc),
+  };
 }
 
 /** The body Daraja POSTs to a ResultURL or QueueTimeOutURL (B2C result, Transaction Status result, timeout). */
@@ -209,52 +206,29 @@ export function transactionStatusOutcome(reference: string, result: DarajaResult
 }
 
 /**
- * Record a B2C result on the payout it belongs to. `result`: tied by ConversationID and our
- * OriginatorConversationID; `status` (the Transaction Status query's answer): tied by the order's token to
- * its pending payout and by the ConversationID and OriginatorConversationID of a query sent for it; `timeout`: the request timed out in Daraja's queue, which decides nothing (the status
- * query will). Returns the order and its outcome, or null when nothing was resolved.
+ * What a B2C post tells about the payout recorded for its order. `result`: the payout's own result, taken
+ * only with the ConversationID and OriginatorConversationID recorded for it; `status` (the Transaction
+ * Status query's answer): taken only when `sentQuery` says Paygate sent the query it answers; `timeout`: the
+ * request timed out in Daraja's queue, which decides nothing (the status query will). Null when the post
+ * decides nothing.
  */
-export async function resolveB2cResult(
-  callbackSecret: string,
-  orderId: string,
-  token: string | undefined,
+export function b2cResultOutcome(
   kind: DarajaResultKind,
-  body: DarajaResult,
-): Promise<{ orderId: string; outcome: RailOutcome } | null> {
-  if (!verifyCallbackToken(callbackSecret, orderId, token)) return null;
-  const result = body?.Result;
-  if (!result || str(result.ResultCode) === undefined) return null;
-  const payout = await pendingRailRequest('daraja', orderId, 'b2c');
-  if (!payout) return null;
-  let outcome: RailOutcome | null;
+  result: DarajaResult['Result'],
+  payout: Pick<RecordedRailRequest, 'providerReference' | 'merchantReference'>,
+  sentQuery: boolean,
+): RailOutcome | null {
   if (kind === 'result') {
-    if (result.ConversationID !== payout.provider_reference || result.OriginatorConversationID !== payout.merchant_reference) return null;
-    outcome = darajaOutcome(payout.provider_reference, str(result.ResultCode) ?? '', result.ResultDesc);
-  } else if (kind === 'status') {
-    // The Transaction Status result carries the ids of the query it answers: one Paygate sent for this payout.
-    const sent = await sentStatusQuery({
-      rail: 'daraja',
-      orderId,
-      conversationId: str(result.ConversationID) ?? '',
-      originatorConversationId: str(result.OriginatorConversationID) ?? '',
-    });
-    if (!sent) return null;
-    outcome = transactionStatusOutcome(payout.provider_reference, result);
-  } else {
-    return null;
+    if (result.ConversationID !== payout.providerReference || result.OriginatorConversationID !== payout.merchantReference) return null;
+    return darajaOutcome(payout.providerReference, str(result.ResultCode) ?? '', result.ResultDesc);
   }
-  if (!outcome) return null;
-  const resolved = await resolveRailRequest(
-    { rail: 'daraja', providerReference: payout.provider_reference, orderId, kind: 'b2c' },
-    {
-      status: outcome.state,
-      resultCode: outcome.state === 'succeeded' ? '0' : (outcome.providerCode ?? 'failed'),
-      resultDesc: outcome.state === 'failed' ? outcome.reason : (result.ResultDesc ?? null),
-      receipt: result.TransactionID ?? resultParameter(result, 'ReceiptNo') ?? null,
-    },
-  );
-  return resolved ? { orderId, outcome } : null;
+  if (kind === 'status') return sentQuery ? transactionStatusOutcome(payout.providerReference, result) : null;
+  return null;
 }
+
+/** The receipt a B2C result names. */
+export const b2cReceipt = (result: DarajaResult['Result']): string | null =>
+  result.TransactionID ?? resultParameter(result, 'ReceiptNo') ?? null;
 
 /** Daraja's "still being processed" answer to an STK query. */
 const STILL_PROCESSING = '500.001.1001';
@@ -270,43 +244,32 @@ function refusal(res: { status: number; body: Record<string, unknown> }, what: s
   return new RailError(mapped?.failureCode ?? 'provider_rejected', `M-Pesa refused the ${what}: ${message}`, false, code);
 }
 
-export class DarajaConnector implements RailConnector {
+export class DarajaConnector implements RailConnector, Collections, PaybillRegistration {
   readonly name = 'daraja';
-  private readonly fetchImpl: typeof fetch;
-  private token: { value: string; expiresAt: number } | undefined;
+  private readonly client: ProviderClient;
 
   constructor(private readonly options: DarajaOptions) {
-    this.fetchImpl = options.fetchImpl ?? fetch;
+    this.client = new ProviderClient('Daraja', options.baseUrl, options.fetchImpl ?? fetch, async (client) => {
+      const basic = Buffer.from(`${options.consumerKey}:${options.consumerSecret}`).toString('base64');
+      const res = await client.request('/oauth/v1/generate?grant_type=client_credentials', {
+        method: 'GET',
+        headers: { authorization: `Basic ${basic}` },
+      });
+      const value = str(res.body.access_token);
+      if (res.status !== 200 || !value) {
+        throw new RailError(
+          'provider_auth_failed',
+          `Daraja refused our credentials: ${str(res.body.errorMessage) ?? res.status}`,
+          res.status >= 500,
+        );
+      }
+      const ttl = Number(str(res.body.expires_in) ?? 3599);
+      return { value, expiresAt: Date.now() + Math.max(60, ttl - 60) * 1000 };
+    });
   }
 
-  private async accessToken(): Promise<string> {
-    if (this.token && this.token.expiresAt > Date.now()) return this.token.value;
-    const basic = Buffer.from(`${this.options.consumerKey}:${this.options.consumerSecret}`).toString('base64');
-    const res = await providerRequest(this.fetchImpl, 'Daraja', `${this.options.baseUrl}/oauth/v1/generate?grant_type=client_credentials`, {
-      method: 'GET',
-      headers: { authorization: `Basic ${basic}` },
-    });
-    const value = str(res.body.access_token);
-    if (res.status !== 200 || !value) {
-      throw new RailError(
-        'provider_auth_failed',
-        `Daraja refused our credentials: ${str(res.body.errorMessage) ?? res.status}`,
-        res.status >= 500,
-      );
-    }
-    const ttl = Number(str(res.body.expires_in) ?? 3599);
-    this.token = { value, expiresAt: Date.now() + Math.max(60, ttl - 60) * 1000 };
-    return value;
-  }
-
-  private async call(path: string, body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await providerRequest(this.fetchImpl, 'Daraja', `${this.options.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${await this.accessToken()}` },
-      body,
-    });
-    if (res.status === 401) this.token = undefined;
-    return res;
+  private call(path: string, body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
+    return this.client.authorised('POST', path, {}, body);
   }
 
   private credentials() {
@@ -342,10 +305,6 @@ export class DarajaConnector implements RailConnector {
     return `${this.options.publicBaseUrl}/api/v1/callbacks/mpesa/b2c/${orderId}/${kind}?token=${callbackToken(this.options.callbackSecret, orderId)}`;
   }
 
-  private async existing(orderId: string, kind: 'stk' | 'b2c'): Promise<string | undefined> {
-    return (await findRailRequest('daraja', orderId, kind))?.provider_reference;
-  }
-
   /** A payout (B2C) by default; a collection from the payer's phone by STK Push. */
   async submit(s: RailSubmission): Promise<RailAccepted> {
     if (s.destination.provider !== 'mpesa') {
@@ -359,10 +318,12 @@ export class DarajaConnector implements RailConnector {
     return s.direction === 'collection' ? this.stkPush(s, phone) : this.payout(s, phone);
   }
 
+  collect(s: RailSubmission): Promise<RailAccepted> {
+    return this.submit({ ...s, direction: 'collection' });
+  }
+
   /** STK Push: ask the payer's phone to pay `amount` to our shortcode. */
   private async stkPush(s: RailSubmission, phone: string): Promise<RailAccepted> {
-    const known = await this.existing(s.orderId, 'stk');
-    if (known) return { reference: known };
     const res = await this.call('/mpesa/stkpush/v1/processrequest', {
       ...this.credentials(),
       TransactionType: this.options.transactionType,
@@ -377,14 +338,7 @@ export class DarajaConnector implements RailConnector {
     const checkout = str(res.body.CheckoutRequestID);
     const merchant = str(res.body.MerchantRequestID);
     if (res.status === 200 && str(res.body.ResponseCode) === '0' && checkout) {
-      await recordRailRequest({
-        rail: 'daraja',
-        orderId: s.orderId,
-        kind: 'stk',
-        providerReference: checkout,
-        merchantReference: merchant ?? null,
-      });
-      return { reference: checkout };
+      return { reference: checkout, request: { kind: 'stk', providerReference: checkout, merchantReference: merchant ?? null } };
     }
     throw refusal(res, 'payment request');
   }
@@ -394,8 +348,6 @@ export class DarajaConnector implements RailConnector {
    * treats a resubmission as the same request; the outcome arrives at the ResultURL.
    */
   private async payout(s: RailSubmission, phone: string): Promise<RailAccepted> {
-    const known = await this.existing(s.orderId, 'b2c');
-    if (known) return { reference: known };
     const res = await this.call('/mpesa/b2c/v3/paymentrequest', {
       OriginatorConversationID: s.orderId,
       InitiatorName: this.options.b2c.initiatorName,
@@ -411,74 +363,61 @@ export class DarajaConnector implements RailConnector {
     });
     const conversation = str(res.body.ConversationID);
     if (res.status === 200 && str(res.body.ResponseCode) === '0' && conversation) {
-      await recordRailRequest({
-        rail: 'daraja',
-        orderId: s.orderId,
-        kind: 'b2c',
-        providerReference: conversation,
-        merchantReference: str(res.body.OriginatorConversationID) ?? s.orderId,
-      });
-      return { reference: conversation };
+      const merchantReference = str(res.body.OriginatorConversationID) ?? s.orderId;
+      return { reference: conversation, request: { kind: 'b2c', providerReference: conversation, merchantReference } };
     }
     throw refusal(res, 'payout');
   }
 
   /**
-   * The recorded outcome, else ask Daraja: the STK query answers at once; the Transaction Status query of a
-   * payout is answered at its ResultURL, which resolves the request and signals the workflow, so until then
-   * the payout stays pending.
+   * The recorded outcome (`hint.request`, the request as the caller recorded it), else ask Daraja: the STK
+   * query answers at once; the Transaction Status query of a payout is answered at its ResultURL, which
+   * resolves the request and signals the workflow, so until then the payout stays pending.
    */
-  async status(reference: string): Promise<RailStatus> {
-    const row = await railRequestByReference('daraja', reference);
-    if (!row) throw new RailError('unknown_reference', `no M-Pesa request ${reference}`, false);
-    if (row.status !== 'pending') return darajaOutcome(reference, row.result_code ?? '', row.result_desc ?? undefined);
+  async status(reference: string, hint: { request?: RecordedRailRequest } = {}): Promise<RailStatus> {
+    const row = hint.request;
+    if (!row || row.providerReference !== reference) throw new RailError('unknown_reference', `no M-Pesa request ${reference}`, false);
+    if (row.status !== 'pending') return darajaOutcome(reference, row.resultCode ?? '', row.resultDesc ?? undefined);
     return row.kind === 'b2c' ? this.queryPayout(row) : this.queryStk(reference);
   }
 
-  private async queryPayout(row: RailRequestRow): Promise<RailStatus> {
+  private async queryPayout(row: RecordedRailRequest): Promise<RailStatus> {
     const res = await this.call('/mpesa/transactionstatus/v1/query', {
       Initiator: this.options.b2c.initiatorName,
       SecurityCredential: this.options.b2c.securityCredential,
       CommandID: 'TransactionStatusQuery',
-      OriginalConversationID: row.merchant_reference ?? row.order_id,
+      OriginalConversationID: row.merchantReference ?? row.orderId,
       PartyA: this.options.shortcode,
       IdentifierType: '4',
-      ResultURL: this.b2cUrl(row.order_id, 'status'),
-      QueueTimeOutURL: this.b2cUrl(row.order_id, 'timeout'),
+      ResultURL: this.b2cUrl(row.orderId, 'status'),
+      QueueTimeOutURL: this.b2cUrl(row.orderId, 'timeout'),
       Remarks: 'Paygate payout status',
-      Occasion: row.order_id.replace(/-/g, '').slice(-12),
+      Occasion: row.orderId.replace(/-/g, '').slice(-12),
     });
     if (res.status === 200 && str(res.body.ResponseCode) === '0') {
-      // Its result is taken only with the ids Daraja gave this query (see resolveB2cResult).
-      const conversation = str(res.body.ConversationID);
-      const originator = str(res.body.OriginatorConversationID);
-      if (conversation && originator) {
-        await recordStatusQuery({
-          rail: 'daraja',
-          orderId: row.order_id,
-          conversationId: conversation,
-          originatorConversationId: originator,
-        });
-      }
-      return { state: 'pending', reference: row.provider_reference };
+      // Its result is taken only with the ids Daraja gave this query (see b2cResultOutcome): the caller records them.
+      const conversationId = str(res.body.ConversationID);
+      const originatorConversationId = str(res.body.OriginatorConversationID);
+      return {
+        state: 'pending',
+        reference: row.providerReference,
+        ...(conversationId && originatorConversationId ? { facts: { statusQuery: { conversationId, originatorConversationId } } } : {}),
+      };
     }
     const error = refusal(res, 'status query');
     // A refused query says nothing about the payout: a transient refusal is retried by the activity, any
     // other leaves it pending, to be asked again and, without an answer, to time out as `rail_timeout`.
     if (error.retryable) throw new RailError('provider_unavailable', error.message, true, error.providerCode);
-    return { state: 'pending', reference: row.provider_reference };
+    return { state: 'pending', reference: row.providerReference };
   }
 
   private async queryStk(reference: string): Promise<RailStatus> {
     const res = await this.call('/mpesa/stkpushquery/v1/query', { ...this.credentials(), CheckoutRequestID: reference });
     const resultCode = str(res.body.ResultCode);
     if (res.status === 200 && resultCode !== undefined) {
-      const outcome = darajaOutcome(reference, resultCode, str(res.body.ResultDesc));
-      await resolveRailRequest(
-        { rail: 'daraja', providerReference: reference },
-        { status: outcome.state, resultCode, resultDesc: str(res.body.ResultDesc) ?? null },
-      );
-      return outcome;
+      // The caller records the result on the request, as a callback would have.
+      const facts = { result: { resultCode, resultDesc: str(res.body.ResultDesc) ?? null } };
+      return { ...darajaOutcome(reference, resultCode, str(res.body.ResultDesc)), facts };
     }
     if (str(res.body.errorCode) === STILL_PROCESSING) return { state: 'pending', reference };
     throw new RailError('provider_unavailable', `the STK query failed: ${str(res.body.errorMessage) ?? res.status}`, true);
@@ -486,7 +425,7 @@ export class DarajaConnector implements RailConnector {
 
   async health(): Promise<'up' | 'down'> {
     try {
-      await this.accessToken();
+      await this.client.accessToken();
       return 'up';
     } catch {
       return 'down';

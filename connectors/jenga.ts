@@ -1,7 +1,16 @@
 import { createPrivateKey, createSign, type KeyObject } from 'node:crypto';
-import { findOrder } from '../repositories/orders';
-import { providerRequest, str } from './provider-http';
-import { RailError, type RailAccepted, type RailConnector, type RailStatus, type RailSubmission } from './types';
+import { ProviderClient, str } from './provider-http';
+import {
+  RailError,
+  type AccountBalance,
+  type Balances,
+  type RailAccepted,
+  type RailConnector,
+  type RailStatus,
+  type RailSubmission,
+  type BankStatementLine,
+  type Statements,
+} from './types';
 
 /**
  * Equity Bank, the primary bank, through the Jenga API (v3): a merchant token, and on every protected call a
@@ -72,59 +81,37 @@ export const signJenga = (key: KeyObject | string, text: string): string => crea
 export const jengaReference = (orderId: string): string =>
   (BigInt(`0x${orderId.replace(/-/g, '')}`) % 10n ** 12n).toString().padStart(12, '0');
 
-export interface JengaBalance {
-  currency: string;
-  available: string;
-  current: string;
-}
-
-export interface JengaStatementLine {
-  date: string;
-  amount: string;
-  description: string;
-  type: 'Debit' | 'Credit';
-  reference: string | null;
-}
-
-export class JengaConnector implements RailConnector {
+export class JengaConnector implements RailConnector, Balances, Statements {
   readonly name = 'jenga';
-  private readonly fetchImpl: typeof fetch;
   private readonly key: KeyObject;
-  private token: { value: string; expiresAt: number } | undefined;
+  private readonly client: ProviderClient;
 
   constructor(private readonly options: JengaOptions) {
-    this.fetchImpl = options.fetchImpl ?? fetch;
     this.key = createPrivateKey(options.privateKeyPem);
+    this.client = new ProviderClient('Jenga', options.baseUrl, options.fetchImpl ?? fetch, async (client) => {
+      const res = await client.request(JENGA_PATHS.token, {
+        method: 'POST',
+        headers: { 'api-key': options.apiKey },
+        body: { merchantCode: options.merchantCode, consumerSecret: options.consumerSecret },
+      });
+      const value = str(res.body.accessToken);
+      if (res.status !== 200 || !value) {
+        throw new RailError(
+          'provider_auth_failed',
+          `Jenga refused our credentials: ${str(res.body.message) ?? res.status}`,
+          res.status >= 500,
+        );
+      }
+      const expiresIn = Date.parse(str(res.body.expiresIn) ?? '');
+      return { value, expiresAt: Number.isFinite(expiresIn) ? expiresIn - 60_000 : Date.now() + 10 * 60_000 };
+    });
   }
 
-  private async accessToken(): Promise<string> {
-    if (this.token && this.token.expiresAt > Date.now()) return this.token.value;
-    const res = await providerRequest(this.fetchImpl, 'Jenga', `${this.options.baseUrl}${JENGA_PATHS.token}`, {
-      method: 'POST',
-      headers: { 'api-key': this.options.apiKey },
-      body: { merchantCode: this.options.merchantCode, consumerSecret: this.options.consumerSecret },
-    });
-    const value = str(res.body.accessToken);
-    if (res.status !== 200 || !value) {
-      throw new RailError(
-        'provider_auth_failed',
-        `Jenga refused our credentials: ${str(res.body.message) ?? res.status}`,
-        res.status >= 500,
-      );
-    }
-    const expiresIn = Date.parse(str(res.body.expiresIn) ?? '');
-    this.token = { value, expiresAt: Number.isFinite(expiresIn) ? expiresIn - 60_000 : Date.now() + 10 * 60_000 };
-    return value;
-  }
-
-  private async call(method: 'GET' | 'POST', path: string, signedText: string, body?: unknown) {
-    const res = await providerRequest(this.fetchImpl, 'Jenga', `${this.options.baseUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${await this.accessToken()}`, signature: signJenga(this.key, signedText) },
-      body,
-    });
-    if (res.status === 401 && !/signature/i.test(str(res.body.message) ?? '')) this.token = undefined;
-    return res;
+  /** A signed call; a 401 for the signature keeps the token, which is not what was refused. */
+  private call(method: 'GET' | 'POST', path: string, signedText: string, body?: unknown) {
+    return this.client.authorised(method, path, { signature: signJenga(this.key, signedText) }, body, (res) =>
+      /signature/i.test(str(res.body.message) ?? ''),
+    );
   }
 
   private refusal(res: { status: number; body: Record<string, unknown> }, what: string): RailError {
@@ -140,16 +127,15 @@ export class JengaConnector implements RailConnector {
     return new RailError('provider_rejected', `Jenga refused to ${what}: ${message}`, false, code);
   }
 
-  private async routeOf(s: RailSubmission): Promise<JengaTransferKind> {
+  private routeOf(s: RailSubmission): JengaTransferKind {
     if (s.method === 'mobile_money') return 'mobile';
-    const order = await findOrder(s.orderId);
-    if (order?.route) return order.route;
+    if (s.route) return s.route;
     return s.destination.bank_code === this.options.primaryBankCode ? 'internal' : 'rtgs';
   }
 
   async submit(s: RailSubmission): Promise<RailAccepted> {
     if (s.method === 'crypto') throw new RailError('method_unavailable', 'the bank does not carry crypto transfers', false);
-    const kind = await this.routeOf(s);
+    const kind = this.routeOf(s);
     const reference = jengaReference(s.orderId);
     const d = s.destination;
     const body: JengaTransferBody = {
@@ -197,7 +183,7 @@ export class JengaConnector implements RailConnector {
     return { state: 'pending', reference };
   }
 
-  async balance(): Promise<JengaBalance> {
+  async balance(): Promise<AccountBalance> {
     const { countryCode: cc, accountNumber: account } = this.options;
     const res = await this.call('GET', `${JENGA_PATHS.balance}/${cc}/${account}`, `${cc}${account}`);
     if (res.status !== 200) throw this.refusal(res, 'read the balance');
@@ -206,7 +192,7 @@ export class JengaConnector implements RailConnector {
     return { currency: data.currency ?? 'KES', available: of('available'), current: of('current') };
   }
 
-  async miniStatement(): Promise<JengaStatementLine[]> {
+  async miniStatement(): Promise<BankStatementLine[]> {
     const { countryCode: cc, accountNumber: account } = this.options;
     const res = await this.call('GET', `${JENGA_PATHS.miniStatement}/${cc}/${account}`, `${cc}${account}`);
     if (res.status !== 200) throw this.refusal(res, 'read the statement');
@@ -222,7 +208,7 @@ export class JengaConnector implements RailConnector {
 
   async health(): Promise<'up' | 'down'> {
     try {
-      await this.accessToken();
+      await this.client.accessToken();
       return 'up';
     } catch {
       return 'down';

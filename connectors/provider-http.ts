@@ -31,3 +31,52 @@ export async function providerRequest(
 
 export const str = (value: unknown): string | undefined =>
   typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
+
+/** An access token and when to stop using it (epoch ms). */
+export interface ProviderToken {
+  value: string;
+  expiresAt: number;
+}
+
+/**
+ * A provider's API behind an OAuth client-credentials token: the token is fetched once, reused until
+ * shortly before it expires, and dropped when the provider answers 401 for it, so the next call fetches
+ * another. `fetchToken` is the provider's own way of asking for one.
+ */
+export class ProviderClient {
+  private token: ProviderToken | undefined;
+
+  constructor(
+    readonly provider: string,
+    readonly baseUrl: string,
+    private readonly fetchImpl: typeof fetch,
+    private readonly fetchToken: (client: ProviderClient) => Promise<ProviderToken>,
+  ) {}
+
+  /** A request without the token (the token request itself). */
+  request(path: string, init: Parameters<typeof providerRequest>[3]): ReturnType<typeof providerRequest> {
+    return providerRequest(this.fetchImpl, this.provider, `${this.baseUrl}${path}`, init);
+  }
+
+  async accessToken(): Promise<string> {
+    if (this.token && this.token.expiresAt > Date.now()) return this.token.value;
+    this.token = await this.fetchToken(this);
+    return this.token.value;
+  }
+
+  /**
+   * A request with the bearer token. A 401 drops the token, unless `keepToken` says the refusal was not
+   * the token's (Jenga answers 401 for a bad signature too).
+   */
+  async authorised(
+    method: 'GET' | 'POST',
+    path: string,
+    headers: Record<string, string>,
+    body?: unknown,
+    keepToken?: (res: { status: number; body: Record<string, unknown> }) => boolean,
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await this.request(path, { method, headers: { authorization: `Bearer ${await this.accessToken()}`, ...headers }, body });
+    if (res.status === 401 && !keepToken?.(res)) this.token = undefined;
+    return res;
+  }
+}

@@ -1,14 +1,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { componentLogger } from '../platform/logger';
 import { normaliseKenyanPhone } from '../domain/phone';
-import { findTransfer, markCallbackSent, submitTransfer, type TransferRow } from '../repositories/sandbox-transfers';
 import { MPESA_RESULT_CODES } from './mpesa-codes';
-import { RailError, type RailAccepted, type RailConnector, type RailStatus, type RailSubmission } from './types';
+import { RailError, type Collections, type RailAccepted, type RailConnector, type RailStatus, type RailSubmission } from './types';
 
 /**
  * The sandbox rails: a deterministic simulation of the outside world (bank, M-Pesa, exchanges) behind the
- * same connector interface as the real ones. Its provider-side state lives in `sandbox_transfers`, so it
- * survives restarts exactly as a real provider would.
+ * same connector interface as the real ones. Its provider-side state is kept through the `SandboxBooks` its
+ * builder gives it (the `sandbox_transfers` table), so it survives restarts exactly as a real provider would.
  *
  * Magic values:
  * - `bank_transfer` to an `account_number` ending in `0000` → refused at submission: `account_not_found`.
@@ -30,11 +29,48 @@ export const SANDBOX_SLOW_PHONE = '+254700000998';
 export const SANDBOX_SLOW_SETTLE_MS = 24 * 3600 * 1000;
 export const SANDBOX_MAINTENANCE_EXCHANGE = 'sandbox_maintenance';
 
+/** A transfer as the simulated provider remembers it. */
+export interface SandboxTransfer {
+  idempotency_key: string;
+  reference: string;
+  outcome: 'succeeded' | 'failed';
+  failure_code: string | null;
+  provider_code: string | null;
+  sends_callback: boolean;
+  settles_at: Date;
+  submissions: number;
+  callback_sent_at: Date | null;
+}
+
+/**
+ * The simulated provider's own books, given by whoever builds the sandbox: the provider's state, not ours,
+ * but kept in our database so that it survives restarts.
+ */
+export interface SandboxBooks {
+  /** A new transfer, or for an idempotency key already seen the same one with its submissions counted. */
+  submitTransfer(t: {
+    idempotencyKey: string;
+    method: string;
+    reference: string;
+    request: unknown;
+    outcome: 'succeeded' | 'failed';
+    failureCode: string | null;
+    providerCode: string | null;
+    sendsCallback: boolean;
+    settlesAfterMs: number;
+  }): Promise<SandboxTransfer>;
+  findTransfer(
+    reference: string,
+  ): Promise<Pick<SandboxTransfer, 'reference' | 'outcome' | 'failure_code' | 'provider_code' | 'settles_at'> | undefined>;
+  markCallbackSent(reference: string): Promise<void>;
+}
+
 export interface SandboxOptions {
   /** Where the api answers: the sandbox posts its signed callbacks to `<publicBaseUrl>/api/v1/callbacks/sandbox`. */
   publicBaseUrl: string;
   callbackSecret: string;
   callbackDelayMs: number;
+  books: SandboxBooks;
   fetchImpl?: typeof fetch;
 }
 
@@ -112,7 +148,7 @@ function amountVerdict(s: Pick<RailSubmission, 'method' | 'amount'>, base: Verdi
   return base;
 }
 
-export class SandboxConnector implements RailConnector {
+export class SandboxConnector implements RailConnector, Collections {
   readonly name = 'sandbox';
   private readonly log = componentLogger('sandbox-rail');
   private readonly fetchImpl: typeof fetch;
@@ -124,7 +160,7 @@ export class SandboxConnector implements RailConnector {
   async submit(submission: RailSubmission): Promise<RailAccepted> {
     const verdict = sandboxVerdict(submission);
     if (verdict instanceof RailError) throw verdict;
-    const row = await submitTransfer({
+    const row = await this.options.books.submitTransfer({
       idempotencyKey: submission.idempotencyKey,
       method: submission.method,
       reference: `SBX-${submission.method.toUpperCase().replace('_', '')}-${submission.orderId.slice(-12)}-${Date.now().toString(36)}`,
@@ -143,8 +179,12 @@ export class SandboxConnector implements RailConnector {
     return { reference: row.reference };
   }
 
+  collect(submission: RailSubmission): Promise<RailAccepted> {
+    return this.submit({ ...submission, direction: 'collection' });
+  }
+
   async status(reference: string): Promise<RailStatus> {
-    const row = await findTransfer(reference);
+    const row = await this.options.books.findTransfer(reference);
     if (!row) throw new RailError('unknown_reference', `no transfer with reference ${reference}`, false);
     if (new Date(row.settles_at).getTime() > Date.now()) return { state: 'pending', reference };
     return toOutcome(row);
@@ -154,7 +194,7 @@ export class SandboxConnector implements RailConnector {
     return Promise.resolve('up');
   }
 
-  private scheduleCallback(url: string, row: TransferRow): void {
+  private scheduleCallback(url: string, row: SandboxTransfer): void {
     const body = JSON.stringify({
       reference: row.reference,
       merchant_reference: row.idempotency_key,
@@ -180,7 +220,7 @@ export class SandboxConnector implements RailConnector {
         signal: AbortSignal.timeout(5000),
       });
       if (res.ok) {
-        await markCallbackSent(reference);
+        await this.options.books.markCallbackSent(reference);
       } else {
         this.log.warn({ reference, status: res.status }, 'callback refused; the payment will be resolved by polling');
       }
@@ -190,7 +230,7 @@ export class SandboxConnector implements RailConnector {
   }
 }
 
-function toOutcome(row: Pick<TransferRow, 'reference' | 'outcome' | 'failure_code' | 'provider_code'>): RailStatus {
+function toOutcome(row: Pick<SandboxTransfer, 'reference' | 'outcome' | 'failure_code' | 'provider_code'>): RailStatus {
   if (row.outcome === 'succeeded') return { state: 'succeeded', reference: row.reference, providerCode: row.provider_code ?? undefined };
   const code = row.failure_code ?? 'rail_error';
   return {

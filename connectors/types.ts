@@ -1,3 +1,4 @@
+import type { BankRoute } from '../domain/discovery/routing';
 import type { Currency } from '../domain/money';
 
 export type RailMethod = 'bank_transfer' | 'mobile_money' | 'crypto';
@@ -17,17 +18,45 @@ export interface RailSubmission {
    * the destination (a payer's phone); only M-Pesa collects, by STK Push.
    */
   direction?: 'payout' | 'collection';
+  /** How a bank transfer travels, when the order chose it; the rail picks one from the destination otherwise. */
+  route?: BankRoute;
+}
+
+/** The kinds of request a rail answers later, at a URL we gave it (M-Pesa: an STK Push, a B2C payout). */
+export type RailRequestKind = 'stk' | 'b2c';
+
+/**
+ * What a rail said when it accepted a request it answers later: the caller records it with the rail's
+ * reference, so that the answer can be matched to the request and a status query can name it.
+ */
+export interface RailRequest {
+  kind: RailRequestKind;
+  /** The rail's own reference (CheckoutRequestID, ConversationID). */
+  providerReference: string;
+  /** The other id the rail echoes with its answer (MerchantRequestID, OriginatorConversationID). */
+  merchantReference: string | null;
 }
 
 export interface RailAccepted {
   reference: string;
+  /** Present when the rail answers later: for the caller to record (connectors write nothing of ours). */
+  request?: RailRequest;
 }
 
 export type RailOutcome =
   | { state: 'succeeded'; reference: string; providerCode?: string }
   | { state: 'failed'; reference: string; failureCode: string; reason: string; providerCode?: string };
 
-export type RailStatus = RailOutcome | { state: 'pending'; reference: string };
+/**
+ * What a status query learnt that the caller records: the rail's result for the request (`result`), or the
+ * ids of a status query the rail will answer later at our URL (`statusQuery`), whose answer is taken only
+ * with those ids.
+ */
+export type RailStatusFacts =
+  | { result: { resultCode: string; resultDesc: string | null } }
+  | { statusQuery: { conversationId: string; originatorConversationId: string } };
+
+export type RailStatus = (RailOutcome | { state: 'pending'; reference: string }) & { facts?: RailStatusFacts };
 
 /**
  * A rail refused or could not take a transfer. `retryable` errors (provider busy, maintenance, network)
@@ -50,13 +79,101 @@ export interface RailStatusHint {
   currency?: string;
   /** Epoch milliseconds no later than the submission (the order's creation). */
   since?: number;
+  /** The request as the caller recorded it, with its result once one came; rails that answer later need it. */
+  request?: RecordedRailRequest;
+}
+
+export interface RecordedRailRequest extends RailRequest {
+  orderId: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  resultCode: string | null;
+  resultDesc: string | null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Capabilities: what a rail can do, one interface each. The registry hands out each one where the rail
+// configured for it has it, so no caller asks which connector class it holds.
+
+/** Send money to a destination. */
+export interface Payouts {
+  readonly name: string;
+  submit(submission: RailSubmission): Promise<RailAccepted>;
+}
+
+/** Ask what became of a transfer; `hint` narrows the provider-side lookup where a provider needs it. */
+export interface StatusQueries {
+  readonly name: string;
+  status(reference: string, hint?: RailStatusHint): Promise<RailStatus>;
+}
+
+/** Take money from a payer's phone (M-Pesa's STK Push): the submission's destination is the payer. */
+export interface Collections extends StatusQueries {
+  collect(submission: RailSubmission): Promise<RailAccepted>;
 }
 
 /** One interface for every rail: sandbox connectors and real ones (Jenga, Daraja, ccxt) alike. */
-export interface RailConnector {
-  readonly name: string;
-  submit(submission: RailSubmission): Promise<RailAccepted>;
-  /** The transfer's state at the provider; `hint` narrows the provider-side lookup where a provider needs it. */
-  status(reference: string, hint?: RailStatusHint): Promise<RailStatus>;
+export interface RailConnector extends Payouts, StatusQueries {
   health(): Promise<'up' | 'down'>;
+}
+
+export interface AccountBalance {
+  currency: string;
+  available: string;
+  current: string;
+}
+
+/** The balance of our account at a bank. */
+export interface Balances {
+  readonly name: string;
+  balance(): Promise<AccountBalance>;
+}
+
+export interface BankStatementLine {
+  date: string;
+  amount: string;
+  description: string;
+  type: 'Debit' | 'Credit';
+  reference: string | null;
+}
+
+/** The recent lines of our account's statement at a bank. */
+export interface Statements {
+  readonly name: string;
+  miniStatement(): Promise<BankStatementLine[]>;
+}
+
+/** What an exchange account holds, per asset, as the exchange's own decimal strings (to be added up). */
+export interface Holdings {
+  /** Null when the exchange's exact figures cannot be read (its unified ones are floats). */
+  exactBalances(): Promise<Map<string, string[]> | null>;
+}
+
+/** Our deposit address at an exchange for an asset. */
+export interface DepositAddresses {
+  depositAddress(code: string, network?: string): Promise<{ address: string; network: string | null; tag: string | null }>;
+}
+
+/** A deposit into the exchange account, as Paygate reads it: the amount kept as the exchange wrote it. */
+export interface ExchangeDeposit {
+  txid: string;
+  currency: string;
+  /** The exchange's own decimal string, never a float. Null when the exchange gave none. */
+  amount: string | null;
+  /** ccxt's unified status: `ok` once the exchange has credited it, else `pending`, `failed` or `canceled`. */
+  status: string;
+  /** The memo or tag the payer quoted, when the network carries one. */
+  tag: string | null;
+  network: string | null;
+  /** Where it was sent from, when the exchange says. */
+  fromAddress: string | null;
+}
+
+/** The deposits an exchange account received. */
+export interface ReceivedDeposits {
+  deposits(since: number): Promise<ExchangeDeposit[]>;
+}
+
+/** Register the URLs a paybill's payments are announced to (M-Pesa C2B). */
+export interface PaybillRegistration {
+  registerC2bUrls(): Promise<{ confirmationUrl: string; validationUrl: string }>;
 }

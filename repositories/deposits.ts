@@ -134,10 +134,10 @@ export async function openPendingDeposit(d: {
 }
 
 /** Record the rail's id of the collection request, once (a retried request keeps the first). */
-export async function recordDepositRailReference(depositId: string, railReference: string): Promise<void> {
+export async function recordDepositRailReference(depositId: string, railReference: string, tx?: Transaction): Promise<void> {
   await models().query(
     `UPDATE deposits SET rail_reference = :railReference, updated_at = now() WHERE id = :depositId AND rail_reference IS NULL`,
-    { replacements: { depositId, railReference } },
+    { replacements: { depositId, railReference }, transaction: tx },
   );
 }
 

@@ -146,8 +146,8 @@ export async function recordRail(orderId: string, rail: string): Promise<void> {
 }
 
 /** The rail's reference for an accepted submission. */
-export async function recordRailReference(orderId: string, railReference: string): Promise<void> {
-  await queryRows('UPDATE orders SET rail_reference = $2, updated_at = now() WHERE id = $1', [orderId, railReference]);
+export async function recordRailReference(orderId: string, railReference: string, tx?: Transaction): Promise<void> {
+  await queryRows('UPDATE orders SET rail_reference = $2, updated_at = now() WHERE id = $1', [orderId, railReference], tx);
 }
 
 /** Recorded by the reconciler once it started an order's workflow (the workflow may not have run yet). */

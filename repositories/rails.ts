@@ -42,6 +42,11 @@ export async function findRailRequest(rail: string, orderId: string, kind: RailR
   return row(await RailRequest.findOne({ where: { rail, orderId, kind }, attributes: [...REQUEST_COLUMNS] }));
 }
 
+/** The order's request on the rail, of whatever kind and status (an order or deposit makes one per rail). */
+export async function railRequestOf(rail: string, orderId: string): Promise<RailRequestRow | undefined> {
+  return row(await RailRequest.findOne({ where: { rail, orderId }, attributes: [...REQUEST_COLUMNS] }));
+}
+
 /** The order's request of this kind that still waits for its result. */
 export async function pendingRailRequest(rail: string, orderId: string, kind: RailRequestKind): Promise<RailRequestRow | undefined> {
   return row(await RailRequest.findOne({ where: { rail, orderId, kind, status: 'pending' }, attributes: [...REQUEST_COLUMNS] }));
@@ -52,18 +57,24 @@ export async function railRequestByReference(rail: string, providerReference: st
   return row(await RailRequest.findOne({ where: { rail, providerReference }, attributes: [...REQUEST_COLUMNS] }));
 }
 
-/** Record a request the rail accepted; a second record of the same request is ignored. */
-export async function recordRailRequest(request: {
-  rail: string;
-  orderId: string;
-  kind: RailRequestKind;
-  providerReference: string;
-  merchantReference: string | null;
-}): Promise<void> {
+/**
+ * Record a request the rail accepted (in the transaction that records its reference on the order or
+ * deposit); a second record of the same request is ignored.
+ */
+export async function recordRailRequest(
+  request: {
+    rail: string;
+    orderId: string;
+    kind: RailRequestKind;
+    providerReference: string;
+    merchantReference: string | null;
+  },
+  tx?: Transaction,
+): Promise<void> {
   await models().query(
     `INSERT INTO rail_requests (id, rail, order_id, kind, provider_reference, merchant_reference)
      VALUES (:id, :rail, :orderId, :kind, :providerReference, :merchantReference) ON CONFLICT DO NOTHING`,
-    { replacements: { id: uuidv7(), ...request } },
+    { replacements: { id: uuidv7(), ...request }, transaction: tx },
   );
 }
 

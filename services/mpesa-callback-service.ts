@@ -2,19 +2,23 @@ import { config } from '../platform/config';
 import { isUuid } from '../platform/ids';
 import { componentLogger } from '../platform/logger';
 import {
-  DarajaConnector,
+  b2cReceipt,
+  b2cResultOutcome,
   parseC2bNotification,
-  resolveB2cResult,
-  resolveStkCallback,
+  readStkCallback,
   verifyC2bToken,
+  verifyCallbackToken,
   type C2bNotification,
   type DarajaResult,
   type DarajaResultKind,
   type StkCallback,
 } from '../connectors/daraja';
+import { str } from '../connectors/provider-http';
 import { normaliseDepositReference } from '../domain/wallets';
 import { userByDepositReference } from '../repositories/users';
-import { createConnectors, type RailOutcome } from '../connectors';
+import type { RailOutcome } from '../connectors';
+import { pendingRailRequest, resolveRailRequest, sentStatusQuery } from '../repositories/rails';
+import { railConnectors } from './connectors';
 import { findDeposit } from '../repositories/deposits';
 import { findOrder } from '../repositories/orders';
 import { signalDepositOutcome } from '../workflows/client';
@@ -67,6 +71,62 @@ export async function handleB2cResult(
 }
 
 const IGNORED: DarajaAck = { ResultCode: 1, ResultDesc: 'Ignored' };
+
+type Resolved = { orderId: string; outcome: RailOutcome } | null;
+
+/**
+ * Record a callback's result on the request it belongs to. Returns the order and its outcome, or null when
+ * the callback names no pending request of that order (forged, replayed, or already resolved by the query).
+ */
+async function resolveStkCallback(secret: string, orderId: string, token: string | undefined, callback: StkCallback): Promise<Resolved> {
+  if (!verifyCallbackToken(secret, orderId, token)) return null;
+  const stk = readStkCallback(callback);
+  if (!stk) return null;
+  const resolved = await resolveRailRequest(
+    { rail: 'daraja', providerReference: stk.checkoutRequestId, merchantReference: stk.merchantRequestId, orderId },
+    { status: stk.outcome.state, resultCode: stk.resultCode, resultDesc: stk.resultDesc, receipt: stk.receipt },
+  );
+  return resolved ? { orderId, outcome: stk.outcome } : null;
+}
+
+/**
+ * Record a B2C result on the payout it belongs to: the order's pending payout, and for a Transaction Status
+ * result a query Paygate sent for it (by the ConversationID and OriginatorConversationID Daraja gave it).
+ */
+async function resolveB2cResult(
+  secret: string,
+  orderId: string,
+  token: string | undefined,
+  kind: DarajaResultKind,
+  body: DarajaResult,
+): Promise<Resolved> {
+  if (!verifyCallbackToken(secret, orderId, token)) return null;
+  const result = body?.Result;
+  if (!result || str(result.ResultCode) === undefined) return null;
+  const row = await pendingRailRequest('daraja', orderId, 'b2c');
+  if (!row) return null;
+  const payout = { providerReference: row.provider_reference, merchantReference: row.merchant_reference };
+  const sentQuery =
+    kind === 'status' &&
+    (await sentStatusQuery({
+      rail: 'daraja',
+      orderId,
+      conversationId: str(result.ConversationID) ?? '',
+      originatorConversationId: str(result.OriginatorConversationID) ?? '',
+    }));
+  const outcome = b2cResultOutcome(kind, result, payout, sentQuery);
+  if (!outcome) return null;
+  const resolved = await resolveRailRequest(
+    { rail: 'daraja', providerReference: row.provider_reference, orderId, kind: 'b2c' },
+    {
+      status: outcome.state,
+      resultCode: outcome.state === 'succeeded' ? '0' : (outcome.providerCode ?? 'failed'),
+      resultDesc: outcome.state === 'failed' ? outcome.reason : (result.ResultDesc ?? null),
+      receipt: b2cReceipt(result),
+    },
+  );
+  return resolved ? { orderId, outcome } : null;
+}
 
 /**
  * Only an order submitted on the Daraja rail can be resolved by a Daraja callback: the request it resolves
@@ -167,9 +227,9 @@ export async function handleC2bConfirmation(token: string | undefined, body: C2b
  * boot. Returns the URLs registered, or null when mobile money is not on Daraja (nothing to register).
  */
 export async function registerPaybillUrls(): Promise<{ confirmationUrl: string; validationUrl: string } | null> {
-  const connector = createConnectors(config()).mobile_money;
-  if (!(connector instanceof DarajaConnector)) return null;
-  const urls = await connector.registerC2bUrls();
+  const paybill = railConnectors().paybill;
+  if (!paybill) return null;
+  const urls = await paybill.registerC2bUrls();
   log.info({ shortcode: config().daraja.shortcode }, 'paybill URLs registered with Daraja');
   return urls;
 }

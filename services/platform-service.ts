@@ -1,6 +1,5 @@
 import { config } from '../platform/config';
 import { AppError, type FieldError } from '../platform/errors';
-import { createConnectors, type RailConnector } from '../connectors';
 import { ADDITIONAL_BANK_CAPABILITIES, PRIMARY_BANK_CAPABILITIES } from '../domain/discovery/bank-registry';
 import { normaliseCountry, type ExchangeFees, type ExchangeSource, type ExchangeStatus, type ExchangeUrls } from '../connectors/exchanges';
 import { routesInto, type BankRoute } from '../domain/discovery/routing';
@@ -12,6 +11,7 @@ import {
   type ExchangeFilter,
   type ExchangeRecord,
 } from '../repositories/catalogue';
+import { railConnectors } from './connectors';
 import { decodeCursorKey, keysetPage, pageLimit, type Page } from './paging';
 
 export interface ExchangeView {
@@ -156,13 +156,12 @@ export async function listExchanges(query: ExchangeQuery): Promise<ExchangeList>
 
 const HEALTH_TTL_MS = 15_000;
 const HEALTH_TIMEOUT_MS = 2_000;
-let primaryConnector: RailConnector | undefined;
 let health: { status: PrimaryBankView['status']; checkedAt: Date } | undefined;
 
 /** The primary bank connector's health, asked at most every 15 s and never waited on for more than 2 s. */
 async function primaryBankHealth(): Promise<{ status: PrimaryBankView['status']; checkedAt: Date }> {
   if (health && Date.now() - health.checkedAt.getTime() < HEALTH_TTL_MS) return health;
-  primaryConnector ??= createConnectors(config()).bank_transfer;
+  const primaryConnector = railConnectors().bank_transfer;
   const checkedAt = new Date();
   let timer: NodeJS.Timeout | undefined;
   const status = await Promise.race([

@@ -1,10 +1,9 @@
 import { config } from '../platform/config';
 import { AppError } from '../platform/errors';
-import { createConnectors } from '../connectors';
-import { JengaConnector, type JengaBalance, type JengaStatementLine } from '../connectors/jenga';
-import { RailError } from '../connectors/types';
+import { RailError, type AccountBalance, type Balances, type BankStatementLine, type Statements } from '../connectors';
+import { railConnectors } from './connectors';
 
-export interface PrimaryBankBalance extends JengaBalance {
+export interface PrimaryBankBalance extends AccountBalance {
   bank_code: string;
   connector: string;
   checked_at: string;
@@ -13,22 +12,18 @@ export interface PrimaryBankBalance extends JengaBalance {
 export interface PrimaryBankTransactions {
   bank_code: string;
   connector: string;
-  data: JengaStatementLine[];
+  data: BankStatementLine[];
 }
 
-let connector: JengaConnector | undefined;
-
-function jenga(): JengaConnector {
-  if (connector) return connector;
-  const bank = createConnectors(config()).bank_transfer;
-  if (!(bank instanceof JengaConnector)) {
+/** The primary bank's capability, which the sandbox bank rail has not. */
+function primaryBank<T extends Balances | Statements>(capability: T | null): T {
+  if (!capability) {
     throw new AppError(
       'dependency_unavailable',
       'the primary bank is the sandbox rail: balance and transactions need RAIL_BANK_TRANSFER=jenga',
     );
   }
-  connector = bank;
-  return bank;
+  return capability;
 }
 
 async function ask<T>(fn: () => Promise<T>): Promise<T> {
@@ -41,13 +36,13 @@ async function ask<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 export async function primaryBankBalance(): Promise<PrimaryBankBalance> {
-  const bank = jenga();
+  const bank = primaryBank(railConnectors().bankBalance);
   const balance = await ask(() => bank.balance());
   return { ...balance, bank_code: config().discovery.primaryBankCode, connector: bank.name, checked_at: new Date().toISOString() };
 }
 
 export async function primaryBankTransactions(): Promise<PrimaryBankTransactions> {
-  const bank = jenga();
+  const bank = primaryBank(railConnectors().bankStatement);
   const data = await ask(() => bank.miniStatement());
   return { bank_code: config().discovery.primaryBankCode, connector: bank.name, data };
 }

@@ -4,11 +4,10 @@ import { CURRENCY_SCALE, decimalToScaled, exactMinor, isCurrency, type Currency 
 import type { PaymentMethod } from '../domain/orders';
 import { reconcile, type CurrencyReconciliation, type RailReport } from '../domain/reconciliation';
 import { CRYPTO_ASSETS, railMethodOf, type CryptoAsset } from '../domain/wallets';
-import { createConnectors } from '../connectors';
-import { CcxtTransferConnector } from '../connectors/ccxt-transfer';
 import { sandboxInflows } from '../repositories/deposits';
 import { classBalances } from '../repositories/ledger';
 import { settledSandboxPayouts } from '../repositories/sandbox-transfers';
+import { railConnectors } from './connectors';
 import { primaryBankBalance } from './primary-bank-service';
 
 const log = componentLogger('reconciliation');
@@ -67,10 +66,10 @@ async function exchangeReports(): Promise<RailReport[]> {
     reported_minor: reported === null ? null : reported.toString(),
     ...(note ? { note } : {}),
   });
-  const exchange = createConnectors(config()).crypto;
+  const holdings = railConnectors().exchangeHoldings;
   let balances: Map<string, string[]> | null;
   try {
-    balances = exchange instanceof CcxtTransferConnector ? await exchange.exactBalances() : null;
+    balances = holdings ? await holdings.exactBalances() : null;
   } catch (err) {
     log.warn({ err }, 'the exchange did not report its balances');
     return CRYPTO_ASSETS.map((c) => report(c, null, 'the exchange did not answer'));

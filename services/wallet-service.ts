@@ -3,9 +3,7 @@ import { isUuid } from '../platform/ids';
 import { componentLogger } from '../platform/logger';
 import { CURRENCIES, formatAmount, isCurrency, parseAmount, type Currency } from '../domain/money';
 import { CRYPTO_ASSETS, depositLines, isCryptoAsset, walletAccount, type DepositStatus } from '../domain/wallets';
-import { createConnectors } from '../connectors';
-import { CcxtTransferConnector } from '../connectors/ccxt-transfer';
-import { RailError } from '../connectors/types';
+import { RailError } from '../connectors';
 import {
   assignUnmatched,
   findDeposit,
@@ -19,6 +17,7 @@ import { startDepositWorkflow } from '../workflows/client';
 import { normaliseKenyanPhone } from '../domain/phone';
 import { config } from '../platform/config';
 import { refuseOnScreeningHit } from './screening';
+import { railConnectors } from './connectors';
 import { depositOverCap, depositView, type DepositView } from './money-in';
 import { accountStatement, heldForUser, postLines, walletBalances } from '../repositories/ledger';
 import { inTransaction } from '../repositories/transaction';
@@ -59,8 +58,8 @@ export async function depositAddress(caller: Caller, currency: string, network?:
   }
   assertKeyReachesRail(caller, config().rails.crypto, 'a crypto deposit');
   const tag = (await depositReferenceOf(caller.id)) ?? '';
-  const exchange = createConnectors(config()).crypto;
-  if (!(exchange instanceof CcxtTransferConnector)) {
+  const exchange = railConnectors().depositAddresses;
+  if (!exchange) {
     return {
       currency,
       address: `sandbox-${currency.toLowerCase()}-deposit-address`,

@@ -14,6 +14,7 @@ import { signSandboxCallback } from '../connectors/sandbox';
 import { loadConfig } from '../platform/config';
 import { database } from '../platform/database';
 import { rows } from './support/db';
+import { askRail, collectAndRecord, submitAndRecord } from '../workflows/activities/rail';
 
 /**
  * The real connectors (Jenga, Daraja, ccxt) in real processes: an api and a Temporal worker started from the
@@ -286,7 +287,7 @@ describe('real rails against local provider fakes', function () {
         b2c: { initiatorName: fakes.env.DARAJA_B2C_INITIATOR_NAME, securityCredential: 'bm90LXRoZS1yaWdodC1wYXNzd29yZA==' },
       });
       const orderId = randomUUID();
-      const { reference } = await wrong.submit({
+      const { reference } = await submitAndRecord(wrong, {
         idempotencyKey: orderId,
         orderId,
         method: 'mobile_money',
@@ -299,7 +300,7 @@ describe('real rails against local provider fakes', function () {
       const posted = await until('the B2C result and its acknowledgement', () =>
         Promise.resolve(fakes.daraja.posted.find((p) => p.url.includes(`/b2c/${orderId}/result`))),
       );
-      expect(await wrong.status(reference)).to.deep.include({ state: 'failed', failureCode: 'invalid_pin', providerCode: '2001' });
+      expect(await askRail(wrong, reference)).to.deep.include({ state: 'failed', failureCode: 'invalid_pin', providerCode: '2001' });
       expect(posted.body).to.deep.nested.include({
         'Result.ResultCode': 2001,
         'Result.ResultDesc': 'The initiator information is invalid.',
@@ -477,7 +478,7 @@ describe('real rails against local provider fakes', function () {
   describe('when M-Pesa collects from a payer by STK Push', () => {
     let daraja: DarajaConnector;
     const collect = (orderId: string, phone: string) =>
-      daraja.submit({
+      collectAndRecord(daraja, {
         idempotencyKey: orderId,
         orderId,
         method: 'mobile_money',
@@ -524,7 +525,7 @@ describe('real rails against local provider fakes', function () {
         return row?.status === 'succeeded' ? row : undefined;
       });
       expect(resolved.status).to.equal('succeeded');
-      expect(await daraja.status(reference)).to.deep.include({ state: 'succeeded', reference });
+      expect(await askRail(daraja, reference)).to.deep.include({ state: 'succeeded', reference });
       expect(await collect(orderId, '+254712345679')).to.deep.equal({ reference });
     });
 
@@ -532,7 +533,7 @@ describe('real rails against local provider fakes', function () {
       const orderId = randomUUID();
       const { reference } = await collect(orderId, '+254700000999');
       const outcome = await until('the STK query to tell the outcome', async () => {
-        const status = await daraja.status(reference);
+        const status = await askRail(daraja, reference);
         return status.state === 'pending' ? undefined : status;
       });
       expect(outcome).to.deep.include({ state: 'succeeded', reference });
@@ -558,7 +559,7 @@ describe('real rails against local provider fakes', function () {
           .send(forged);
         expect(wrongToken.body).to.deep.equal({ ResultCode: 1, ResultDesc: 'Ignored' });
         const outcome = await until('the STK query', async () => {
-          const status = await daraja.status(reference);
+          const status = await askRail(daraja, reference);
           return status.state === 'pending' ? undefined : status;
         });
         expect(outcome).to.deep.include({ state: 'failed', failureCode: 'invalid_pin' });

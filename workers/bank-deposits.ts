@@ -1,7 +1,5 @@
-import { config } from '../platform/config';
 import { componentLogger } from '../platform/logger';
-import { createConnectors } from '../connectors';
-import { JengaConnector } from '../connectors/jenga';
+import { railConnectors } from '../services/connectors';
 import { DEPOSIT_REFERENCE_PATTERN } from '../domain/wallets';
 import { recordMoneyIn } from '../services/money-in';
 
@@ -23,8 +21,8 @@ function statementCents(amount: string): bigint | null {
  * statement: money arrives through the admin simulator instead.
  */
 export async function matchBankDeposits(): Promise<{ lines: number; credited: number }> {
-  const bank = createConnectors(config()).bank_transfer;
-  if (!(bank instanceof JengaConnector)) return { lines: 0, credited: 0 };
+  const bank = railConnectors().bankStatement;
+  if (!bank) return { lines: 0, credited: 0 };
   const lines = (await bank.miniStatement()).filter((l) => l.type === 'Credit');
   let credited = 0;
   for (const line of lines) {
@@ -36,7 +34,7 @@ export async function matchBankDeposits(): Promise<{ lines: number; credited: nu
     const quoted = DEPOSIT_REFERENCE_PATTERN.exec(line.description.toUpperCase().replace(/[\s-]+/g, ''))?.[0];
     const { created } = await recordMoneyIn({
       channel: 'bank_transfer',
-      rail: 'jenga',
+      rail: bank.name,
       providerReference: line.reference,
       currency: 'KES',
       amountMinor: cents,

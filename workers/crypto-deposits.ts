@@ -1,7 +1,6 @@
-import { config } from '../platform/config';
 import { componentLogger } from '../platform/logger';
-import { createConnectors } from '../connectors';
-import { CcxtTransferConnector, type ExchangeDeposit } from '../connectors/ccxt-transfer';
+import type { ExchangeDeposit } from '../connectors';
+import { railConnectors } from '../services/connectors';
 import { CURRENCY_SCALE, exactMinor } from '../domain/money';
 import { DEPOSIT_REFERENCE_PATTERN, isCryptoAsset, normaliseDepositReference } from '../domain/wallets';
 import { recordMoneyIn } from '../services/money-in';
@@ -28,8 +27,8 @@ export function depositMinor(amount: string | null, scale: number): bigint | nul
  * money arrives through the admin simulator instead.
  */
 export async function matchCryptoDeposits(now = Date.now()): Promise<{ deposits: number; credited: number }> {
-  const exchange = createConnectors(config()).crypto;
-  if (!(exchange instanceof CcxtTransferConnector)) return { deposits: 0, credited: 0 };
+  const exchange = railConnectors().receivedDeposits;
+  if (!exchange) return { deposits: 0, credited: 0 };
   const confirmed = (await exchange.deposits(now - CRYPTO_DEPOSIT_LOOKBACK_MS)).filter((d) => d.status === 'ok');
   let credited = 0;
   for (const d of confirmed) {

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../platform/config';
 import { catalogueEmpty } from '../repositories/catalogue';
 import { componentLogger } from '../platform/logger';
-import { createConnectors } from '../connectors';
+import { configuredRails } from '../connectors';
 import { ccxtStatusCheck, type StatusCheck } from '../connectors/exchange-probe';
 import type { ExchangeCatalogue } from '../connectors/exchanges';
 import { DISCOVERY_QUEUE, everyMs, REFRESH_BANKS, REFRESH_EXCHANGES } from './queues';
@@ -41,7 +41,7 @@ export interface DiscoveryDependencies {
 /** What each discovery job does. */
 export function discoveryProcessors(cfg: Config, deps: DiscoveryDependencies = {}): Record<DiscoveryJob, () => Promise<RefreshSummary>> {
   // The sandbox rail's simulated exchanges are listed while the crypto rail is the sandbox.
-  const includeSandbox = createConnectors(cfg).crypto.name === 'sandbox';
+  const includeSandbox = configuredRails(cfg).crypto === 'sandbox';
   const { probe } = cfg.discovery;
   return {
     [REFRESH_EXCHANGES]: () =>

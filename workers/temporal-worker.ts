@@ -7,7 +7,7 @@ import { componentLogger } from '../platform/logger';
 import { onShutdown } from '../platform/shutdown';
 import { temporalConnectionOptions } from '../platform/temporal';
 import { openRepositories } from '../repositories/transaction';
-import { createConnectors } from '../connectors';
+import { buildConnectors } from '../services/connectors';
 import { createDepositActivities } from '../workflows/activities/deposits';
 import { createActivities } from '../workflows/activities';
 import { createComplianceActivities } from '../workflows/activities/compliance';
@@ -46,17 +46,18 @@ export async function createPaygateWorker({
     usePrebuiltBundle && !extra.workflowsPath && fs.existsSync(WORKFLOW_BUNDLE_PATH)
       ? { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }
       : { workflowsPath: extra.workflowsPath ?? require.resolve('../workflows') };
+  const connectors = buildConnectors(config);
   return Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: taskQueue ?? config.temporal.taskQueue,
     ...workflows,
     activities: {
-      ...createActivities({ connectors: createConnectors(config), config }),
+      ...createActivities({ connectors, config }),
       ...createComplianceActivities({ config }),
       ...createP2pActivities(),
       ...createAppealActivities(),
-      ...createDepositActivities({ connectors: createConnectors(config), config }),
+      ...createDepositActivities({ connectors, config }),
       ...extra.activities,
     },
     // Parked workflows (awaiting callbacks) are evicted and replayed on demand rather than held in memory.

@@ -3,11 +3,12 @@ import { RailError, type Connectors, type RailStatus } from '../../connectors';
 import type { Config } from '../../platform/config';
 import { componentLogger } from '../../platform/logger';
 import { formatAmount, type Currency } from '../../domain/money';
-import { findDeposit, recordDepositRailReference, settlePendingDeposit, type DepositRow } from '../../repositories/deposits';
+import { findDeposit, settlePendingDeposit, type DepositRow } from '../../repositories/deposits';
 import { inTransaction } from '../../repositories/transaction';
 import { creditWithinCap } from '../../services/money-in';
 import { heartbeating } from './heartbeat';
 import { DEPOSIT_NOT_FOUND, RAIL_REJECTED, RAIL_UNAVAILABLE } from '../failure-types';
+import { askRail, collectAndRecord } from './rail';
 
 const log = componentLogger('deposit');
 
@@ -42,10 +43,9 @@ export function createDepositActivities({ connectors }: { connectors: Connectors
     async requestCollection({ depositId }: DepositRef): Promise<{ reference: string }> {
       const deposit = await pendingDeposit(depositId);
       if (deposit.rail_reference) return { reference: deposit.rail_reference };
-      const connector = connectors.mobile_money;
       try {
-        const accepted = await heartbeating(`collecting ${depositId}`, () =>
-          connector.submit({
+        return await heartbeating(`collecting ${depositId}`, () =>
+          collectAndRecord(connectors.collections, {
             idempotencyKey: deposit.id,
             orderId: deposit.id,
             method: 'mobile_money',
@@ -53,11 +53,8 @@ export function createDepositActivities({ connectors }: { connectors: Connectors
             currency: deposit.currency as Currency,
             destination: { provider: 'mpesa', phone: deposit.payer_phone ?? '' },
             description: 'Paygate deposit',
-            direction: 'collection',
           }),
         );
-        await recordDepositRailReference(deposit.id, accepted.reference);
-        return accepted;
       } catch (err) {
         throw railFailure(err);
       }
@@ -71,7 +68,7 @@ export function createDepositActivities({ connectors }: { connectors: Connectors
         throw ApplicationFailure.nonRetryable('the collection was never requested', RAIL_REJECTED, { failureCode: 'rail_error' });
       try {
         return await heartbeating(`polling ${depositId}`, () =>
-          connectors.mobile_money.status(reference, { currency: deposit.currency, since: new Date(deposit.created_at).getTime() }),
+          askRail(connectors.collections, reference, { currency: deposit.currency, since: new Date(deposit.created_at).getTime() }),
         );
       } catch (err) {
         throw railFailure(err);

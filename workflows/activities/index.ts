@@ -18,7 +18,7 @@ import {
 import { inTransaction, type Tx } from '../../repositories/transaction';
 import { lockKycStatus } from '../../repositories/users';
 import { heartbeating } from './heartbeat';
-import { submitAndRecord } from './rail';
+import { askRail, submitAndRecord } from './rail';
 import { INSUFFICIENT_FUNDS, ORDER_NOT_FOUND, RAIL_REJECTED, USER_NOT_FOUND } from '../failure-types';
 
 export interface ActivityDeps {
@@ -131,6 +131,7 @@ export function createActivities({ connectors, config }: ActivityDeps) {
           currency: order.currency as Currency,
           destination: order.destination,
           description: order.description,
+          ...(order.route ? { route: order.route } : {}),
         }),
       );
     },
@@ -142,7 +143,7 @@ export function createActivities({ connectors, config }: ActivityDeps) {
       const reference = order.railReference;
       const connector = connectorFor(order);
       return heartbeating(`polling ${orderId}`, () =>
-        connector.status(reference, { currency: order.currency, since: order.createdAt.getTime() }),
+        askRail(connector, reference, { currency: order.currency, since: order.createdAt.getTime() }),
       );
     },
 
