@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { RailError, type Connectors, type RailStatus } from '../../connectors';
+import type { Connectors, RailStatus } from '../../connectors';
 import type { Config } from '../../platform/config';
 import { componentLogger } from '../../platform/logger';
 import { formatAmount, type Currency } from '../../domain/money';
@@ -7,8 +7,8 @@ import { findDeposit, settlePendingDeposit, type DepositRow } from '../../reposi
 import { inTransaction } from '../../repositories/transaction';
 import { creditWithinCap } from '../../services/money-in';
 import { heartbeating } from './heartbeat';
-import { DEPOSIT_NOT_FOUND, RAIL_REJECTED, RAIL_UNAVAILABLE } from '../failure-types';
-import { askRail, collectAndRecord } from './rail';
+import { DEPOSIT_NOT_FOUND, RAIL_REJECTED } from '../failure-types';
+import { askRail, collectAndRecord, railFailure } from './rail';
 
 const log = componentLogger('deposit');
 
@@ -23,15 +23,6 @@ async function pendingDeposit(depositId: string): Promise<DepositRow> {
   const deposit = await findDeposit(depositId);
   if (!deposit) throw ApplicationFailure.nonRetryable(`deposit ${depositId} not found`, DEPOSIT_NOT_FOUND);
   return deposit;
-}
-
-/** A RailError as the failure types the workflows' retry presets know. */
-function railFailure(err: unknown): unknown {
-  if (!(err instanceof RailError)) return err;
-  const details = { failureCode: err.failureCode, providerCode: err.providerCode };
-  return err.retryable
-    ? ApplicationFailure.retryable(err.message, RAIL_UNAVAILABLE, details)
-    : ApplicationFailure.nonRetryable(err.message, RAIL_REJECTED, details);
 }
 
 export function createDepositActivities({ connectors }: { connectors: Connectors; config: Config }) {

@@ -24,8 +24,7 @@ async function recordAccepted(rail: string, orderId: string, accepted: RailAccep
  * Submit a transfer to its rail, then record in one transaction the rail's reference on the order and the
  * request the rail will answer later. The rail itself is recorded before it is asked: a callback is taken
  * only for an order of the rail that sends it, and one may come before the submission's answer is recorded.
- * A RailError becomes the failure type the workflows' retry presets know: `RailUnavailable` is retried,
- * `RailRejected` is final.
+ * A RailError becomes a failure the workflows' retry presets know (`railFailure`).
  */
 export async function submitAndRecord(connector: Payouts, submission: RailSubmission): Promise<RailAccepted> {
   try {
@@ -37,14 +36,20 @@ export async function submitAndRecord(connector: Payouts, submission: RailSubmis
     });
     return { reference: accepted.reference };
   } catch (err) {
-    if (err instanceof RailError) {
-      const details = { failureCode: err.failureCode, providerCode: err.providerCode };
-      throw err.retryable
-        ? ApplicationFailure.retryable(err.message, RAIL_UNAVAILABLE, details)
-        : ApplicationFailure.nonRetryable(err.message, RAIL_REJECTED, details);
-    }
-    throw err;
+    throw railFailure(err);
   }
+}
+
+/**
+ * A RailError as the failure types the workflows' retry presets know: `RailUnavailable` is retried,
+ * `RailRejected` is final. Anything else goes on as it is.
+ */
+export function railFailure(err: unknown): unknown {
+  if (!(err instanceof RailError)) return err;
+  const details = { failureCode: err.failureCode, providerCode: err.providerCode };
+  return err.retryable
+    ? ApplicationFailure.retryable(err.message, RAIL_UNAVAILABLE, details)
+    : ApplicationFailure.nonRetryable(err.message, RAIL_REJECTED, details);
 }
 
 /**
