@@ -9,7 +9,7 @@
  *   enum becomes that enum inline with `null` added;
  * - request bodies may carry fields the API does not know: they are ignored (tsoa's
  *   `silently-remove-extras`, e.g. a `role` sent to /auth/register), so no schema forbids them;
- * - every operation behind `jwt` also takes an API key (`api_key`, SPEC §12), needing the one scope
+ * - every operation behind `jwt` also takes an API key (`api_key`, docs/access.md#scopes), needing the one scope
  *   `scopeFor` reads off its method and path, and answers 403 to a key without it;
  * - every operation can answer 500 (an unexpected error, as a problem that reveals nothing), and every
  *   operation but the provider callbacks counts against the caller's quota: its answers carry the IETF

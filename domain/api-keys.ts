@@ -1,5 +1,5 @@
 /**
- * API keys (SPEC §12), as pure rules. A key is `sk_<mode>_` and 43 base64url characters (32 random bytes);
+ * API keys (docs/access.md#api-keys), as pure rules. A key is `sk_<mode>_` and 43 base64url characters (32 random bytes);
  * its `prefix` (the mode and the first 8 random characters) names it in lists and finds it on a request.
  * A request with a key acts as the key's owner, with the owner's roles, within the key's scopes.
  *

@@ -3,7 +3,7 @@ import type { Config } from '../platform/config';
 import type { PaymentMethod } from './orders';
 
 /**
- * What a payment costs its payer on top of its amount (SPEC §11): per method, a flat part set in KES and a
+ * What a payment costs its payer on top of its amount (docs/wallets.md#fees): per method, a flat part set in KES and a
  * percentage of the amount, both from the configuration and zero by default. A P2P trade has no fee.
  */
 

@@ -8,7 +8,7 @@ export interface LimitBreach {
 }
 
 /**
- * KYC tier limits (SPEC §4), in KES minor units. An unverified user over the small tier is asked to
+ * KYC tier limits (docs/kyc.md#tier-limits), in KES minor units. An unverified user over the small tier is asked to
  * verify (`kyc_required`); a verified user over the higher tier is refused (`limit_exceeded`).
  */
 export function evaluateTierLimits(
@@ -33,7 +33,7 @@ export function evaluateTierLimits(
 }
 
 /**
- * The wallet cap by tier (SPEC §11): no wallet may hold more than the tier allows, as its KES equivalent.
+ * The wallet cap by tier (docs/wallets.md#caps-by-kyc-tier): no wallet may hold more than the tier allows, as its KES equivalent.
  * `balanceAfterKesMinor` is what the wallet would hold with the money credited.
  */
 export function evaluateBalanceCap(kycStatus: KycStatus, balanceAfterKesMinor: bigint, limits: Config['limits']): LimitBreach | null {

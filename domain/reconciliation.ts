@@ -3,7 +3,7 @@ import { FEE_REVENUE } from './ledger';
 import type { PaymentMethod } from './orders';
 
 /**
- * Float reconciliation (SPEC §11), as pure arithmetic. What Paygate owes its customers (wallets, holds,
+ * Float reconciliation (docs/wallets.md#float-reconciliation), as pure arithmetic. What Paygate owes its customers (wallets, holds,
  * escrows and suspense: the liabilities) plus what it earned (fee revenue) must equal what its ledger says
  * the platform holds at the rails (the `rail:<method>` accounts, debits minus credits). Each rail's own
  * report (a bank balance, the sandbox's records) is set beside that figure, with the difference.

@@ -1,4 +1,4 @@
-/** Who a user is to Paygate: roles and KYC states (SPEC §2, §4). */
+/** Who a user is to Paygate: roles and KYC states (docs/access.md#roles, docs/kyc.md#states). */
 export const ROLES = ['user', 'compliance', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 export const KYC_STATUSES = ['unverified', 'pending', 'verified', 'rejected'] as const;

@@ -3,7 +3,7 @@ import type { Currency } from './money';
 import type { PaymentMethod } from './orders';
 
 /**
- * Wallets and money in (SPEC §11), as pure rules. A wallet is the ledger account
+ * Wallets and money in (docs/wallets.md#money-in), as pure rules. A wallet is the ledger account
  * `wallet:<user_id>:<currency>`; money in is a deposit, posted from the rail it came through
  * (`rail:<method>`, the platform's money at that rail) to the wallet, or to a suspense account while it
  * cannot be credited yet: `suspense:compliance` for a payer on the blocklist, `suspense:unmatched` for a

@@ -1,7 +1,7 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
 import type { ApiKeyMode } from '../domain/api-keys';
 
-/** A merchant's API key (SPEC §12): the hash of its secret, never the secret. */
+/** A merchant's API key (docs/access.md#api-keys): the hash of its secret, never the secret. */
 export class ApiKey extends Model<InferAttributes<ApiKey>, InferCreationAttributes<ApiKey>> {
   declare id: string;
   declare userId: string;

@@ -1,7 +1,7 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
 import type { BlocklistSource, BlocklistType } from '../domain/compliance/normalise';
 
-/** A blocklisted value (SPEC §8). Unique per (type, match_key); `generation` is stamped by the database. */
+/** A blocklisted value (docs/compliance.md#blocklist). Unique per (type, match_key); `generation` is stamped by the database. */
 export class BlocklistEntry extends Model<InferAttributes<BlocklistEntry>, InferCreationAttributes<BlocklistEntry>> {
   declare id: string;
   declare type: BlocklistType;

@@ -9,7 +9,7 @@ import {
 } from 'sequelize';
 import type { DepositChannel, DepositStatus } from '../domain/wallets';
 
-/** Money in, one row per provider transaction (SPEC §11). Read and written by `repositories/deposits.ts`. */
+/** Money in, one row per provider transaction (docs/wallets.md#money-in). Read and written by `repositories/deposits.ts`. */
 export class Deposit extends Model<InferAttributes<Deposit>, InferCreationAttributes<Deposit>> {
   declare id: CreationOptional<string>;
   /** The wallet's owner; null while the deposit is unmatched. */

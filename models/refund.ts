@@ -1,6 +1,6 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
 
-/** One refund of a payment, made by the appeal that approved it (SPEC §9). */
+/** One refund of a payment, made by the appeal that approved it (docs/appeals.md#refunds). */
 export class Refund extends Model<InferAttributes<Refund>, InferCreationAttributes<Refund>> {
   declare id: string;
   declare orderId: string;

@@ -98,7 +98,7 @@ export async function revokeKey(caller: Caller, keyId: string): Promise<void> {
 }
 
 /**
- * A `test` key reaches only sandbox rails and a `live` key only real ones (SPEC §12): checked before
+ * A `test` key reaches only sandbox rails and a `live` key only real ones (docs/access.md#test-and-live-keys): checked before
  * anything moves. `rail` is the connector the operation would use; requests with a JWT are not limited.
  */
 export function assertKeyReachesRail(caller: Caller, rail: string, what: string): void {

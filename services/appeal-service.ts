@@ -126,7 +126,7 @@ function validateAppeal(input: AppealInput): { orderId: string; reason: AppealRe
 }
 
 /**
- * Appeal an order (SPEC §9): only its owner or, for a P2P trade, the counterparty; one open appeal per
+ * Appeal an order (docs/appeals.md#opening-an-appeal): only its owner or, for a P2P trade, the counterparty; one open appeal per
  * order. Starts workflow `appeal-<appeal_id>` in the same database transaction, so an appeal exists only
  * with its workflow.
  */

@@ -75,7 +75,7 @@ export async function registerUser(input: RegisterInput, ip: string): Promise<Us
     if (!phone) throw validationError('phone', 'must be a Kenyan phone number in E.164 form, e.g. +254712345678');
   }
   await limitRegisterByIp(ip);
-  // Blocklisted e-mails, phones and names cannot register (SPEC §3, §8). A name for review is recorded
+  // Blocklisted e-mails, phones and names cannot register (docs/access.md#accounts, docs/compliance.md#where-screening-runs). A name for review is recorded
   // with the account, in its transaction: staff see whose it is, and its user can never decide it.
   const review = await refuseIfBlocked('registration', null, [
     { field: 'email', type: 'email', value: email },

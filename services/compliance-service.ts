@@ -38,7 +38,7 @@ import { decodeCursor, filterOneOf, keysetPage, pageLimit, type Page } from './p
 const log = componentLogger('compliance');
 
 // ---------------------------------------------------------------------------------------------
-// Blocklist (SPEC §8)
+// Blocklist (docs/compliance.md#blocklist)
 
 export interface BlocklistEntryView {
   entry_id: string;
@@ -320,7 +320,7 @@ export async function decideScreeningReview(caller: Caller, reviewId: string, in
 }
 
 // ---------------------------------------------------------------------------------------------
-// Compliance report (SPEC §8), computed by the `compliance-report` workflow
+// Compliance report (docs/compliance.md#compliance-report), computed by the `compliance-report` workflow
 
 export interface ReportParameters {
   ctr_threshold_usd: string;

@@ -6,7 +6,7 @@ import { parseInstant } from './instants';
 import { decodeCursor, keysetPage, pageLimit, type Page } from './paging';
 
 /**
- * `GET /events` (SPEC §12): the caller's events, newest first, as webhooks deliver them (same ids), kept
+ * `GET /events` (docs/events.md#listing-events): the caller's events, newest first, as webhooks deliver them (same ids), kept
  * EVENTS_RETENTION_DAYS. A receiver that was away lists what happened since it went down
  * (`created_gte`), and skips the ids it has already seen.
  */

@@ -29,7 +29,7 @@ import { kycStatusOf, userByDepositReference } from '../repositories/users';
 import { screener } from './screening';
 
 /**
- * Money in (SPEC §11): the one crediting path every way in goes through — a paybill confirmation, a bank
+ * Money in (docs/wallets.md#money-in): the one crediting path every way in goes through — a paybill confirmation, a bank
  * statement line, a crypto deposit, a confirmed STK Push, or a sandbox simulator — in whichever process
  * learns of it (the api for callbacks, the jobs process for statement and deposit polls, the worker for
  * STK Push deposits).
@@ -59,7 +59,7 @@ class OverCap extends Error {
 }
 
 /**
- * Run `credit` (postings into `userId`'s wallet) under a savepoint, then read the KYC tier's cap (SPEC §11)
+ * Run `credit` (postings into `userId`'s wallet) under a savepoint, then read the KYC tier's cap (docs/wallets.md#caps-by-kyc-tier)
  * from the balance the database just moved, so two credits racing into one wallet cannot both slip under
  * it. Past the cap the credit is undone and the breach returned; null when it stands (or when `credit`
  * moved nothing, returning false).

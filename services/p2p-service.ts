@@ -183,7 +183,7 @@ export async function changeAd(caller: Caller, adId: string, body: AdChange): Pr
 
 /**
  * Post an ad: KYC `verified`, screened against the blocklist, limits validated, and funded from the owner's
- * wallet (a sell ad's asset, a buy ad's total × price in KES) into the ad's escrow (SPEC §7). A wallet that
+ * wallet (a sell ad's asset, a buy ad's total × price in KES) into the ad's escrow (docs/p2p.md#escrow). A wallet that
  * cannot fund it is refused by the database: 422 `insufficient_funds`, and no ad exists.
  */
 export async function createAd(caller: Caller, body: AdInput): Promise<AdView> {
@@ -265,7 +265,7 @@ export async function getAd(adId: string): Promise<AdView> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Trades: a payment with method "p2p" (SPEC §5, §7)
+// Trades: a payment with method "p2p" (docs/p2p.md#trades)
 
 export interface TradeQuote {
   adId: string;

@@ -98,7 +98,7 @@ export async function clearFailedLogins(email: string, ip: string): Promise<void
   await get().loginAccount.reward(email, 1);
 }
 
-// --- the API quota (SPEC §12): per API key, per signed-in user, or per address
+// --- the API quota (docs/conventions.md#rate-limits): per API key, per signed-in user, or per address
 
 /** Where a caller stands against its quota, for the IETF `RateLimit` and `RateLimit-Policy` fields. */
 export interface Quota {

@@ -90,7 +90,7 @@ async function exchangeReports(): Promise<RailReport[]> {
   });
 }
 
-/** Customer liabilities and fee revenue against what the rails hold, per currency (SPEC §11). */
+/** Customer liabilities and fee revenue against what the rails hold, per currency (docs/wallets.md#float-reconciliation). */
 export async function floatReconciliation(): Promise<ReconciliationView> {
   const rails = config().rails;
   const reports: RailReport[] = await sandboxReports(rails);

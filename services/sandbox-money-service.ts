@@ -8,7 +8,7 @@ import { findUser } from '../repositories/users';
 import { creditIncoming, type DepositView } from './money-in';
 
 /**
- * Sandbox simulators for money in (SPEC §11): make money arrive as a provider would report it, through the
+ * Sandbox simulators for money in (docs/wallets.md#sandbox-simulators): make money arrive as a provider would report it, through the
  * same crediting path (`creditIncoming`) a real connector's callback or statement poll uses. Each is served
  * only while its rail is the sandbox, and only to admins.
  */

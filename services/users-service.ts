@@ -133,7 +133,7 @@ export async function listUsers(query: UsersQuery): Promise<Page<UserDetailView>
 }
 
 // ---------------------------------------------------------------------------------------------
-// KYC (SPEC §4)
+// KYC (docs/kyc.md#states)
 
 const ID_NUMBER_RULES: Record<KycIdType, { pattern: RegExp; message: string }> = {
   national_id: { pattern: /^\d{6,10}$/, message: 'a Kenyan national ID number is 6 to 10 digits' },

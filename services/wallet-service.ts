@@ -29,7 +29,7 @@ import { decodeCursorKey, encodeCursor, pageLimit, UUID_PATTERN, decodeCursor, t
 const log = componentLogger('wallets');
 
 // ---------------------------------------------------------------------------------------------
-// Crypto deposit addresses (SPEC §11)
+// Crypto deposit addresses (docs/wallets.md#crypto-deposits)
 
 export interface DepositAddress {
   currency: Currency;
@@ -89,7 +89,7 @@ export async function depositAddress(caller: Caller, currency: string, network?:
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reading wallets (SPEC §11)
+// Reading wallets (docs/wallets.md#balances)
 
 export interface WalletBalance {
   currency: Currency;

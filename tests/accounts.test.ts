@@ -10,7 +10,7 @@ import { completedPayment, newUser } from './support/api';
 import { rows } from './support/db';
 
 /**
- * Account balances kept by the database (SPEC §11): each entry moves its account's stored balance in the
+ * Account balances kept by the database (docs/wallets.md#balances-kept-by-the-database): each entry moves its account's stored balance in the
  * same transaction and records the balance it left; wallet, hold, escrow and suspense accounts cannot be
  * overdrawn by any posting.
  */

@@ -8,7 +8,7 @@ import { api } from './support/api';
 import { ROOT } from './support/local-tools';
 
 /**
- * The published description (SPEC §13) is what clients generate SDKs from: the served /openapi.json passes
+ * The published description (docs/api-description.md#checks) is what clients generate SDKs from: the served /openapi.json passes
  * `redocly lint` (recommended rules) with no error, and Spectral's OWASP API Security ruleset with no result
  * at all beyond the exceptions written down, with their reasons, in .spectral.yaml.
  */

@@ -7,7 +7,7 @@ import { rows } from './support/db';
 import { realRails } from './support/rails';
 
 /**
- * API keys (SPEC §12): created with the secret shown once and only a hash stored, used as
+ * API keys (docs/access.md#api-keys): created with the secret shown once and only a hash stored, used as
  * `Authorization: Bearer sk_…` within their scopes and mode, and revoked at once.
  */
 

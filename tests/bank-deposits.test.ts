@@ -6,7 +6,7 @@ import { until } from './support/processes';
 import { jobsAgainstRailFakes } from './support/rail-jobs';
 
 /**
- * Bank transfers into the primary bank (SPEC §11): the jobs process, started from the build with the bank on
+ * Bank transfers into the primary bank (docs/wallets.md#bank-transfers): the jobs process, started from the build with the bank on
  * Jenga (against the local Jenga), reads the account statement on the `match-bank-deposits` schedule and
  * credits each credit line once, to the user whose deposit reference its narrative quotes.
  */

@@ -10,7 +10,7 @@ import { until } from './support/processes';
 import { jobsAgainstRailFakes } from './support/rail-jobs';
 
 /**
- * Crypto deposits (SPEC §11): the exchange account's deposit address through ccxt `fetchDepositAddress`, with
+ * Crypto deposits (docs/wallets.md#crypto-deposits): the exchange account's deposit address through ccxt `fetchDepositAddress`, with
  * the user's deposit reference as the memo, and the jobs process, started from the build with the crypto rail
  * on ccxt (against the local Binance), reading `fetchDeposits` on the `match-crypto-deposits` schedule and
  * crediting each confirmed deposit once per txid.

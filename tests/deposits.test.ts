@@ -8,7 +8,7 @@ import { until } from './support/processes';
 import { currentRailFakes } from './support/stack';
 
 /**
- * Deposits by M-Pesa STK Push (SPEC §11): `POST /wallets/deposits` starts workflow `deposit-<id>`, which asks
+ * Deposits by M-Pesa STK Push (docs/wallets.md#m-pesa-stk-push): `POST /wallets/deposits` starts workflow `deposit-<id>`, which asks
  * the payer's phone, awaits the callback or the STK query, and credits the wallet once. On the sandbox rail,
  * and under TEST_RAILS=real through the Daraja connector against the local Daraja.
  */

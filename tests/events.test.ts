@@ -19,7 +19,7 @@ import type { WebhookReceiver } from './fakes/webhook-receiver';
 import { receiverWithDelivery } from './support/webhooks';
 
 /**
- * Events (SPEC §12): every state change is one event with a stable id, listed by `GET /events` (type and
+ * Events (docs/events.md#events): every state change is one event with a stable id, listed by `GET /events` (type and
  * created filters, keyset pages) and delivered by webhooks with the same id; one delivery can be sent again
  * on request; events older than the retention are pruned.
  */

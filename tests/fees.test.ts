@@ -6,7 +6,7 @@ import { fundWallets } from './support/funding';
 import { insufficientFunds } from './support/rails';
 
 /**
- * Fees (SPEC §11): per method, a flat part in KES plus a percentage, from the configuration. The hold takes
+ * Fees (docs/wallets.md#fees): per method, a flat part in KES plus a percentage, from the configuration. The hold takes
  * amount + fee, settlement pays the fee to `revenue:fees`, a failure gives both back, and so does a full refund.
  */
 

@@ -10,7 +10,7 @@ import { realRails } from './support/rails';
 import { stack } from './support/stack';
 
 /**
- * A generated SDK drives the product (SPEC §13): a client generated from the served /openapi.json with
+ * A generated SDK drives the product (docs/api-description.md#generating-a-client): a client generated from the served /openapi.json with
  * openapi-typescript, used through openapi-fetch by examples/merchant-client/flow.ts — compiled with
  * `strict` against the types just generated, and run as a process — does the README's first payment with
  * an API key. No hand-written HTTP: every call is the generated client's, and every answer is checked

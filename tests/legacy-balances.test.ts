@@ -8,7 +8,7 @@ import { ensureDatabase } from '../models/migrate';
 import { dropDatabase } from './support/local-tools';
 
 /**
- * Postings made before wallets existed (SPEC §11): `user:<id>` accounts are carried into wallets by a
+ * Postings made before wallets existed (docs/wallets.md#balances-from-before-wallets): `user:<id>` accounts are carried into wallets by a
  * migration, on a database of their own that is migrated to just before wallets, given such postings the way
  * the old code made them, then migrated the rest of the way.
  */

@@ -6,7 +6,7 @@ import { api, initiate, newUser, p2pTrade, postAd, postAppeal, sellAd, waitForOr
 import { ledgerKindsOf, rows } from './support/db';
 import { fundWallets } from './support/funding';
 
-/** P2P on wallets (SPEC §7): ads funded into escrow when posted, trades settled between wallets, no rail. */
+/** P2P on wallets (docs/p2p.md#trades): ads funded into escrow when posted, trades settled between wallets, no rail. */
 
 interface Ad {
   ad_id: string;

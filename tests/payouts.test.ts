@@ -5,7 +5,7 @@ import { fundWallets } from './support/funding';
 import { rows } from './support/db';
 
 /**
- * Every shilling that goes out first came in (SPEC §5, §11): a payment is held from the payer's wallet, the
+ * Every shilling that goes out first came in (docs/payments.md#funding-from-the-wallet): a payment is held from the payer's wallet, the
  * API refuses one the wallet visibly cannot cover, and the database refuses a hold the wallet cannot cover
  * however many payments race for it.
  */

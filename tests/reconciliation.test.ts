@@ -4,7 +4,7 @@ import { exactMinor } from '../domain/money';
 import { expectedRails, realRails } from './support/rails';
 import { currentRailFakes } from './support/stack';
 
-/** Float reconciliation (SPEC §11): customer liabilities and fee revenue against what the rails hold. */
+/** Float reconciliation (docs/wallets.md#float-reconciliation): customer liabilities and fee revenue against what the rails hold. */
 
 interface RailLine {
   method: string;

@@ -5,7 +5,7 @@ import { inTransaction } from '../repositories/transaction';
 import { api, completedPayment, kesAvailable, newUser, postAppeal, waitForOrder, type TestUser } from './support/api';
 import { rows } from './support/db';
 
-/** Refunds move money (SPEC §9): an approved appeal credits the payer's wallet, in full or in part, never more than was paid. */
+/** Refunds move money (docs/appeals.md#refunds): an approved appeal credits the payer's wallet, in full or in part, never more than was paid. */
 
 interface StatementLine {
   kind: string;

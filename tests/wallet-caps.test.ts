@@ -5,7 +5,7 @@ import { api, newUser, uniqueKenyanPhone, type TestUser } from './support/api';
 import { withEnv } from './support/config-env';
 import { rows } from './support/db';
 
-/** KYC tier caps on wallets (SPEC §11): deposits never take a wallet past what its owner's tier allows. */
+/** KYC tier caps on wallets (docs/wallets.md#caps-by-kyc-tier): deposits never take a wallet past what its owner's tier allows. */
 
 const bankCredit = (userId: string, amountMinor: bigint) =>
   creditIncoming({

@@ -5,7 +5,7 @@ import { api, blocklist, newUser, uniqueKenyanPhone, type TestUser } from './sup
 import { rows } from './support/db';
 import { realRails } from './support/rails';
 
-/** Wallets and money in (SPEC §11): balances, statements, and each way in credited exactly once. */
+/** Wallets and money in (docs/wallets.md#money-in): balances, statements, and each way in credited exactly once. */
 
 interface WalletsBody {
   user_id: string;

@@ -25,7 +25,7 @@ const db = proxyLocalActivities<AppealActivities>(withNonRetryable(LOCAL_DB_STEP
 const DECIDERS = ['compliance', 'admin'];
 
 /**
- * An appeal (SPEC §9): waits for a decision — the `approve` or `reject` Update — for at most the SLA,
+ * An appeal (docs/appeals.md#the-appeal-workflow): waits for a decision — the `approve` or `reject` Update — for at most the SLA,
  * then the appeal is `expired`. An Update's validator refuses, before anything is written to the
  * history, a decider without the role, a decider who is the appellant, the order's owner or the other
  * side of the trade, and an appeal no longer open. Its handler returns once the resolution has run.

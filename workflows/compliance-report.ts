@@ -16,7 +16,7 @@ const sections = proxyActivities<ComplianceActivities>({
 });
 
 /**
- * The compliance report of a period (SPEC §8). The workflow id is derived from the period, so a repeated
+ * The compliance report of a period (docs/compliance.md#compliance-report). The workflow id is derived from the period, so a repeated
  * request finds this run; the report is stored under the run id and the result only points at it (a
  * report can be larger than a workflow result may be).
  */

@@ -6,7 +6,7 @@ import { awaitRailOutcome, failureOf } from './outcome';
 import { railOutcomeSignal, type DepositResult, type DepositWorkflowInput, type RailOutcomeSignal } from './shared';
 
 /**
- * The `deposit` workflow (workflow id `deposit-<deposit_id>`, SPEC §11): an M-Pesa STK Push collection.
+ * The `deposit` workflow (workflow id `deposit-<deposit_id>`, docs/wallets.md#m-pesa-stk-push): an M-Pesa STK Push collection.
  * Ask the payer's phone to pay; await the rail's callback (signal `railOutcome`) or, when it is late, ask the
  * rail (the STK query) with a growing interval; then credit the wallet, or fail the deposit. No money is
  * held while it waits: nothing moves until the rail says the payer paid. A prompt the payer never answers

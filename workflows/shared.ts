@@ -75,7 +75,7 @@ export const railOutcomeSignal = defineSignal<[RailOutcomeSignal]>('railOutcome'
 /** Where the workflow is, for operators and tests. */
 export const paymentStageQuery = defineQuery<PaymentStage>('stage');
 
-// --- the deposit workflow (SPEC §11): an STK Push collection, signalled like a payment by the rail's callback
+// --- the deposit workflow (docs/wallets.md#m-pesa-stk-push): an STK Push collection, signalled like a payment by the rail's callback
 
 export const DEPOSIT_WORKFLOW = 'deposit';
 export const depositWorkflowId = (depositId: string): string => `deposit-${depositId}`;

@@ -47,7 +47,7 @@ interface CreateApiKeyBody {
 }
 
 /**
- * API keys (SPEC §12): long-lived, scoped, revocable secrets for servers. Send one as
+ * API keys (docs/access.md#api-keys): long-lived, scoped, revocable secrets for servers. Send one as
  * `Authorization: Bearer sk_…` on any operation: the request acts as the key's owner, with the owner's
  * roles, within the key's scopes. The secret is shown once, when the key is created.
  */

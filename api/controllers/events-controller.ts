@@ -7,7 +7,7 @@ import type { Page } from '../../services/paging';
 import { listCallerEvents } from '../../services/event-service';
 
 /**
- * Events (SPEC §12): every state change of the caller's orders, deposits, wallet credits, appeals, KYC, P2P
+ * Events (docs/events.md#events): every state change of the caller's orders, deposits, wallet credits, appeals, KYC, P2P
  * trades and ads, kept 30 days (EVENTS_RETENTION_DAYS). Webhooks deliver the same events with the same
  * `id`s, so a receiver that was down catches up here and skips the ids it has seen.
  *

@@ -70,7 +70,7 @@ interface AssignDepositBody {
 }
 
 /**
- * Wallets (SPEC §11): a balance per currency in the double-entry ledger (`wallet:<user_id>:<currency>`),
+ * Wallets (docs/wallets.md#wallets): a balance per currency in the double-entry ledger (`wallet:<user_id>:<currency>`),
  * money in by deposits, and a statement whose running balance is the one the ledger stored.
  */
 @Route('wallets')

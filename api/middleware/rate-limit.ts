@@ -4,7 +4,7 @@ import { authenticateRequest } from '../auth/authentication';
 import { consumeApiQuota, rateLimitHeaders } from '../../services/rate-limits';
 
 /**
- * The API quota (SPEC §12): every request under /api/v1 counts against its caller — the API key it came
+ * The API quota (docs/conventions.md#rate-limits): every request under /api/v1 counts against its caller — the API key it came
  * with, else the signed-in user, else its address — and every answer carries the IETF `RateLimit-Policy`
  * and `RateLimit` fields; past the quota the answer is 429 with `Retry-After`. Provider callbacks are not
  * counted: they are authenticated by their own tokens and arrive in bursts from a provider's few addresses.

@@ -3,7 +3,7 @@ import { normaliseBlocklistValue, normaliseName, type BlocklistType } from './no
 import { foldName, type FoldedName } from './transliterate';
 
 /**
- * Screening (SPEC §8): exact matches on normalised identifiers, Jaro-Winkler on normalised, token-sorted
+ * Screening (docs/compliance.md#screening): exact matches on normalised identifiers, Jaro-Winkler on normalised, token-sorted
  * names. Every process keeps the blocklist in memory and brings it up to date before each screening
  * with one small query: each write to `blocklist_entries` is stamped with a generation number taken
  * under a lock held until commit, so "generation > the last one seen" never misses a committed change

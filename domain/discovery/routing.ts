@@ -1,5 +1,5 @@
 /**
- * How a bank transfer leaves Paygate (SPEC §5). Every transfer goes out through the primary bank:
+ * How a bank transfer leaves Paygate (docs/payments.md#bank-routes). Every transfer goes out through the primary bank:
  * - `internal` when the destination account is at the primary bank itself;
  * - `pesalink` (instant) when the destination bank participates in PesaLink and the amount is at most
  *   KES 999,999 — PesaLink only carries shillings, so a USD transfer never takes it;

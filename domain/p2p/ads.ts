@@ -2,7 +2,7 @@ import { AppError, type FieldError } from '../../platform/errors';
 import { CURRENCY_SCALE, decimalToScaled, formatAmount, parseAmount } from '../money';
 
 /**
- * P2P ads (SPEC §7). Prices are KES cents per whole unit of the asset; `min_order` and `max_order` are
+ * P2P ads (docs/p2p.md#ads). Prices are KES cents per whole unit of the asset; `min_order` and `max_order` are
  * fiat (KES) amounts; `total_amount` and `available_amount` are asset amounts. A floating price is a
  * margin (percent) over the configured reference price of the asset.
  */

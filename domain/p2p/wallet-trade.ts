@@ -3,7 +3,7 @@ import type { Currency } from '../money';
 import { fiatValueMinor, type AdAsset, type AdSide } from './ads';
 
 /**
- * P2P on wallets (SPEC §7). An ad's escrow is `escrow:<ad_id>`: a sell ad's asset, or a buy ad's KES
+ * P2P on wallets (docs/p2p.md#trades). An ad's escrow is `escrow:<ad_id>`: a sell ad's asset, or a buy ad's KES
  * (total × price), moved there from the owner's wallet when the ad is posted and back when it closes or
  * fills. A trade settles both legs between wallets: the taker's side to the owner, the escrowed side to the
  * taker; an approved appeal mirrors both.

@@ -1,7 +1,7 @@
 import { formatAmount, isCurrency } from '../money';
 
 /**
- * An event as `GET /events` lists it and a webhook delivers it (SPEC §12): the same `id`, `type`,
+ * An event as `GET /events` lists it and a webhook delivers it (docs/events.md#events): the same `id`, `type`,
  * `created_at` and `data` either way. `data` is what the trigger that wrote the event recorded — the
  * subject's ids and state and `at` — with each `*_minor` amount also given as a decimal string in its
  * currency (`amount_minor` "150000" in KES is `amount` "1500.00"), and, for an order's events, the order's

@@ -1,7 +1,7 @@
 import type { Migration } from '../migrator';
 
 /**
- * P2P ads, trades and ad events (SPEC §7), the escrow ledger kinds, and appeals (SPEC §9).
+ * P2P ads, trades and ad events (docs/p2p.md#ads), the escrow ledger kinds, and appeals (docs/appeals.md#opening-an-appeal).
  *
  * Amounts are minor units: `total_amount_minor` and `available_amount_minor` in the ad's asset, prices,
  * `min_order_minor` and `max_order_minor` in the fiat (KES cents; a price is cents per whole asset unit).

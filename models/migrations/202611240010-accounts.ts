@@ -1,7 +1,7 @@
 import type { Migration } from '../migrator';
 
 /**
- * Balances the database guards (SPEC §11). `accounts` carries every ledger account's balance (credits −
+ * Balances the database guards (docs/wallets.md#balances-kept-by-the-database). `accounts` carries every ledger account's balance (credits −
  * debits, in minor units), kept by a trigger on `ledger_entries` in the same transaction as each entry:
  * no code path can post an entry without moving the balance, and each entry stores the balance it left
  * behind (`balance_after_minor`). A CHECK keeps the accounts that hold customers' money — `wallet:`,

@@ -1,7 +1,7 @@
 import type { Migration } from '../migrator';
 
 /**
- * Money in (SPEC §11). Every user gets a `deposit_reference` to quote when paying in (M-Pesa paybill
+ * Money in (docs/wallets.md#money-in). Every user gets a `deposit_reference` to quote when paying in (M-Pesa paybill
  * `BillRefNumber`, a bank transfer's narrative): "PG" and ten Crockford base32 characters, at most 12 in
  * all as M-Pesa's account reference allows. `deposits` records each way in, unique per provider
  * transaction (`channel`, `provider_reference`), so the same M-Pesa `TransID`, bank reference or txid can

@@ -1,7 +1,7 @@
 import type { Migration } from '../migrator';
 
 /**
- * P2P on wallets (SPEC §7). An ad is funded when posted: its escrow (`escrow:<ad_id>`, in the asset for a
+ * P2P on wallets (docs/p2p.md#escrow). An ad is funded when posted: its escrow (`escrow:<ad_id>`, in the asset for a
  * sell ad, in KES for a buy ad) is posted for the ad itself, so a ledger transaction now belongs to exactly
  * one of an order, a deposit or an ad, once per (ad, kind): `ad_fund` (wallet → escrow) and `ad_return`
  * (escrow → wallet, when the ad closes or fills). A trade settles both legs between wallets in one

@@ -1,7 +1,7 @@
 import type { Migration } from '../migrator';
 
 /**
- * Refunds that move money (SPEC §9): an approved appeal credits the payer's wallet from the rail account,
+ * Refunds that move money (docs/appeals.md#refunds): an approved appeal credits the payer's wallet from the rail account,
  * in full or in part. Each refund is a `refunds` row (one per approving appeal) and one `refund` ledger
  * posting for it. The order keeps the running total in `refunded_minor`, raised by a conditional UPDATE and
  * held by a CHECK at or below the amount paid: two refunds racing on one order can never add up to more.

@@ -1,7 +1,7 @@
 import type { Migration } from '../migrator';
 
 /**
- * Carry the postings made before wallets existed into wallets (SPEC §11). Until then a payment's hold
+ * Carry the postings made before wallets existed into wallets (docs/wallets.md#balances-from-before-wallets). Until then a payment's hold
  * debited `user:<user_id>` with nothing behind it, and a P2P buyer's asset was credited there, where nobody
  * could read or spend it. Each such account is brought to zero by one `wallet_migration` transaction:
  *

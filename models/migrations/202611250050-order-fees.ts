@@ -1,7 +1,7 @@
 import type { Migration } from '../migrator';
 
 /**
- * Fees (SPEC §11): what a payment costs on top of its amount, fixed when the order is accepted. The hold
+ * Fees (docs/wallets.md#fees): what a payment costs on top of its amount, fixed when the order is accepted. The hold
  * takes amount + fee from the payer's wallet; settlement pays the amount to the rail and the fee to
  * `revenue:fees`; a full refund gives the fee back. Orders from before fees have none.
  */

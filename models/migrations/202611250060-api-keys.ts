@@ -1,7 +1,7 @@
 import type { Migration } from '../migrator';
 
 /**
- * API keys (SPEC §12): long-lived, scoped, revocable secrets for merchant servers. The secret is shown once;
+ * API keys (docs/access.md#api-keys): long-lived, scoped, revocable secrets for merchant servers. The secret is shown once;
  * only its SHA-256 is kept. `prefix` (`sk_test_` or `sk_live_` and the first characters of the random part)
  * is what lists show and how a presented key is found; the hash is then compared in constant time.
  */

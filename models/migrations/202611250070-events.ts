@@ -1,7 +1,7 @@
 import type { Migration } from '../migrator';
 
 /**
- * Events (SPEC §12): every state change a merchant can see becomes one `webhook_events` row, written by a
+ * Events (docs/events.md#events): every state change a merchant can see becomes one `webhook_events` row, written by a
  * trigger in the same transaction as the change (the outbox the order and deposit triggers started), so
  * `GET /events` and the webhooks carry the same ids. Added here, beside `order.status_changed` and
  * `deposit.status_changed`:

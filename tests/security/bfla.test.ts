@@ -11,7 +11,7 @@ import { call, specOperations, UNKNOWN_ID, type Method } from './support';
 
 /**
  * OWASP API5 (broken function level authorisation): every operation of the spec, and the admin pages
- * outside it, called as each role of SPEC §3. The matrix below is that table; an operation without a row
+ * outside it, called as each role of docs/access.md#role-matrix. The matrix below is that table; an operation without a row
  * fails the suite, so a new endpoint cannot ship without deciding who may call it.
  */
 
@@ -62,15 +62,15 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /webhooks/endpoints': [401, 'own', 'own', 'own'],
   'DELETE /webhooks/endpoints/{endpoint_id}': [401, 'own', 'own', 'own'],
   'GET /webhooks/endpoints/{endpoint_id}/deliveries': [401, 'own', 'own', 'own'],
-  // API keys (SPEC §12): each caller's own.
+  // API keys (docs/access.md#api-keys): each caller's own.
   'POST /api-keys': [401, 'own', 'own', 'own'],
   'GET /api-keys': [401, 'own', 'own', 'own'],
   'DELETE /api-keys/{key_id}': [401, 'own', 'own', 'own'],
-  // Events (SPEC §12): each caller's own; retrying a delivery, on the caller's own endpoint.
+  // Events (docs/events.md#listing-events): each caller's own; retrying a delivery, on the caller's own endpoint.
   'GET /events': [401, 'own', 'own', 'own'],
   'POST /webhooks/endpoints/{endpoint_id}/deliveries/{delivery_id}/retry': [401, 'own', 'own', 'own'],
   'POST /callbacks/sandbox': ['signed', 'signed', 'signed', 'signed'],
-  // Wallets (SPEC §11): each caller's own, staff anyone's; unmatched money is staff's; simulators admin's.
+  // Wallets (docs/wallets.md#wallets): each caller's own, staff anyone's; unmatched money is staff's; simulators admin's.
   'GET /wallets': [401, 'own', 'all', 'all'],
   'POST /wallets/deposits': [401, 'own', 'own', 'own'],
   'GET /wallets/{currency}/transactions': [401, 'own', 'all', 'all'],
@@ -128,7 +128,7 @@ const ROLE_SETS: Record<Exclude<Role, 'anonymous'>, ('user' | 'compliance' | 'ad
   admin: ['user', 'compliance', 'admin'],
 };
 
-describe('security: function level authorisation (BFLA), the role matrix of SPEC §3', function () {
+describe('security: function level authorisation (BFLA), the role matrix of docs/access.md#role-matrix', function () {
   this.timeout(120_000);
   const principals = {} as Record<Exclude<Role, 'anonymous'>, TestUser>;
   let victim: TestUser;

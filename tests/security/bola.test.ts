@@ -9,7 +9,7 @@ import { call, fillPath, pathParameters, servedSpec, specOperations, type OpenAp
 
 /**
  * OWASP API1 (broken object level authorisation): user B tries every operation of the spec that names an
- * object, with user A's object ids, in the path, the query and the body. SPEC §3: others' objects are 404
+ * object, with user A's object ids, in the path, the query and the body. As docs/access.md#objects-of-other-users has it, others' objects are 404
  * (their existence is not revealed); deciding appeals is a role (403 for any user); ads are public.
  */
 

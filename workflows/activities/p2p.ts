@@ -97,7 +97,7 @@ export function createP2pActivities() {
 
   return {
     /**
-     * Settle a trade between wallets, in one database transaction (SPEC §7): take the traded amount from the
+     * Settle a trade between wallets, in one database transaction (docs/p2p.md#trades): take the traded amount from the
      * ad's available amount (one conditional UPDATE, so concurrent trades never take more than there is),
      * post both legs (the taker's payment first), complete the order; when that fills the ad, return what is
      * left in its escrow to the owner and close it. Once per order. An ad that no longer fits rejects the
