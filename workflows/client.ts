@@ -66,20 +66,19 @@ export async function startOrderWorkflow(order: OrderFacts, taskQueue = config()
     : startPaymentWorkflow(order.id, taskQueue, { order }));
 }
 
+/** How long a run waits for a rail's answer before it asks, and for how long in all (config `PAYMENT_*`). */
+function railWaits(): { pollAfterMs: number; settleTimeoutMs: number; maxPollIntervalMs: number } {
+  const { pollAfterMs, settleTimeoutMs, maxPollIntervalMs } = config().payments;
+  return { pollAfterMs, settleTimeoutMs, maxPollIntervalMs };
+}
+
 /** Start the payment workflow for an order (see `startOrderWorkflow`). */
 export async function startPaymentWorkflow(
   orderId: string,
   taskQueue = config().temporal.taskQueue,
   options: { order?: OrderFacts } = {},
 ): Promise<void> {
-  const cfg = config();
-  const input: PaymentWorkflowInput = {
-    orderId,
-    pollAfterMs: cfg.payments.pollAfterMs,
-    settleTimeoutMs: cfg.payments.settleTimeoutMs,
-    maxPollIntervalMs: cfg.payments.maxPollIntervalMs,
-    reviewSlaMs: cfg.compliance.screening.reviewSlaMs,
-  };
+  const input: PaymentWorkflowInput = { orderId, ...railWaits(), reviewSlaMs: config().compliance.screening.reviewSlaMs };
   await startOrderRun(PAYMENT_WORKFLOW, paymentWorkflowId(orderId), input, taskQueue, options.order ?? (await findOrder(orderId)));
 }
 
@@ -183,12 +182,7 @@ export async function signalScreeningDecision(orderId: string, signal: Screening
 export async function startDepositWorkflow(depositId: string): Promise<void> {
   const cfg = config();
   const client = temporalClient();
-  const input: DepositWorkflowInput = {
-    depositId,
-    pollAfterMs: cfg.payments.pollAfterMs,
-    settleTimeoutMs: cfg.payments.settleTimeoutMs,
-    maxPollIntervalMs: cfg.payments.maxPollIntervalMs,
-  };
+  const input: DepositWorkflowInput = { depositId, ...railWaits() };
   try {
     await ensureTemporalConnected(client);
     await client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
