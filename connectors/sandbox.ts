@@ -3,6 +3,9 @@ import { componentLogger } from '../platform/logger';
 import { normaliseKenyanPhone } from '../domain/phone';
 import { MPESA_RESULT_CODES } from './mpesa-codes';
 import { RailError, type Collections, type RailAccepted, type RailConnector, type RailStatus, type RailSubmission } from './types';
+import type { SandboxTransfer } from '../domain/sandbox';
+
+export type { SandboxTransfer };
 
 /**
  * The sandbox rails: a deterministic simulation of the outside world (bank, M-Pesa, exchanges) behind the
@@ -28,19 +31,6 @@ export const SANDBOX_SLOW_PHONE = '+254700000998';
 /** How long the sandbox's slow transfer stays pending. */
 export const SANDBOX_SLOW_SETTLE_MS = 24 * 3600 * 1000;
 export const SANDBOX_MAINTENANCE_EXCHANGE = 'sandbox_maintenance';
-
-/** A transfer as the simulated provider remembers it. */
-export interface SandboxTransfer {
-  idempotency_key: string;
-  reference: string;
-  outcome: 'succeeded' | 'failed';
-  failure_code: string | null;
-  provider_code: string | null;
-  sends_callback: boolean;
-  settles_at: Date;
-  submissions: number;
-  callback_sent_at: Date | null;
-}
 
 /**
  * The simulated provider's own books, given by whoever builds the sandbox: the provider's state, not ours,

@@ -1,20 +1,10 @@
 import { QueryTypes } from 'sequelize';
 import { SandboxTransfer, models } from '../models';
+import type { SandboxTransfer as SandboxTransferRecord } from '../domain/sandbox';
 import { uuidv7 } from '../platform/ids';
 
 /** What the simulated provider behind the sandbox rails remembers: every read and write of `sandbox_transfers`. */
-
-export interface TransferRow {
-  idempotency_key: string;
-  reference: string;
-  outcome: 'succeeded' | 'failed';
-  failure_code: string | null;
-  provider_code: string | null;
-  sends_callback: boolean;
-  settles_at: Date;
-  submissions: number;
-  callback_sent_at: Date | null;
-}
+export type TransferRow = SandboxTransferRecord;
 
 export interface NewTransfer {
   idempotencyKey: string;
