@@ -8,7 +8,8 @@ export type LedgerKind = (typeof LEDGER_KINDS)[number];
  *
  * Accounts: `wallet:<user_id>:<currency>` (the customer's funds, never below zero), `hold:<order_id>`
  * (funds reserved for one payment: its amount and fee), `rail:<method>` (settlement with the payment rail),
- * `revenue:fees` (what the platform earned in fees). Payments held before
+ * `revenue:fees` (what the platform earned in fees), `expense:refunds` (what the operator paid back to payers
+ * out of its own funds: no money comes back from a rail). Payments held before
  * wallets existed debited `user:<user_id>`; their release or refund goes back to whichever account the hold
  * debited (`payer`).
  */
@@ -41,6 +42,12 @@ export const transfer = (from: string, to: string, amountMinor: string): LedgerL
 
 /** Where fees are earned. */
 export const FEE_REVENUE = 'revenue:fees';
+
+/**
+ * What refunds cost the operator. A refund credits the payer without any money coming back from the rail
+ * the payment left by, so it never touches `rail:<method>` (docs/appeals.md#refunds).
+ */
+export const EXPENSE_REFUNDS = 'expense:refunds';
 
 /**
  * The balanced lines each kind of posting makes for a payment. The hold and its release move the amount

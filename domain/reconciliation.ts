@@ -4,12 +4,13 @@ import type { PaymentMethod } from './orders';
 
 /**
  * Float reconciliation (docs/wallets.md#float-reconciliation), as pure arithmetic. What Paygate owes its customers (wallets, holds,
- * escrows and suspense: the liabilities) plus what it earned (fee revenue) must equal what its ledger says
- * the platform holds at the rails (the `rail:<method>` accounts, debits minus credits). Each rail's own
+ * escrows and suspense: the liabilities) plus what it earned (fee revenue), less what the operator paid out
+ * of its own funds (expenses: refunds), must equal what its ledger says the platform holds at the rails (the
+ * `rail:<method>` accounts, debits minus credits). Each rail's own
  * report (a bank balance, the sandbox's records) is set beside that figure, with the difference.
  */
 
-export const ACCOUNT_CLASSES = ['wallets', 'holds', 'escrows', 'suspense', 'fees', 'rail', 'other'] as const;
+export const ACCOUNT_CLASSES = ['wallets', 'holds', 'escrows', 'suspense', 'fees', 'expenses', 'rail', 'other'] as const;
 export type AccountClass = (typeof ACCOUNT_CLASSES)[number];
 
 /** The class an account belongs to, from its name. */
@@ -19,6 +20,7 @@ export function accountClassOf(account: string): AccountClass {
   if (account.startsWith('escrow:')) return 'escrows';
   if (account.startsWith('suspense:')) return 'suspense';
   if (account === FEE_REVENUE) return 'fees';
+  if (account.startsWith('expense:')) return 'expenses';
   if (account.startsWith('rail:')) return 'rail';
   return 'other';
 }
@@ -55,11 +57,13 @@ export interface CurrencyReconciliation {
   currency: Currency;
   liabilities: { wallets: string; holds: string; escrows: string; suspense: string; total: string };
   fee_revenue: string;
+  /** What the operator paid out of its own funds (`expense:` accounts, debits minus credits): refunds. */
+  expenses: string;
   /** Accounts outside those classes (a nonzero figure here needs an explanation). */
   other: string;
-  /** What the ledger says the rails hold, in all. Equals liabilities + fee revenue + other in a sound ledger. */
+  /** What the ledger says the rails hold, in all. Equals liabilities + fee revenue − expenses + other in a sound ledger. */
   rails_per_ledger: string;
-  /** rails_per_ledger − (liabilities + fee revenue + other): zero unless the ledger itself is broken. */
+  /** rails_per_ledger − (liabilities + fee revenue − expenses + other): zero unless the ledger itself is broken. */
   ledger_difference: string;
   rails: RailLine[];
 }
@@ -81,6 +85,8 @@ export function reconcile(balances: ClassBalance[], reports: RailReport[]): Curr
     const escrows = sumOf('escrows');
     const suspense = sumOf('suspense');
     const fees = sumOf('fees');
+    // Expense accounts are debited: what was paid is their debits minus credits.
+    const expenses = -sumOf('expenses');
     const other = sumOf('other');
     const total = wallets + holds + escrows + suspense;
     // Rail accounts are assets: the platform's money there is their debits minus credits.
@@ -110,9 +116,10 @@ export function reconcile(balances: ClassBalance[], reports: RailReport[]): Curr
       currency,
       liabilities: { wallets: fmt(wallets), holds: fmt(holds), escrows: fmt(escrows), suspense: fmt(suspense), total: fmt(total) },
       fee_revenue: fmt(fees),
+      expenses: fmt(expenses),
       other: fmt(other),
       rails_per_ledger: fmt(railsTotal),
-      ledger_difference: fmt(railsTotal - (total + fees + other)),
+      ledger_difference: fmt(railsTotal - (total + fees - expenses + other)),
       rails,
     });
   }

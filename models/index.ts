@@ -16,6 +16,7 @@ import { P2pAd, P2pAdEvent, P2pTrade } from './p2p';
 import { LateRailResult, RailRequest, RailStatusQuery } from './rail';
 import { Refund } from './refund';
 import { ApiKey } from './api-key';
+import { ApprovalRequest } from './approval-request';
 import { SandboxTransfer } from './sandbox-transfer';
 import { ScreeningDecision, ScreeningHit } from './screening-hit';
 import { User } from './user';
@@ -35,7 +36,7 @@ export {
 export { Appeal, P2pAd, P2pAdEvent, P2pTrade };
 export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
-export { ApiKey };
+export { ApiKey, ApprovalRequest };
 export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, Refund, SandboxTransfer, User };
 
 let initialised: Sequelize | undefined;
@@ -53,6 +54,7 @@ export function models(given?: Sequelize): Sequelize {
   OrderEvent.initModel(sequelize);
   Refund.initModel(sequelize);
   ApiKey.initModel(sequelize);
+  ApprovalRequest.initModel(sequelize);
   LedgerTransaction.initModel(sequelize);
   LedgerEntry.initModel(sequelize);
   Account.initModel(sequelize);

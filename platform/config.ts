@@ -21,6 +21,13 @@ export function isLoopbackHost(host: string): boolean {
   return h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1' || /^127(\.\d{1,3}){3}$/.test(h) || h === '::ffff:127.0.0.1';
 }
 
+/** A local run: development or test, listening on loopback. Only it may take public defaults or mix worlds. */
+export const isLocalRun = (c: { env: string; http: { host: string } }): boolean =>
+  (c.env === 'development' || c.env === 'test') && isLoopbackHost(c.http.host);
+
+/** The variable that picks each method's rail. */
+export const RAIL_VARIABLES = { bank_transfer: 'RAIL_BANK_TRANSFER', mobile_money: 'RAIL_MOBILE_MONEY', crypto: 'RAIL_CRYPTO' } as const;
+
 const intFrom = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(fallback);
 const boolFrom = (fallback: boolean) =>
   z
@@ -305,6 +312,11 @@ const settings = z.object({
     /** KES per whole unit of each asset: what a floating price's margin applies to. */
     referencePricesKes: fromEnv('P2P_REFERENCE_PRICES_KES', fxRates),
   }),
+  /**
+   * Four eyes (README, "Four-eyes requests"): a money-moving staff action above this KES equivalent waits
+   * for a second, different staff member's approval before money moves.
+   */
+  fourEyes: z.object({ aboveKes: fromEnv('FOUR_EYES_ABOVE_KES', kesAmount('100000')) }),
   /** How long an appeal waits for a decision before it is `expired`. */
   appeals: z.object({ slaMs: fromEnv('APPEAL_SLA_MS', intFrom(72 * 60 * 60 * 1000, 100)) }),
   rails: z.object({
@@ -409,7 +421,7 @@ function checkTogether(c: Settings, ctx: z.RefinementCtx): void {
   const problem = (name: string, message: string) => ctx.addIssue({ code: 'custom', path: [name], message });
   // A public default secret is only for a local run: development or test, listening on loopback. Any
   // other deployment (production, or a forgotten NODE_ENV on a public HOST) must set its own.
-  const localRun = (c.env === 'development' || c.env === 'test') && isLoopbackHost(c.http.host);
+  const localRun = isLocalRun(c);
   for (const [name, builtIn] of Object.entries(DEFAULTED_SECRETS)) {
     if (!localRun && valueOf(c, name) === builtIn) {
       problem(
@@ -451,6 +463,17 @@ function checkTogether(c: Settings, ctx: z.RefinementCtx): void {
     'DARAJA_B2C_SECURITY_CREDENTIAL',
   ]);
   requireWhen(c.rails.crypto === 'ccxt', 'RAIL_CRYPTO=ccxt', ['CCXT_EXCHANGE', 'CCXT_API_KEY', 'CCXT_SECRET']);
+  // One world per deployment (README, "Sandbox and live"): money a sandbox made up must never leave through a
+  // real rail, so sandbox and real rails mix only in a local run.
+  const rails = Object.entries(c.rails) as [keyof typeof RAIL_VARIABLES, string][];
+  const onSandbox = rails.filter(([, rail]) => rail === 'sandbox').map(([m, rail]) => `${RAIL_VARIABLES[m]}=${rail}`);
+  const onReal = rails.filter(([, rail]) => rail !== 'sandbox').map(([m, rail]) => `${RAIL_VARIABLES[m]}=${rail}`);
+  if (!localRun && onSandbox.length > 0 && onReal.length > 0) {
+    problem(
+      onReal[0].split('=')[0],
+      `one world per deployment: ${onReal.join(', ')} ${onReal.length > 1 ? 'are real rails' : 'is a real rail'} while ${onSandbox.join(', ')} ${onSandbox.length > 1 ? 'are' : 'is'} the sandbox; set every rail to the sandbox or every rail to a real connector (a mix is accepted only with NODE_ENV=development or test on a loopback HOST)`,
+    );
+  }
   // Daraja posts every result to PUBLIC_BASE_URL: without it the results would go to the listen address.
   if (c.rails.mobile_money === 'daraja') {
     if (!c.http.publicBaseUrl) {

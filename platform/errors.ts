@@ -20,6 +20,7 @@ export type ErrorCode =
   | 'limit_exceeded'
   | 'insufficient_funds'
   | 'blocked_by_compliance'
+  | 'key_mode_not_served'
   | 'rate_limited'
   | 'dependency_unavailable'
   | 'internal';
@@ -46,6 +47,7 @@ const STATUS: Record<ErrorCode, number> = {
   limit_exceeded: 422,
   insufficient_funds: 422,
   blocked_by_compliance: 422,
+  key_mode_not_served: 422,
   rate_limited: 429,
   internal: 500,
   dependency_unavailable: 503,
@@ -68,6 +70,7 @@ const TITLE: Record<ErrorCode, string> = {
   limit_exceeded: 'Limit exceeded',
   insufficient_funds: 'Insufficient funds',
   blocked_by_compliance: 'Blocked by compliance',
+  key_mode_not_served: 'This deployment does not issue keys of that mode',
   rate_limited: 'Too many requests',
   internal: 'Internal server error',
   dependency_unavailable: 'A dependency is unavailable',

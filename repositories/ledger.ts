@@ -287,6 +287,7 @@ export async function classBalances(): Promise<ClassBalance[]> {
                          WHEN account LIKE 'hold:%' THEN 'hold:'
                          WHEN account LIKE 'escrow:%' THEN 'escrow:'
                          WHEN account LIKE 'suspense:%' THEN 'suspense:'
+                         WHEN account LIKE 'expense:%' THEN 'expense:'
                          ELSE 'other' END AS cls
                FROM accounts) a
       GROUP BY currency, cls`,

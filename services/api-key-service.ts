@@ -7,6 +7,7 @@ import { createApiKey, findApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord 
 import { apiKeyHash } from '../domain/api-keys';
 import type { Caller } from '../domain/caller';
 import { keysetPage, keysetQuery, type Page } from './paging';
+import { keyModeOfDeployment } from './deployment';
 
 const log = componentLogger('api-keys');
 
@@ -58,6 +59,8 @@ export async function createKey(caller: Caller, body: ApiKeyRequest): Promise<Cr
   if (!(API_KEY_MODES as readonly string[]).includes(body.mode))
     throw validationError('mode', `must be one of ${API_KEY_MODES.join(', ')}`);
   const mode = body.mode as ApiKeyMode;
+  const served = keyModeOfDeployment();
+  if (served !== null && mode !== served) throw new AppError('key_mode_not_served', notServed(mode, served));
   if (!Array.isArray(body.scopes) || body.scopes.length === 0) throw validationError('scopes', 'must list at least one scope');
   const { scopes, unknown } = checkScopes(body.scopes);
   if (unknown.length > 0) throw validationError('scopes', `unknown: ${unknown.join(', ')}; scopes are ${API_KEY_SCOPES.join(', ')}`);
@@ -95,6 +98,21 @@ export async function revokeKey(caller: Caller, keyId: string): Promise<void> {
   const key = await findApiKey(keyId);
   if (!key || key.userId !== caller.id) throw notFound(`API key ${keyId}`);
   if (await revokeApiKey(keyId, caller.id)) log.info({ keyId, userId: caller.id }, 'API key revoked');
+}
+
+/** Why a key of `mode` has no place in a deployment that serves only `served` keys. */
+export const notServed = (mode: ApiKeyMode, served: ApiKeyMode): string =>
+  served === 'test'
+    ? `this deployment is a sandbox (every rail is the sandbox): it issues and accepts only test keys, not ${mode} keys`
+    : `this deployment is live (every rail is real): it issues and accepts only live keys, not ${mode} keys`;
+
+/**
+ * A key of the mode this deployment does not serve (made before it changed worlds) is refused on every
+ * request; in a local run, which may mix rails, each key is held to its rails by `assertKeyReachesRail`.
+ */
+export function assertKeyServedHere(mode: ApiKeyMode): void {
+  const served = keyModeOfDeployment();
+  if (served !== null && mode !== served) throw new AppError('forbidden', notServed(mode, served));
 }
 
 /**

@@ -64,7 +64,7 @@ class OverCap extends Error {
  * it. Past the cap the credit is undone and the breach returned; null when it stands (or when `credit`
  * moved nothing, returning false).
  */
-async function creditUnderCap(
+export async function creditUnderCap(
   tx: Tx,
   userId: string | null,
   currency: Currency,

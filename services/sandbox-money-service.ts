@@ -1,28 +1,25 @@
 import { randomBytes } from 'node:crypto';
-import { config } from '../platform/config';
 import { notFound, validationError } from '../platform/errors';
 import { parseAmount, type Currency } from '../domain/money';
 import { CRYPTO_ASSETS, isCryptoAsset } from '../domain/wallets';
-import type { PaymentMethod } from '../domain/orders';
 import { findUser } from '../repositories/users';
 import { creditIncoming, type DepositView } from './money-in';
+import { deploymentWorld } from './deployment';
 
 /**
  * Sandbox simulators for money in (docs/wallets.md#sandbox-simulators): make money arrive as a provider would report it, through the
  * same crediting path (`creditIncoming`) a real connector's callback or statement poll uses. Each is served
- * only while its rail is the sandbox, and only to admins.
+ * only while every rail is the sandbox, and only to admins.
  */
 
-/** Each simulator's path under the API, with the payment method whose rail must be the sandbox to serve it. */
-export const SANDBOX_SIMULATORS: readonly { path: string; method: Exclude<PaymentMethod, 'p2p'> }[] = [
-  { path: '/sandbox/c2b', method: 'mobile_money' },
-  { path: '/sandbox/bank-credits', method: 'bank_transfer' },
-  { path: '/sandbox/crypto-deposits', method: 'crypto' },
-];
+/** Each simulator's path under the API. */
+export const SANDBOX_SIMULATORS: readonly string[] = ['/sandbox/c2b', '/sandbox/bank-credits', '/sandbox/crypto-deposits'];
 
-/** The simulators not served in this configuration: those whose rail is a real connector. */
-export const unservedSimulators = (): string[] =>
-  SANDBOX_SIMULATORS.filter((s) => config().rails[s.method] !== 'sandbox').map((s) => s.path);
+/**
+ * The simulators not served in this configuration: all of them unless every rail is the sandbox. Money a
+ * simulator makes up could otherwise leave through whichever rail is real (README, "Sandbox and live").
+ */
+export const unservedSimulators = (): string[] => (deploymentWorld() === 'sandbox' ? [] : [...SANDBOX_SIMULATORS]);
 
 export interface SimulatedArrival {
   /** The provider transaction id the simulator made up (M-Pesa TransID, bank reference, txid). */

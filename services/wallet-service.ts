@@ -18,7 +18,10 @@ import { normaliseKenyanPhone } from '../domain/phone';
 import { config } from '../platform/config';
 import { refuseOnScreeningHit } from './screening';
 import { railConnectors } from './connectors';
-import { depositOverCap, depositView, type DepositView } from './money-in';
+import { creditUnderCap, depositOverCap, depositView, type DepositView } from './money-in';
+import { needsFourEyes, requestApproval, type ApprovalRequestView } from './approvals';
+import type { ApprovalRecord } from '../repositories/approvals';
+import type { Tx } from '../repositories/transaction';
 import { accountStatement, heldForUser, postLines, walletBalances } from '../repositories/ledger';
 import { inTransaction } from '../repositories/transaction';
 import { depositReferenceOf, findUser } from '../repositories/users';
@@ -306,30 +309,92 @@ export async function unmatchedDeposits(q: { limit?: number; cursor?: string }):
   return { data: page.map(unmatchedView), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].id) : null };
 }
 
+/** The kind of four-eyes request an assignment above the threshold makes. */
+export const ASSIGN_UNMATCHED_DEPOSIT = 'assign_unmatched_deposit';
+
+/** What assigning did: the deposit credited now, or the four-eyes request that waits for a second staff member. */
+export type Assignment = { assigned: DepositView } | { pending: ApprovalRequestView };
+
+const selfAssignment = () =>
+  new AppError('forbidden', 'staff never assign unmatched money to themselves: another staff member must decide it');
+
 /**
- * Credit an unmatched deposit to the user staff name, once: `suspense:unmatched → wallet`. A deposit that is
- * not unmatched (already assigned, or never unmatched) is a 409.
+ * Credit an unmatched deposit to the user staff name, once: `suspense:unmatched → wallet`, within the wallet's
+ * KYC tier cap (past it: 422 with the cap's code, and the money stays unmatched). Never to the staff member
+ * themselves (403). Above `FOUR_EYES_ABOVE_KES` nothing moves yet: a four-eyes request is recorded, and the
+ * assignment happens when a second staff member approves it. A deposit that is not unmatched (already
+ * assigned, or never unmatched) is a 409.
  */
-export async function assignDeposit(caller: Caller, depositId: string, userId: string): Promise<DepositView> {
+export async function assignDeposit(caller: Caller, depositId: string, userId: string): Promise<Assignment> {
   if (!isUuid(depositId)) throw validationError('deposit_id', 'must be a UUID');
   if (!UUID_PATTERN.test(userId) || !(await findUser(userId))) throw validationError('user_id', 'must be the id of a user');
-  const assigned = await inTransaction(async (tx) => {
-    const d = await assignUnmatched(depositId, { userId, assignedBy: caller.id }, tx);
-    if (!d) return undefined;
-    const posting = { channel: d.channel, userId, currency: d.currency as Currency, amountMinor: d.amount_minor };
-    await postLines(tx, {
-      depositId: d.id,
-      kind: 'deposit_released',
-      currency: d.currency,
-      lines: depositLines('deposit_released', posting),
+  if (userId === caller.id) throw selfAssignment();
+  const deposit = await findDeposit(depositId);
+  if (!deposit) throw notFound(`deposit ${depositId}`);
+  if (deposit.status !== 'unmatched') throw notUnmatched(deposit);
+  const currency = deposit.currency as Currency;
+  const amountMinor = BigInt(deposit.amount_minor);
+  if (needsFourEyes(amountMinor, currency)) {
+    // Refused now rather than at approval when the wallet visibly cannot take it.
+    const breach = await depositOverCap(userId, currency, amountMinor);
+    if (breach) throw new AppError(breach.code, breach.reason);
+    const pending = await requestApproval(caller, {
+      kind: ASSIGN_UNMATCHED_DEPOSIT,
+      subjectId: depositId,
+      currency,
+      amountMinor,
+      payload: { user_id: userId },
     });
-    return d;
-  });
-  if (!assigned) {
-    const existing = await findDeposit(depositId);
-    if (!existing) throw notFound(`deposit ${depositId}`);
-    throw new AppError('conflict', `deposit ${depositId} is ${existing.status}, not unmatched: it can be assigned only once`);
+    log.info(
+      { depositId, userId, requestedBy: caller.id, requestId: pending.request_id },
+      'unmatched deposit assignment waits for a second staff member',
+    );
+    return { pending };
   }
+  const assigned = await inTransaction((tx) => assignWithinCap(depositId, userId, caller.id, tx));
   log.info({ depositId, userId, assignedBy: caller.id }, 'unmatched deposit assigned');
-  return depositView(assigned);
+  return { assigned: depositView(assigned) };
+}
+
+const notUnmatched = (d: DepositRow) =>
+  new AppError('conflict', `deposit ${d.id} is ${d.status}, not unmatched: it can be assigned only once`);
+
+/**
+ * The assignment itself, in `tx`: the deposit gets its owner and the money its wallet, or, past the wallet's
+ * cap, neither (422 with the cap's code). Of two assignments racing, one wins and the other is a 409.
+ */
+async function assignWithinCap(depositId: string, userId: string, assignedBy: string, tx: Tx): Promise<DepositRow> {
+  const deposit = await findDeposit(depositId, tx);
+  if (!deposit) throw notFound(`deposit ${depositId}`);
+  const currency = deposit.currency as Currency;
+  let assigned: DepositRow | undefined;
+  const breach = await creditUnderCap(tx, userId, currency, async (sp) => {
+    assigned = await assignUnmatched(depositId, { userId, assignedBy }, sp);
+    if (!assigned) return false;
+    const posting = { channel: assigned.channel, userId, currency, amountMinor: assigned.amount_minor };
+    await postLines(sp, { depositId, kind: 'deposit_released', currency, lines: depositLines('deposit_released', posting) });
+    return true;
+  });
+  if (breach) {
+    log.warn({ depositId, userId, failureCode: breach.code }, 'unmatched deposit not assigned: the wallet would pass its cap');
+    throw new AppError(breach.code, `${breach.reason}; the deposit stays unmatched`);
+  }
+  if (!assigned) throw notUnmatched((await findDeposit(depositId, tx)) ?? deposit);
+  return assigned;
+}
+
+/**
+ * A four-eyes assignment approved by a second staff member: it runs now, in the approval's transaction, under
+ * the same rules (never to the approver themselves, within the cap, once).
+ */
+export async function performApprovedAssignment(request: ApprovalRecord, approver: Caller, tx: Tx): Promise<Record<string, unknown>> {
+  const userId = request.payload.user_id;
+  if (typeof userId !== 'string' || !UUID_PATTERN.test(userId)) throw new AppError('conflict', 'the request names no user to assign to');
+  if (userId === approver.id) throw selfAssignment();
+  const assigned = await assignWithinCap(request.subjectId, userId, request.requestedBy, tx);
+  log.info(
+    { depositId: assigned.id, userId, requestedBy: request.requestedBy, approvedBy: approver.id },
+    'unmatched deposit assigned on approval',
+  );
+  return { deposit: depositView(assigned) };
 }

@@ -153,7 +153,7 @@ describe('appeals', () => {
         { id: order.order_id },
       );
       expect(reverse).to.deep.equal([
-        { account: 'rail:mobile_money', direction: 'debit', amount: '150000' },
+        { account: 'expense:refunds', direction: 'debit', amount: '150000' },
         { account: `wallet:${owner.id}:KES`, direction: 'credit', amount: '150000' },
       ]);
       const imbalance = await ledgerImbalanceByCurrency();

@@ -31,3 +31,30 @@ describe('boot with a bad setting', () => {
     });
   }
 });
+
+describe('boot with sandbox and real rails mixed', () => {
+  describe('when the api is started in production with the bank on Jenga and the other rails on the sandbox', () => {
+    it('then it exits 78 with a message naming the rails, before it serves anything', async function () {
+      this.timeout(20_000);
+      const secret = 'a-production-secret-that-is-long-enough-0123456789';
+      const { code, stderr } = await boot('api/server.js', {
+        NODE_ENV: 'production',
+        HOST: '0.0.0.0',
+        JWT_SECRET: secret,
+        SANDBOX_CALLBACK_SECRET: secret,
+        RAIL_BANK_TRANSFER: 'jenga',
+        RAIL_MOBILE_MONEY: 'sandbox',
+        RAIL_CRYPTO: 'sandbox',
+        JENGA_API_KEY: 'k',
+        JENGA_MERCHANT_CODE: 'm',
+        JENGA_CONSUMER_SECRET: 's',
+        JENGA_PRIVATE_KEY: 'pem',
+        JENGA_ACCOUNT_NUMBER: '1100000000',
+      });
+      expect(code).to.equal(78);
+      expect(stderr).to.match(/^Invalid configuration:\n {2}RAIL_BANK_TRANSFER: one world per deployment/);
+      for (const rail of ['RAIL_BANK_TRANSFER=jenga', 'RAIL_MOBILE_MONEY=sandbox', 'RAIL_CRYPTO=sandbox']) expect(stderr).to.include(rail);
+      expect(stderr).not.to.match(/\bat .+\.js:\d+/);
+    });
+  });
+});

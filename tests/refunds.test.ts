@@ -138,4 +138,55 @@ describe('refunds after approved appeals', () => {
       }
     });
   });
+
+  describe('when a payment is refunded, in part and then in full', () => {
+    type RailBalance = { account: string; currency: string; balance: string };
+    /** Each rail account's balance, and the last ledger entry so far, read at one instant. */
+    const railSnapshot = async () =>
+      (
+        await rows<{ since: string; balances: RailBalance[] }>(
+          `SELECT (SELECT coalesce(max(id), 0) FROM ledger_entries)::text AS since,
+                  coalesce(json_agg(json_build_object('account', account, 'currency', currency, 'balance', balance_minor::text)), '[]') AS balances
+             FROM accounts WHERE account LIKE 'rail:%'`,
+        )
+      )[0];
+
+    it('then the operator pays it from expense:refunds and every rail:* balance is left as it was', async () => {
+      const { payer, orderId } = await paidOut();
+      const { since, balances: before } = await railSnapshot();
+      const part = await approve(staff, await appealOn(payer, orderId), { action: 'refund', amount: '500.00' });
+      expect(part.status, JSON.stringify(part.body)).to.equal(200);
+      const whole = await approve(staff, await appealOn(payer, orderId), { action: 'refund' });
+      expect(whole.status, JSON.stringify(whole.body)).to.equal(200);
+      expect(await kesAvailable(payer)).to.equal('2000.00');
+
+      const refundLines = await rows<{ account: string; direction: string; amount: string }>(
+        `SELECT e.account, e.direction, e.amount_minor::text AS amount FROM ledger_entries e
+           JOIN ledger_transactions t ON t.id = e.transaction_id
+          WHERE t.order_id = :orderId AND t.kind = 'refund' ORDER BY e.id`,
+        { orderId },
+      );
+      expect(refundLines).to.deep.equal([
+        { account: 'expense:refunds', direction: 'debit', amount: '50000' },
+        { account: `wallet:${payer.id}:KES`, direction: 'credit', amount: '50000' },
+        { account: 'expense:refunds', direction: 'debit', amount: '100000' },
+        { account: `wallet:${payer.id}:KES`, direction: 'credit', amount: '100000' },
+      ]);
+      // Payments of other tests may still settle meanwhile: what they moved on a rail account is set aside.
+      const after = await railSnapshot();
+      const others = await rows<{ account: string; currency: string; net: string }>(
+        `SELECT e.account, e.currency, sum(CASE e.direction WHEN 'credit' THEN e.amount_minor ELSE -e.amount_minor END)::text AS net
+           FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+          WHERE e.id > :since AND e.id <= :until AND e.account LIKE 'rail:%' AND NOT (t.order_id = :orderId AND t.kind = 'refund')
+          GROUP BY e.account, e.currency`,
+        { since, until: after.since, orderId },
+      );
+      const key = (r: { account: string; currency: string }) => `${r.account} ${r.currency}`;
+      const movedByOthers = new Map(others.map((o) => [key(o), BigInt(o.net)]));
+      const was = new Map(before.map((b) => [key(b), b.balance]));
+      for (const a of after.balances) {
+        expect((BigInt(a.balance) - (movedByOthers.get(key(a)) ?? 0n)).toString(), key(a)).to.equal(was.get(key(a)) ?? '0');
+      }
+    });
+  });
 });

@@ -12,6 +12,7 @@ import type { Caller } from '../../domain/caller';
 
 export { isStaff, type Caller } from '../../domain/caller';
 import { activeKeyByPrefix, touchApiKey } from '../../repositories/api-keys';
+import { assertKeyServedHere } from '../../services/api-key-service';
 import { componentLogger } from '../../platform/logger';
 
 const log = componentLogger('auth');
@@ -84,6 +85,7 @@ async function verifyApiKey(token: string): Promise<Caller> {
   if (!parsed || !key || key.mode !== parsed.mode || !timingSafeEqual(apiKeyHash(token), key.secretHash)) throw refused;
   const standing = await standingOf(key.userId);
   if (!standing) throw refused;
+  assertKeyServedHere(key.mode);
   touchApiKey(key.id).catch((err: unknown) => log.warn({ err, keyId: key.id }, 'could not note when the key was last used'));
   return {
     id: key.userId,

@@ -57,7 +57,7 @@ interface SandboxCryptoDepositBody {
 /**
  * Sandbox simulators for money in (admin only): each makes money arrive as its provider would report it,
  * through the same crediting code the real rail uses, and answers with the provider transaction id it made
- * up. Each is served only while its rail is the sandbox (404 otherwise).
+ * up. They are served only while every rail is the sandbox (404 otherwise).
  */
 @Route('sandbox')
 @Tags('Sandbox')

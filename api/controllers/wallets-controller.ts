@@ -35,6 +35,7 @@ import {
   type Wallets,
 } from '../../services/wallet-service';
 import type { DepositView } from '../../services/money-in';
+import type { ApprovalRequestView } from '../../services/approvals';
 
 interface DepositBody {
   /**
@@ -117,22 +118,33 @@ export class WalletsController extends Controller {
   }
 
   /**
-   * Credit an unmatched deposit to a user's wallet, once (compliance and admin). A second assignment is 409.
+   * Credit an unmatched deposit to a user's wallet, once (compliance and admin), within the wallet's KYC tier
+   * cap: past it the answer is 422 (`kyc_required` or `limit_exceeded`) and the money stays unmatched. Staff
+   * never assign money to themselves (403). Above `FOUR_EYES_ABOVE_KES` nothing moves yet: the answer is 202
+   * with a four-eyes request, and a second, different staff member approves it at
+   * `POST /compliance/approvals/{request_id}/approve`. A second assignment is 409.
    * @summary Assign an unmatched bank credit
    */
   @Post('unmatched-deposits/{deposit_id}/assign')
   @Security('jwt', ['compliance', 'admin'])
+  @SuccessResponse(200, 'Assigned: the wallet is credited')
+  @Response<ApprovalRequestView>(202, 'Above FOUR_EYES_ABOVE_KES: a four-eyes request waits for a second staff member')
   @Response<Problem>(400, 'Malformed id, or no such user')
-  @Response<Problem>(403, 'Not compliance or admin')
+  @Response<Problem>(403, 'Not compliance or admin, or assigning to oneself')
   @Response<Problem>(404, 'No such deposit')
-  @Response<Problem>(409, 'Not unmatched (already assigned)')
+  @Response<Problem>(409, 'Not unmatched (already assigned), or a four-eyes request already waits for it')
+  @Response<Problem>(422, "kyc_required or limit_exceeded: the wallet would pass its tier's cap")
   @OperationId('assignBankCredit')
   public async assign(
     @Path('deposit_id') depositId: Uuid,
     @Body() body: AssignDepositBody,
     @Request() req: ExpressRequest & { user: Caller },
-  ): Promise<DepositView> {
-    return assignDeposit(req.user, depositId, body.user_id);
+  ): Promise<DepositView | ApprovalRequestView> {
+    const outcome = await assignDeposit(req.user, depositId, body.user_id);
+    if ('assigned' in outcome) return outcome.assigned;
+    this.setStatus(202);
+    this.setHeader('Location', `/api/v1/compliance/approvals/${outcome.pending.request_id}`);
+    return outcome.pending;
   }
 
   /**

@@ -6,6 +6,7 @@ import { realRails } from '../support/rails';
 import { fundWallets } from '../support/funding';
 import { rows } from '../support/db';
 import { dispatchWebhookEvents } from '../../workers/webhook-delivery';
+import { requestApproval } from '../../services/approvals';
 import { expectSafeProblem as expectProblem } from '../support/problems';
 import { call, specOperations, UNKNOWN_ID, type Method } from './support';
 
@@ -55,6 +56,11 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /compliance/screen': [401, 403, 'allow', 'allow'],
   'GET /compliance/reviews': [401, 403, 'allow', 'allow'],
   'POST /compliance/reviews/{review_id}/decision': [401, 403, 'all', 'all'],
+  // Four-eyes requests: staff only, decided by a staff member other than the one who asked.
+  'GET /compliance/approvals': [401, 403, 'allow', 'allow'],
+  'GET /compliance/approvals/{request_id}': [401, 403, 'all', 'all'],
+  'POST /compliance/approvals/{request_id}/approve': [401, 403, 'all', 'all'],
+  'POST /compliance/approvals/{request_id}/reject': [401, 403, 'all', 'all'],
   // Extensions: the primary bank's account (admin only), webhooks (each caller's own), provider callbacks.
   'GET /platforms/banks/primary/balance': [401, 403, 403, 'allow'],
   'GET /platforms/banks/primary/transactions': [401, 403, 403, 'allow'],
@@ -186,6 +192,17 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
     return `/webhooks/endpoints/${endpointId}/deliveries/${delivery.id}/retry`;
   }
 
+  /** A four-eyes request to assign fresh unmatched money to the victim, asked by a staff member of its own. */
+  async function pendingRequest(): Promise<string> {
+    const maker = await newUser({ roles: ['compliance'], funded: false });
+    const depositId = await depositFor(undefined);
+    const request = await requestApproval(
+      { id: maker.id, roles: ['compliance'] },
+      { kind: 'assign_unmatched_deposit', subjectId: depositId, currency: 'KES', amountMinor: 10_000n, payload: { user_id: victim.id } },
+    );
+    return request.request_id;
+  }
+
   async function ownKey(user: TestUser): Promise<string> {
     const res = await call('post', '/api-keys', { token: user.token, body: { name: 'bfla', mode: 'test', scopes: ['wallets:read'] } });
     expect(res.status, res.text).to.equal(201);
@@ -295,6 +312,14 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
         return v1('get', '/wallets/unmatched-deposits?limit=5');
       case 'POST /wallets/unmatched-deposits/{deposit_id}/assign':
         return v1('post', `/wallets/unmatched-deposits/${await depositFor(undefined)}/assign`, { body: { user_id: victim.id } });
+      case 'GET /compliance/approvals':
+        return v1('get', '/compliance/approvals?status=pending&limit=5');
+      case 'GET /compliance/approvals/{request_id}':
+        return v1('get', `/compliance/approvals/${await pendingRequest()}`);
+      case 'POST /compliance/approvals/{request_id}/approve':
+        return v1('post', `/compliance/approvals/${await pendingRequest()}/approve`, { body: { note: 'checked' } });
+      case 'POST /compliance/approvals/{request_id}/reject':
+        return v1('post', `/compliance/approvals/${await pendingRequest()}/reject`, { body: { note: 'not ours' } });
       case 'POST /sandbox/c2b':
         return v1('post', '/sandbox/c2b', { body: { deposit_reference: 'PGUNKNOWNREF', amount: '1.00', phone: '+254712345678' } });
       case 'POST /sandbox/bank-credits':

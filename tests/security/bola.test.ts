@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { creditIncoming } from '../../services/money-in';
+import { requestApproval } from '../../services/approvals';
 import { dispatchWebhookEvents } from '../../workers/webhook-delivery';
 import { completedPayment, freshScreeningReview, newUser, postAd, postAppeal, sellAd, type OrderBody, type TestUser } from '../support/api';
 import { rows } from '../support/db';
@@ -37,6 +38,10 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   'GET /wallets/{currency}/transactions': 'own',
   'GET /wallets/{currency}/deposit-address': 'own',
   'POST /wallets/unmatched-deposits/{deposit_id}/assign': 'forbidden',
+  // Four-eyes requests are staff business, whoever's money they name.
+  'GET /compliance/approvals/{request_id}': 'forbidden',
+  'POST /compliance/approvals/{request_id}/approve': 'forbidden',
+  'POST /compliance/approvals/{request_id}/reject': 'forbidden',
   'POST /callbacks/mpesa/stk/{order_id}': 'ignored_callback',
   'POST /callbacks/mpesa/b2c/{order_id}/result': 'ignored_callback',
   'POST /callbacks/mpesa/b2c/{order_id}/status': 'ignored_callback',
@@ -69,6 +74,9 @@ const bodyFor = (op: SpecOperation): unknown => {
       return { user_id: '00000000-0000-7000-8000-000000000000' };
     case 'PATCH /p2p/ads/{ad_id}':
       return { status: 'closed', price: '1.00', terms: 'taken over' };
+    case 'POST /compliance/approvals/{request_id}/approve':
+    case 'POST /compliance/approvals/{request_id}/reject':
+      return { note: 'decided by the wrong person' };
     case 'POST /callbacks/mpesa/stk/{order_id}':
       return { Body: { stkCallback: { MerchantRequestID: 'm', CheckoutRequestID: 'c', ResultCode: 0, ResultDesc: 'paid' } } };
     case 'POST /callbacks/mpesa/b2c/{order_id}/result':
@@ -106,6 +114,30 @@ function bodyIdProperties(spec: OpenApiDocument, ops: SpecOperation[]): string[]
     for (const media of Object.values(content)) walk(media.schema);
   }
   return [...found].sort();
+}
+
+/** A pending four-eyes request to assign unmatched money to `userId`, asked by the staff member `makerId`. */
+async function fourEyesRequestFor(userId: string, makerId: string): Promise<string> {
+  const { deposit } = await creditIncoming({
+    channel: 'bank_transfer',
+    rail: 'sandbox',
+    providerReference: `BOLA-FOUR-EYES-${randomUUID()}`,
+    currency: 'KES',
+    amountMinor: 10_000n,
+    quotedReference: 'PGUNKNOWNREF',
+    payer: {},
+  });
+  const request = await requestApproval(
+    { id: makerId, roles: ['compliance'] },
+    {
+      kind: 'assign_unmatched_deposit',
+      subjectId: deposit.deposit_id,
+      currency: 'KES',
+      amountMinor: 10_000n,
+      payload: { user_id: userId },
+    },
+  );
+  return request.request_id;
 }
 
 describe('security: object level authorisation (BOLA)', function () {
@@ -158,6 +190,7 @@ describe('security: object level authorisation (BOLA)', function () {
       ad_id: (ad.body as { ad_id: string }).ad_id,
       key_id: (key.body as { key_id: string }).key_id,
       review_id: await freshScreeningReview(await newUser({ roles: ['user', 'compliance'] })),
+      request_id: await fourEyesRequestFor(alice.id, staff.id),
     };
   });
 

@@ -92,6 +92,16 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
       body: { amount: '100.00', currency: 'KES', method: 'mobile_money', phone: '+254712345678' },
       headers: { 'Idempotency-Key': randomUUID() },
     }),
+    'POST /compliance/approvals/{request_id}/approve': () => ({
+      token: staff.token,
+      path: { request_id: UNKNOWN_ID },
+      body: { note: 'ok' },
+    }),
+    'POST /compliance/approvals/{request_id}/reject': () => ({
+      token: staff.token,
+      path: { request_id: UNKNOWN_ID },
+      body: { note: 'no' },
+    }),
     'POST /wallets/unmatched-deposits/{deposit_id}/assign': () => ({
       token: staff.token,
       path: { deposit_id: UNKNOWN_ID },

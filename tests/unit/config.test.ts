@@ -23,6 +23,16 @@ function expectConfigError(env: Record<string, string>, variable: string): Confi
   return expect.fail(`expected loadConfig to refuse ${variable}`);
 }
 
+const JENGA = {
+  RAIL_BANK_TRANSFER: 'jenga',
+  JENGA_API_KEY: 'k',
+  JENGA_MERCHANT_CODE: 'm',
+  JENGA_CONSUMER_SECRET: 's',
+  JENGA_PRIVATE_KEY: 'pem',
+  JENGA_ACCOUNT_NUMBER: '1100000000',
+};
+const CCXT = { RAIL_CRYPTO: 'ccxt', CCXT_EXCHANGE: 'binance', CCXT_API_KEY: 'k', CCXT_SECRET: 's' };
+
 describe('unit: config', () => {
   describe('when the environment is empty', () => {
     it('then every setting has its development default', () => {
@@ -150,7 +160,8 @@ describe('unit: config', () => {
       DARAJA_B2C_INITIATOR_NAME: 'i',
       DARAJA_B2C_SECURITY_CREDENTIAL: 'c',
     };
-    const production = { NODE_ENV: 'production', JWT_SECRET: STRONG_SECRET, SANDBOX_CALLBACK_SECRET: STRONG_SECRET };
+    // A production deployment is one world: with M-Pesa real, every rail is real.
+    const production = { NODE_ENV: 'production', JWT_SECRET: STRONG_SECRET, SANDBOX_CALLBACK_SECRET: STRONG_SECRET, ...JENGA, ...CCXT };
 
     it('then a missing PUBLIC_BASE_URL is refused at boot, naming it', () => {
       const err = expectConfigError({ ...daraja }, 'PUBLIC_BASE_URL');
@@ -166,6 +177,46 @@ describe('unit: config', () => {
 
     it('then a test run may call back on loopback http', () => {
       expect(loadConfig({ ...daraja, NODE_ENV: 'test', PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }).rails.mobile_money).to.equal('daraja');
+    });
+  });
+
+  describe('when sandbox and real rails are mixed', () => {
+    const deployed = { JWT_SECRET: STRONG_SECRET, SANDBOX_CALLBACK_SECRET: STRONG_SECRET };
+
+    it('then production refuses to boot, naming every rail and which world each is in', () => {
+      const err = expectConfigError({ ...deployed, ...JENGA, NODE_ENV: 'production' }, 'RAIL_BANK_TRANSFER');
+      expect(err.message)
+        .to.include('RAIL_BANK_TRANSFER=jenga')
+        .and.include('RAIL_MOBILE_MONEY=sandbox')
+        .and.include('RAIL_CRYPTO=sandbox');
+    });
+
+    it('then development or test on a public HOST refuses it too', () => {
+      for (const env of ['development', 'test']) {
+        const err = expectConfigError({ ...deployed, ...CCXT, NODE_ENV: env, HOST: '0.0.0.0' }, 'RAIL_CRYPTO');
+        expect(err.message).to.include('one world per deployment');
+      }
+    });
+
+    it('then a local run on loopback may mix them', () => {
+      expect(loadConfig({ ...JENGA, NODE_ENV: 'test', HOST: '127.0.0.1' }).rails.bank_transfer).to.equal('jenga');
+      expect(loadConfig({ ...CCXT, NODE_ENV: 'development', HOST: '::1' }).rails.crypto).to.equal('ccxt');
+    });
+
+    it('then every rail on the sandbox, or every rail real, boots in production', () => {
+      expect(loadConfig({ ...deployed, NODE_ENV: 'production', HOST: '0.0.0.0' }).rails).to.deep.equal({
+        bank_transfer: 'sandbox',
+        mobile_money: 'sandbox',
+        crypto: 'sandbox',
+      });
+    });
+  });
+
+  describe('when FOUR_EYES_ABOVE_KES is read', () => {
+    it('then it is KES 100,000 unless set, and must be a KES amount', () => {
+      expect(loadConfig({}).fourEyes.aboveKes).to.equal('100000');
+      expect(loadConfig({ FOUR_EYES_ABOVE_KES: '2500.50' }).fourEyes.aboveKes).to.equal('2500.50');
+      expectConfigError({ FOUR_EYES_ABOVE_KES: 'lots' }, 'FOUR_EYES_ABOVE_KES');
     });
   });
 

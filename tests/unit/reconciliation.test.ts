@@ -56,6 +56,26 @@ describe('unit: float reconciliation', () => {
     });
   });
 
+  describe('when the operator paid a refund from expense:refunds', () => {
+    it('then it shows as expenses, the rails are liabilities plus fees less expenses, and nothing is left unexplained', () => {
+      // KES 2,000 came in by M-Pesa and 1,500 left by bank transfer; 1,500 was refunded to the wallet by the operator.
+      const [kes] = reconcile(
+        [
+          line('KES', 'wallet:', '200000'),
+          line('KES', 'expense:', '-150000'),
+          line('KES', 'rail:mobile_money', '-200000'),
+          line('KES', 'rail:bank_transfer', '150000'),
+        ],
+        [],
+      );
+      expect(accountClassOf('expense:refunds')).to.equal('expenses');
+      expect(kes.expenses).to.equal('1500.00');
+      expect(kes.rails_per_ledger).to.equal('500.00');
+      expect(kes.other).to.equal('0.00');
+      expect(kes.ledger_difference).to.equal('0.00');
+    });
+  });
+
   describe('when the ledger itself does not balance', () => {
     it('then the difference says by how much', () => {
       const [usdt] = reconcile([line('USDT', 'wallet:', '5000000'), line('USDT', 'rail:crypto', '-4000000')], []);

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Transaction } from 'sequelize';
 import { uuidv7 } from '../../platform/ids';
 import { holdPayer, postLines, postPayment, postedKinds } from '../../repositories/ledger';
-import { FEE_REVENUE, payerWallet, transfer } from '../../domain/ledger';
+import { EXPENSE_REFUNDS, FEE_REVENUE, payerWallet, transfer } from '../../domain/ledger';
 import { formatAmount, type Currency } from '../../domain/money';
 import { ledgerAccountsOf } from '../../domain/orders';
 import { createResubmission, lockOrder, recordRefund, statusOf, transitionOrder } from '../../repositories/orders';
@@ -118,7 +118,8 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
 
   /**
    * Refund a completed payment, in full or in part: the payer's account (the one its hold debited) is
-   * credited from the rail account, once per approving appeal. The order's refunds never add up to more than
+   * credited from `expense:refunds`, once per approving appeal: the operator pays it, the rail gives nothing
+   * back, so the rail account keeps saying what the rail holds. The order's refunds never add up to more than
    * it paid (the database refuses it, even under a race); the refund that completes the amount reverses it.
    */
   const refundPayment = async (
@@ -148,11 +149,11 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
       lines:
         fee > 0n
           ? [
-              { account: `rail:${order.method}`, direction: 'debit', amountMinor: amount.toString() },
+              { account: EXPENSE_REFUNDS, direction: 'debit', amountMinor: amount.toString() },
               { account: FEE_REVENUE, direction: 'debit', amountMinor: fee.toString() },
               { account: payer, direction: 'credit', amountMinor: (amount + fee).toString() },
             ]
-          : transfer(`rail:${order.method}`, payer, amount.toString()),
+          : transfer(EXPENSE_REFUNDS, payer, amount.toString()),
     });
     if (whole) {
       await transitionOrder(order.id, { from: ['completed'], to: 'reversed', note: 'refunded by an approved appeal' }, tx);
