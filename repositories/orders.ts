@@ -179,8 +179,8 @@ export async function beginRailSubmission(
      RETURNING rail_client_reference AS reference, (SELECT rail_submission FROM previous) AS previous`,
     [orderId, rail, reference],
   );
-  if (!row) throw new Error(`order ${orderId} not found`);
-  return row;
+  // No such order (a request made outside a payment): nothing to record, and no earlier request.
+  return row ?? { reference, previous: null };
 }
 
 /** What became of the request that left: `refused` only moves a `sending` request (an unknown is never downgraded by the caller's choice). */
