@@ -233,8 +233,10 @@ const settings = z.object({
     pollAfterMs: fromEnv('PAYMENT_POLL_AFTER_MS', intFrom(5000, 10)),
     settleTimeoutMs: fromEnv('PAYMENT_SETTLE_TIMEOUT_MS', intFrom(15 * 60 * 1000, 100)),
     maxPollIntervalMs: fromEnv('PAYMENT_POLL_MAX_INTERVAL_MS', intFrom(60_000, 10)),
-    /** After this long without a definite answer from its rail, an order is listed for operators (unresolved payouts). */
-    unresolvedAfterMs: fromEnv('PAYMENT_UNRESOLVED_AFTER_MS', intFrom(24 * 3600 * 1000, 0)),
+  }),
+  unresolvedPayouts: z.object({
+    /** After this long without a definite answer from its rail, a payment is listed for operators. */
+    afterMs: fromEnv('PAYMENT_UNRESOLVED_AFTER_MS', intFrom(24 * 3600 * 1000, 0)),
   }),
   sandbox: z.object({
     callbackDelayMs: fromEnv('SANDBOX_CALLBACK_DELAY_MS', intFrom(300)),

@@ -51,7 +51,7 @@ const toView = (row: UnresolvedPayoutRow): UnresolvedPayoutView => ({
 export async function listUnresolvedPayouts(query: { limit?: number; cursor?: string }): Promise<Page<UnresolvedPayoutView>> {
   const limit = pageLimit(query.limit);
   const after = query.cursor === undefined ? null : decodeCursorKey(query.cursor, [/^\d{1,20}$/, UUID_PATTERN]);
-  const sentBefore = new Date(Date.now() - config().payments.unresolvedAfterMs);
+  const sentBefore = new Date(Date.now() - config().unresolvedPayouts.afterMs);
   const rows = await unresolvedPayouts({ sentBefore, after: after && { sentAtUs: after[0], id: after[1] } }, limit + 1);
   const page = rows.slice(0, limit);
   const last = page.at(-1);
