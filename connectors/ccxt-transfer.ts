@@ -6,6 +6,7 @@ import {
   type Holdings,
   type RailAccepted,
   type RailConnector,
+  type RailErrorOutcome,
   type RailStatus,
   type RailStatusHint,
   type RailSubmission,
@@ -48,7 +49,7 @@ export interface CcxtTransferExchange {
     since?: number,
     limit?: number,
     params?: Record<string, unknown>,
-  ): Promise<{ id?: string; status?: string }[]>;
+  ): Promise<{ id?: string; status?: string; info?: unknown }[]>;
   /** Present on exchanges that look one withdrawal up by id (`has.fetchWithdrawal`). */
   fetchWithdrawal?(id: string, code?: string): Promise<{ id?: string; status?: string }>;
   fetchStatus(): Promise<{ status?: string }>;
@@ -78,15 +79,27 @@ export interface CcxtTransferOptions {
   create?: (id: string, options: Record<string, unknown>) => CcxtTransferExchange;
 }
 
-const ERROR_MAP: [string, string, boolean][] = [
-  ['InsufficientFunds', 'insufficient_funds', false],
-  ['InvalidAddress', 'invalid_address', false],
-  ['AuthenticationError', 'provider_auth_failed', false],
-  ['PermissionDenied', 'provider_auth_failed', false],
-  ['OnMaintenance', 'exchange_unavailable', true],
-  ['ExchangeNotAvailable', 'exchange_unavailable', true],
-  ['NetworkError', 'exchange_unavailable', true],
+/**
+ * ccxt's error classes, most specific first: the failure code, whether it is retried, and what it tells of a
+ * withdrawal it answered. A timeout or an unavailable exchange (a 5xx) may come after the exchange took the
+ * withdrawal; rate limits and maintenance are refusals before it.
+ */
+const ERROR_MAP: [string, string, boolean, RailErrorOutcome][] = [
+  ['InsufficientFunds', 'insufficient_funds', false, 'refused'],
+  ['InvalidAddress', 'invalid_address', false, 'refused'],
+  ['AuthenticationError', 'provider_auth_failed', false, 'refused'],
+  ['PermissionDenied', 'provider_auth_failed', false, 'refused'],
+  ['OnMaintenance', 'exchange_unavailable', true, 'refused'],
+  ['RateLimitExceeded', 'exchange_unavailable', true, 'refused'],
+  ['DDoSProtection', 'exchange_unavailable', true, 'refused'],
+  ['RequestTimeout', 'exchange_unavailable', true, 'unknown'],
+  ['ExchangeNotAvailable', 'exchange_unavailable', true, 'unknown'],
+  ['NetworkError', 'exchange_unavailable', true, 'unknown'],
+  ['OperationFailed', 'exchange_unavailable', true, 'unknown'],
 ];
+
+/** An exchange's refusal of a withdrawal whose client id it already has: the earlier request was received. */
+const DUPLICATE = /duplicat/i;
 
 /** A ccxt error as a rail error: by ccxt's error class (and its ancestors), most specific first. */
 export function ccxtRailError(err: unknown): RailError {
@@ -96,8 +109,11 @@ export function ccxtRailError(err: unknown): RailError {
     const name = (proto as { constructor?: { name?: string } }).constructor?.name;
     if (name) names.add(name);
   }
-  for (const [name, failureCode, retryable] of ERROR_MAP) {
-    if (names.has(name)) return new RailError(failureCode, `the exchange said: ${message}`, retryable);
+  if (DUPLICATE.test(message)) {
+    return new RailError('duplicate_request', `the exchange already has this withdrawal: ${message}`, false, undefined, 'duplicate');
+  }
+  for (const [name, failureCode, retryable, outcome] of ERROR_MAP) {
+    if (names.has(name)) return new RailError(failureCode, `the exchange said: ${message}`, retryable, undefined, outcome);
   }
   // ccxt picks some exchanges' error classes by API host, so through CCXT_API_URL a refusal can arrive as a
   // plain ExchangeError: its message still tells.
@@ -146,6 +162,18 @@ const WITHDRAW_ID_PARAM: Record<string, string> = { binance: 'withdrawOrderId' }
  */
 const WITHDRAWAL_BY_ID_PARAMS: Record<string, (id: string) => Record<string, unknown>> = { binance: (id) => ({ idList: id }) };
 
+/** The withdrawal-history parameters that select a withdrawal by the client id it was sent with. */
+const WITHDRAWAL_BY_CLIENT_ID_PARAMS: Record<string, (id: string) => Record<string, unknown>> = {
+  binance: (id) => ({ withdrawOrderId: id }),
+};
+
+/** The client id a withdrawal was sent with, as the exchange's raw record writes it. */
+const clientIdOf = (w: { info?: unknown }): string | undefined => {
+  const info = (w.info ?? {}) as Record<string, unknown>;
+  const id = info.withdrawOrderId ?? info.clientOrderId ?? info.client_oid ?? info.clientId;
+  return typeof id === 'string' ? id : undefined;
+};
+
 /**
  * How each exchange writes its balances in the raw answer to `fetchBalance` (ccxt's `info`): per asset, the
  * decimal strings that add up to what the account holds. Binance's spot account lists `free` and `locked`.
@@ -161,6 +189,16 @@ const RAW_BALANCES: Record<string, (info: unknown) => Map<string, string[]>> = {
     return out;
   },
 };
+
+/** A withdrawal's unified status as the transfer's: `ok` paid, `failed`/`canceled` failed, else pending. */
+function withdrawalStatus(reference: string, found: { status?: string } | undefined): RailStatus {
+  if (!found) return { state: 'pending', reference };
+  if (found.status === 'ok') return { state: 'succeeded', reference };
+  if (found.status === 'failed' || found.status === 'canceled') {
+    return { state: 'failed', reference, failureCode: 'exchange_rejected', reason: `the exchange marked the withdrawal ${found.status}` };
+  }
+  return { state: 'pending', reference };
+}
 
 /** Every URL under `urls` moved to `base`'s origin, keeping its path (`https://api.x.com/sapi/v1` → `<base>/sapi/v1`). */
 export function pointUrls(urls: unknown, base: string): unknown {
@@ -211,12 +249,19 @@ export class CcxtTransferConnector implements RailConnector, Holdings, DepositAd
         throw new RailError('exchange_unavailable', `${d.exchange_id} is in maintenance: its deposits are held back`, true);
       }
     }
+    let amount: string;
+    try {
+      amount = await exactWithdrawalAmount(this.exchange(), s.currency, s.amount, network);
+    } catch (err) {
+      // Nothing has been asked of the exchange's withdrawals yet: whatever failed, nothing left.
+      const e = err instanceof RailError ? err : ccxtRailError(err);
+      throw new RailError(e.failureCode, e.message, e.retryable, e.providerCode, 'refused');
+    }
     try {
       const exchange = this.exchange();
-      const amount = await exactWithdrawalAmount(exchange, s.currency, s.amount, network);
       const result = await exchange.withdraw(s.currency, amount, address, undefined, {
         ...(network ? { network } : {}),
-        [WITHDRAW_ID_PARAM[this.options.exchange] ?? 'clientOrderId']: s.idempotencyKey,
+        [WITHDRAW_ID_PARAM[this.options.exchange] ?? 'clientOrderId']: s.reference ?? s.idempotencyKey,
       });
       if (!result.id) throw new RailError('provider_rejected', 'the exchange gave no withdrawal id', false);
       return { reference: result.id };
@@ -231,6 +276,7 @@ export class CcxtTransferConnector implements RailConnector, Holdings, DepositAd
    * an unfiltered first page, which an account with many withdrawals would push the transfer out of.
    */
   async status(reference: string, hint: RailStatusHint = {}): Promise<RailStatus> {
+    if (hint.referenceIsOurs) return this.statusByClientId(reference, hint);
     let found: { id?: string; status?: string } | undefined;
     try {
       const exchange = this.exchange();
@@ -244,12 +290,25 @@ export class CcxtTransferConnector implements RailConnector, Holdings, DepositAd
     } catch (err) {
       throw ccxtRailError(err);
     }
-    if (!found) return { state: 'pending', reference };
-    if (found.status === 'ok') return { state: 'succeeded', reference };
-    if (found.status === 'failed' || found.status === 'canceled') {
-      return { state: 'failed', reference, failureCode: 'exchange_rejected', reason: `the exchange marked the withdrawal ${found.status}` };
+    return withdrawalStatus(reference, found);
+  }
+
+  /**
+   * A withdrawal whose answer was lost, looked up by the client id it was sent with (`reference`), in the
+   * history since the order: the exchange's id is the reference of the answer. Not found is not an answer.
+   */
+  private async statusByClientId(clientId: string, hint: RailStatusHint): Promise<RailStatus> {
+    let found: { id?: string; status?: string; info?: unknown } | undefined;
+    try {
+      const byClientId = WITHDRAWAL_BY_CLIENT_ID_PARAMS[this.options.exchange]?.(clientId) ?? {};
+      const since = hint.since === undefined ? undefined : hint.since - 60_000;
+      const list = await this.exchange().fetchWithdrawals(hint.currency, since, undefined, byClientId);
+      found = list.find((w) => clientIdOf(w) === clientId);
+    } catch (err) {
+      throw ccxtRailError(err);
     }
-    return { state: 'pending', reference };
+    if (!found?.id) return { state: 'pending', reference: clientId };
+    return withdrawalStatus(found.id, found);
   }
 
   /**

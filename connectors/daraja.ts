@@ -191,18 +191,28 @@ export function resultParameter(result: DarajaResult['Result'], key: string): st
 }
 
 /**
- * The outcome a Transaction Status result tells about the payout: `TransactionStatus: Completed` is paid;
- * another status with ResultCode 0 failed; a non-zero ResultCode is the payout's own failure, except the
- * retryable "system busy" codes, which say nothing (the next poll asks again).
+ * The outcome a Transaction Status result tells about the payout. The result's own ResultCode is the
+ * **query's**: non-zero (a bad initiator, a transaction not found yet, busy) says nothing about the payout,
+ * and the next poll asks again. With ResultCode 0, `TransactionStatus: Completed` is paid, and another
+ * status the payout's failure; without a status it says nothing.
  */
 export function transactionStatusOutcome(reference: string, result: DarajaResult['Result']): RailOutcome | null {
-  const code = str(result.ResultCode);
-  if (code === undefined || MPESA_RESULT_CODES[code]?.retryable) return null;
-  if (code !== '0') return darajaOutcome(reference, code, result.ResultDesc);
+  if (str(result.ResultCode) !== '0') return null;
   const status = resultParameter(result, 'TransactionStatus');
   if (status === 'Completed') return { state: 'succeeded', reference, providerCode: '0' };
   if (status === undefined) return null;
-  return { state: 'failed', reference, failureCode: 'provider_error', reason: `M-Pesa reports the payout ${status}` };
+  // The payout's own code, where the result gives it (`ReasonCode`), maps as the B2C result's would.
+  const reasonCode = resultParameter(result, 'ReasonCode');
+  if (reasonCode !== undefined && reasonCode !== '0' && MPESA_RESULT_CODES[reasonCode]) {
+    return darajaOutcome(reference, reasonCode, resultParameter(result, 'TransactionReason'));
+  }
+  const reason = resultParameter(result, 'TransactionReason');
+  return {
+    state: 'failed',
+    reference,
+    failureCode: 'provider_error',
+    reason: `M-Pesa reports the payout ${status}${reason ? `: ${reason}` : ''}`,
+  };
 }
 
 /**
@@ -219,7 +229,11 @@ export function b2cResultOutcome(
   sentQuery: boolean,
 ): RailOutcome | null {
   if (kind === 'result') {
-    if (result.ConversationID !== payout.providerReference || result.OriginatorConversationID !== payout.merchantReference) return null;
+    // A payout whose acknowledgement was lost is recorded by our OriginatorConversationID alone (its
+    // ConversationID never came): its result is matched by that id.
+    const conversationKnown = payout.providerReference !== payout.merchantReference;
+    if (conversationKnown && result.ConversationID !== payout.providerReference) return null;
+    if (result.OriginatorConversationID !== payout.merchantReference) return null;
     return darajaOutcome(payout.providerReference, str(result.ResultCode) ?? '', result.ResultDesc);
   }
   if (kind === 'status') return sentQuery ? transactionStatusOutcome(payout.providerReference, result) : null;
@@ -230,16 +244,46 @@ export function b2cResultOutcome(
 export const b2cReceipt = (result: DarajaResult['Result']): string | null =>
   result.TransactionID ?? resultParameter(result, 'ReceiptNo') ?? null;
 
+/**
+ * A B2C payout whose acknowledgement never came, as the request Paygate records for it: known only by our
+ * OriginatorConversationID, which is the order id.
+ */
+function unacknowledgedPayout(orderId: string): RecordedRailRequest {
+  return {
+    orderId,
+    kind: 'b2c',
+    providerReference: orderId,
+    merchantReference: orderId,
+    status: 'pending',
+    resultCode: null,
+    resultDesc: null,
+  };
+}
+
+const requestOf = (row: RecordedRailRequest) => ({
+  kind: row.kind,
+  providerReference: row.providerReference,
+  merchantReference: row.merchantReference,
+});
+
 /** Daraja's "still being processed" answer to an STK query. */
 const STILL_PROCESSING = '500.001.1001';
 
-/** A refused synchronous answer from Daraja as a RailError: busy and transient answers are retryable. */
-function refusal(res: { status: number; body: Record<string, unknown> }, what: string): RailError {
+/**
+ * A refused synchronous answer from Daraja as a RailError: busy and transient answers are retryable. For a
+ * payout (`sending`), a 5xx other than "busy" may come after M-Pesa took the request (its outcome is
+ * unknown), and a refusal as a duplicate means the OriginatorConversationID was already received.
+ */
+function refusal(res: { status: number; body: Record<string, unknown> }, what: string, sending = false): RailError {
   const code = str(res.body.errorCode) ?? str(res.body.ResponseCode) ?? String(res.status);
   const message = str(res.body.errorMessage) ?? str(res.body.ResponseDescription) ?? `HTTP ${res.status}`;
   const mapped = MPESA_RESULT_CODES[code];
+  if (sending && /duplicate/i.test(message)) {
+    return new RailError('duplicate_request', `M-Pesa already has this ${what}: ${message}`, false, code, 'duplicate');
+  }
   if (mapped?.retryable || res.status >= 500 || res.status === 429 || res.status === 401) {
-    return new RailError('provider_busy', `M-Pesa could not take the ${what} now: ${message}`, true, code);
+    const unknown = sending && res.status >= 500 && !mapped?.retryable;
+    return new RailError('provider_busy', `M-Pesa could not take the ${what} now: ${message}`, true, code, unknown ? 'unknown' : 'refused');
   }
   return new RailError(mapped?.failureCode ?? 'provider_rejected', `M-Pesa refused the ${what}: ${message}`, false, code);
 }
@@ -366,7 +410,7 @@ export class DarajaConnector implements RailConnector, Collections, PaybillRegis
       const merchantReference = str(res.body.OriginatorConversationID) ?? s.orderId;
       return { reference: conversation, request: { kind: 'b2c', providerReference: conversation, merchantReference } };
     }
-    throw refusal(res, 'payout');
+    throw refusal(res, 'payout', true);
   }
 
   /**
@@ -374,7 +418,10 @@ export class DarajaConnector implements RailConnector, Collections, PaybillRegis
    * query answers at once; the Transaction Status query of a payout is answered at its ResultURL, which
    * resolves the request and signals the workflow, so until then the payout stays pending.
    */
-  async status(reference: string, hint: { request?: RecordedRailRequest } = {}): Promise<RailStatus> {
+  async status(reference: string, hint: { request?: RecordedRailRequest; referenceIsOurs?: boolean } = {}): Promise<RailStatus> {
+    // A payout whose acknowledgement was lost: `reference` is our OriginatorConversationID (the order id),
+    // asked about by Transaction Status and recorded as the request its answer resolves.
+    if (!hint.request && hint.referenceIsOurs) return this.queryPayout(unacknowledgedPayout(reference));
     const row = hint.request;
     if (!row || row.providerReference !== reference) throw new RailError('unknown_reference', `no M-Pesa request ${reference}`, false);
     if (row.status !== 'pending') return darajaOutcome(reference, row.resultCode ?? '', row.resultDesc ?? undefined);
@@ -398,10 +445,13 @@ export class DarajaConnector implements RailConnector, Collections, PaybillRegis
       // Its result is taken only with the ids Daraja gave this query (see b2cResultOutcome): the caller records them.
       const conversationId = str(res.body.ConversationID);
       const originatorConversationId = str(res.body.OriginatorConversationID);
+      const request = row.providerReference === row.merchantReference ? { request: requestOf(row) } : {};
       return {
         state: 'pending',
         reference: row.providerReference,
-        ...(conversationId && originatorConversationId ? { facts: { statusQuery: { conversationId, originatorConversationId } } } : {}),
+        ...(conversationId && originatorConversationId
+          ? { facts: { statusQuery: { conversationId, originatorConversationId }, ...request } }
+          : {}),
       };
     }
     const error = refusal(res, 'status query');

@@ -77,9 +77,18 @@ export function jengaSignedText(kind: JengaTransferKind, b: JengaTransferBody): 
 
 export const signJenga = (key: KeyObject | string, text: string): string => createSign('RSA-SHA256').update(text).sign(key, 'base64');
 
-/** Jenga wants a 12-digit numeric reference; ours is derived from the order id, so a resubmission reuses it. */
-export const jengaReference = (orderId: string): string =>
-  (BigInt(`0x${orderId.replace(/-/g, '')}`) % 10n ** 12n).toString().padStart(12, '0');
+/**
+ * Jenga wants a 12-digit numeric reference. Ours is a number Paygate hands out once (a database sequence),
+ * recorded on the order before the transfer is first sent, so no two transfers ever share one and every
+ * resubmission of a transfer repeats its own.
+ */
+export function jengaReference(serial: string): string {
+  if (!/^\d{1,12}$/.test(serial)) throw new RailError('invalid_reference', `no 12-digit Jenga reference from ${serial}`, false);
+  return serial.padStart(12, '0');
+}
+
+/** Jenga's answer to a transfer whose reference it already has: the earlier request was received. */
+const DUPLICATE = /duplicate|already (been )?(processed|exists|used)/i;
 
 export class JengaConnector implements RailConnector, Balances, Statements {
   readonly name = 'jenga';
@@ -114,13 +123,22 @@ export class JengaConnector implements RailConnector, Balances, Statements {
     );
   }
 
-  private refusal(res: { status: number; body: Record<string, unknown> }, what: string): RailError {
+  /**
+   * Jenga's refusal as a RailError. For a transfer (`sending`), a 5xx may come after the bank executed it
+   * (its outcome is unknown), and a refusal as a duplicate means an earlier request with the reference was
+   * received: both are asked about, never read as the transfer's failure.
+   */
+  private refusal(res: { status: number; body: Record<string, unknown> }, what: string, sending = false): RailError {
     const message = str(res.body.message) ?? `HTTP ${res.status}`;
     const code = str(res.body.code);
     if (/signature/i.test(message))
       return new RailError('signature_rejected', `Jenga rejected our request signature: ${message}`, false, code);
+    if (sending && DUPLICATE.test(message)) {
+      return new RailError('duplicate_request', `Jenga already has this transfer: ${message}`, false, code, 'duplicate');
+    }
     if (res.status >= 500 || res.status === 429 || res.status === 401) {
-      return new RailError('provider_unavailable', `Jenga could not ${what} now: ${message}`, true, code);
+      const unknown = sending && res.status >= 500;
+      return new RailError('provider_unavailable', `Jenga could not ${what} now: ${message}`, true, code, unknown ? 'unknown' : 'refused');
     }
     if (/insufficient/i.test(message)) return new RailError('insufficient_funds', message, false, code);
     if (/account/i.test(message)) return new RailError('account_not_found', `the beneficiary bank reports: ${message}`, false, code);
@@ -136,7 +154,10 @@ export class JengaConnector implements RailConnector, Balances, Statements {
   async submit(s: RailSubmission): Promise<RailAccepted> {
     if (s.method === 'crypto') throw new RailError('method_unavailable', 'the bank does not carry crypto transfers', false);
     const kind = this.routeOf(s);
-    const reference = jengaReference(s.orderId);
+    const reference = s.reference;
+    if (!reference || !/^\d{12}$/.test(reference)) {
+      throw new RailError('invalid_reference', 'a Jenga transfer needs the 12-digit reference recorded for it', false);
+    }
     const d = s.destination;
     const body: JengaTransferBody = {
       source: { countryCode: this.options.countryCode, name: this.options.accountName, accountNumber: this.options.accountNumber },
@@ -161,7 +182,11 @@ export class JengaConnector implements RailConnector, Balances, Statements {
     };
     const res = await this.call('POST', JENGA_PATHS[kind], jengaSignedText(kind, body), body);
     if (res.status === 200 || res.status === 201) return { reference };
-    throw this.refusal(res, 'send the money');
+    throw this.refusal(res, 'send the money', true);
+  }
+
+  clientReference(_orderId: string, serial: string): string {
+    return jengaReference(serial);
   }
 
   async status(reference: string): Promise<RailStatus> {

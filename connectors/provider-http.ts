@@ -1,6 +1,10 @@
 import { RailError } from './types';
 
-/** JSON over HTTP to a provider, with a timeout; network failures are retryable rail errors. */
+/**
+ * JSON over HTTP to a provider, with a timeout; network failures are retryable rail errors. A request that
+ * may have reached the provider (a timeout, a dropped connection) has an `unknown` outcome; one whose
+ * connection was refused never left.
+ */
 export async function providerRequest(
   fetchImpl: typeof fetch,
   provider: string,
@@ -16,7 +20,14 @@ export async function providerRequest(
       signal: AbortSignal.timeout(init.timeoutMs ?? 15_000),
     });
   } catch (err) {
-    throw new RailError('provider_unavailable', `${provider} did not answer: ${(err as Error).message}`, true);
+    const never = (err as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
+    throw new RailError(
+      'provider_unavailable',
+      `${provider} did not answer: ${(err as Error).message}`,
+      true,
+      undefined,
+      never ? 'refused' : 'unknown',
+    );
   }
   const text = await res.text();
   let body: Record<string, unknown> = {};
@@ -60,7 +71,15 @@ export class ProviderClient {
 
   async accessToken(): Promise<string> {
     if (this.token && this.token.expiresAt > Date.now()) return this.token.value;
-    this.token = await this.fetchToken(this);
+    try {
+      this.token = await this.fetchToken(this);
+    } catch (err) {
+      // Without a token the request itself never left: whatever happened to the token's, it was not taken.
+      if (err instanceof RailError && err.outcome !== 'refused') {
+        throw new RailError(err.failureCode, err.message, err.retryable, err.providerCode, 'refused');
+      }
+      throw err;
+    }
     return this.token.value;
   }
 

@@ -20,6 +20,12 @@ export interface RailSubmission {
   direction?: 'payout' | 'collection';
   /** How a bank transfer travels, when the order chose it; the rail picks one from the destination otherwise. */
   route?: BankRoute;
+  /**
+   * The reference the rail will see, recorded by the caller before the request leaves (`clientReference`
+   * of the connector, else the order id) and the same on every resubmission, so that the rail can tell a
+   * repeat and Paygate can ask about it when the answer is lost.
+   */
+  reference?: string;
 }
 
 /** The kinds of request a rail answers later, at a URL we gave it (M-Pesa: an STK Push, a B2C payout). */
@@ -54,13 +60,30 @@ export type RailOutcome =
  */
 export type RailStatusFacts =
   | { result: { resultCode: string; resultDesc: string | null } }
-  | { statusQuery: { conversationId: string; originatorConversationId: string } };
+  | {
+      statusQuery: { conversationId: string; originatorConversationId: string };
+      /**
+       * A request to record as the one the query asks about, when none was (the submission's answer was
+       * lost), so that the query's answer has a request to resolve.
+       */
+      request?: RailRequest;
+    };
 
 export type RailStatus = (RailOutcome | { state: 'pending'; reference: string }) & { facts?: RailStatusFacts };
 
 /**
+ * What a failed request tells about the transfer: `refused`, the rail definitely did not take it (a
+ * validation error, busy, maintenance, a request that never left); `unknown`, it may have been executed (a
+ * timeout, a dropped connection, a 5xx); `duplicate`, the rail refused it as a repeat of one it already has,
+ * which means an earlier request was received. Only `refused` lets a payment fail: the others are asked
+ * about until the rail answers (docs/payments.md#unknown-outcomes).
+ */
+export type RailErrorOutcome = 'refused' | 'unknown' | 'duplicate';
+
+/**
  * A rail refused or could not take a transfer. `retryable` errors (provider busy, maintenance, network)
- * are retried by the activity's retry policy; the others fail the payment with `failureCode`.
+ * are retried by the activity's retry policy; the others fail the payment with `failureCode`, unless
+ * `outcome` says the transfer may have happened.
  */
 export class RailError extends Error {
   constructor(
@@ -68,6 +91,7 @@ export class RailError extends Error {
     message: string,
     readonly retryable: boolean,
     readonly providerCode?: string,
+    readonly outcome: RailErrorOutcome = 'refused',
   ) {
     super(message);
     this.name = retryable ? 'RailUnavailable' : 'RailRejected';
@@ -81,6 +105,11 @@ export interface RailStatusHint {
   since?: number;
   /** The request as the caller recorded it, with its result once one came; rails that answer later need it. */
   request?: RecordedRailRequest;
+  /**
+   * The submission's answer never came (a timeout, a 5xx, a refusal as a duplicate): `reference` is our own
+   * (the submission's `reference`), not the rail's, and the transfer is looked up by it.
+   */
+  referenceIsOurs?: boolean;
 }
 
 export interface RecordedRailRequest extends RailRequest {
@@ -98,6 +127,11 @@ export interface RecordedRailRequest extends RailRequest {
 export interface Payouts {
   readonly name: string;
   submit(submission: RailSubmission): Promise<RailAccepted>;
+  /**
+   * The reference the rail will see for an order's transfer, given a number never handed out before: for
+   * rails whose reference is ours to choose in their own format. Without it, the order id is the reference.
+   */
+  clientReference?(orderId: string, serial: string): string;
 }
 
 /** Ask what became of a transfer; `hint` narrows the provider-side lookup where a provider needs it. */

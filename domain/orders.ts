@@ -8,7 +8,7 @@ export const TERMINAL_STATUSES: readonly OrderStatus[] = ['completed', 'rejected
  * What an order event records: a status the order moved to, or `overdue` — the rail gave no definite answer
  * by the settle deadline, so the order stays `processing` with its hold while the workflow keeps asking.
  */
-export type OrderEventKind = OrderStatus | 'overdue';
+export type OrderEventKind = OrderStatus | 'overdue' | 'outcome_unknown';
 
 export const PAYMENT_METHODS = ['bank_transfer', 'mobile_money', 'crypto', 'p2p'] as const;
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];

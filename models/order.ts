@@ -20,6 +20,15 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
   declare railReference: CreationOptional<string | null>;
   /** The connector the order was submitted on (`sandbox`, `jenga`, `daraja`, `ccxt`); null before submission. */
   declare rail: CreationOptional<string | null>;
+  /** The reference the rail sees for the order's transfer, chosen and recorded before it is first sent. */
+  declare railClientReference: CreationOptional<string | null>;
+  /**
+   * What became of the last request sent to the rail: `sending` (a request left and its outcome is not known
+   * yet), `refused` (the rail definitely did not take it), `accepted`. Null before any request left.
+   */
+  declare railSubmission: CreationOptional<'sending' | 'refused' | 'accepted' | null>;
+  /** When the first request left for the rail. */
+  declare railSentAt: CreationOptional<Date | null>;
   /** Bank transfers: how the money leaves the primary bank (`internal`, `pesalink`, `rtgs`). */
   declare route: CreationOptional<BankRoute | null>;
   declare workflowId: string;
@@ -58,6 +67,9 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
         failureReason: { type: DataTypes.TEXT, allowNull: true },
         railReference: { type: DataTypes.TEXT, allowNull: true },
         rail: { type: DataTypes.TEXT, allowNull: true },
+        railClientReference: { type: DataTypes.TEXT, allowNull: true },
+        railSubmission: { type: DataTypes.TEXT, allowNull: true },
+        railSentAt: { type: DataTypes.DATE, allowNull: true },
         route: { type: DataTypes.TEXT, allowNull: true },
         workflowId: { type: DataTypes.TEXT, allowNull: false },
         workflowStartedAt: { type: DataTypes.DATE, allowNull: true },

@@ -241,6 +241,10 @@ const settings = z.object({
     settleTimeoutMs: fromEnv('PAYMENT_SETTLE_TIMEOUT_MS', intFrom(15 * 60 * 1000, 100)),
     maxPollIntervalMs: fromEnv('PAYMENT_POLL_MAX_INTERVAL_MS', intFrom(60_000, 10)),
   }),
+  unresolvedPayouts: z.object({
+    /** After this long without a definite answer from its rail, a payment is listed for operators. */
+    afterMs: fromEnv('PAYMENT_UNRESOLVED_AFTER_MS', intFrom(24 * 3600 * 1000, 0)),
+  }),
   sandbox: z.object({
     callbackDelayMs: fromEnv('SANDBOX_CALLBACK_DELAY_MS', intFrom(300)),
     callbackSecret: fromEnv('SANDBOX_CALLBACK_SECRET', z.string().min(16).default(DEV_SANDBOX_CALLBACK_SECRET)),

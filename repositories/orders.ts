@@ -140,9 +140,91 @@ export async function markOverdue(orderId: string, reason: string, tx: Transacti
   if (flagged > 0) await recordOrderEvent(orderId, 'overdue', reason, tx);
 }
 
+/** A `processing` order whose submission's outcome is unknown: an `outcome_unknown` event, once. */
+export async function recordOutcomeUnknown(orderId: string, reason: string, tx: Transaction): Promise<void> {
+  await recordOrderEvent(orderId, 'outcome_unknown', reason, tx);
+}
+
 /** The connector an order is submitted on, recorded before the rail can answer (a callback is taken only from it). */
 export async function recordRail(orderId: string, rail: string): Promise<void> {
   await queryRows('UPDATE orders SET rail = $2, updated_at = now() WHERE id = $1', [orderId, rail]);
+}
+
+/** What became of the last request sent to a rail (see `Order.railSubmission`). */
+export type RailSubmissionState = 'sending' | 'refused' | 'accepted';
+
+/** The next number of the rails that take a reference of our choosing; never handed out twice. */
+export async function nextRailSerial(): Promise<string> {
+  const [row] = await queryRows<{ serial: string }>(`SELECT nextval('rail_reference_serials')::text AS serial`, []);
+  return row.serial;
+}
+
+/**
+ * Record that a request for the order is leaving for `rail`, before it leaves: the rail, the reference it
+ * will see (`reference` is recorded only when none is yet, so a resubmission reuses the first), the time the
+ * first one left, and `sending`. Returns the reference the request must carry and the state before this
+ * request (`sending` when an earlier request's outcome is still unknown). A reference some other order
+ * already holds on the rail is refused by the database (a unique violation the caller retries with another).
+ */
+export async function beginRailSubmission(
+  orderId: string,
+  rail: string,
+  reference: string,
+): Promise<{ reference: string; previous: RailSubmissionState | null }> {
+  const [row] = await queryRows<{ reference: string; previous: RailSubmissionState | null }>(
+    `WITH previous AS (SELECT rail_submission FROM orders WHERE id = $1 FOR UPDATE)
+     UPDATE orders SET rail = $2, rail_client_reference = coalesce(rail_client_reference, $3), rail_submission = 'sending',
+            rail_sent_at = coalesce(rail_sent_at, now()), updated_at = now()
+      WHERE id = $1
+     RETURNING rail_client_reference AS reference, (SELECT rail_submission FROM previous) AS previous`,
+    [orderId, rail, reference],
+  );
+  // No such order (a request made outside a payment): nothing to record, and no earlier request.
+  return row ?? { reference, previous: null };
+}
+
+/** What became of the request that left: `refused` only moves a `sending` request (an unknown is never downgraded by the caller's choice). */
+export async function recordRailSubmission(orderId: string, state: RailSubmissionState, tx?: Transaction): Promise<void> {
+  await queryRows('UPDATE orders SET rail_submission = $2, updated_at = now() WHERE id = $1', [orderId, state], tx);
+}
+
+/** A `processing` order with no definite answer from its rail, listed for operators. */
+export interface UnresolvedPayoutRow {
+  id: string;
+  user_id: string;
+  method: string;
+  amount_minor: string;
+  currency: string;
+  rail: string;
+  rail_client_reference: string | null;
+  rail_reference: string | null;
+  rail_submission: RailSubmissionState;
+  rail_sent_at: Date;
+  /** `rail_sent_at` in microseconds since the epoch: the exact keyset position. */
+  sent_at_us: string;
+  overdue_at: Date | null;
+  created_at: Date;
+}
+
+/**
+ * Orders still `processing` whose first request left for the rail before `sentBefore`, oldest first (keyset
+ * on the microsecond it left and the id).
+ */
+export async function unresolvedPayouts(
+  q: { sentBefore: Date; after: { sentAtUs: string; id: string } | null },
+  limit: number,
+): Promise<UnresolvedPayoutRow[]> {
+  return queryRows<UnresolvedPayoutRow>(
+    `SELECT id, user_id, method, amount_minor::text AS amount_minor, currency, rail, rail_client_reference, rail_reference,
+            rail_submission, rail_sent_at, overdue_at, created_at,
+            ((extract(epoch FROM rail_sent_at) * 1000000)::numeric(20, 0))::text AS sent_at_us
+       FROM orders
+      WHERE status = 'processing' AND rail_sent_at IS NOT NULL AND rail_sent_at < $1
+        AND ($2::bigint IS NULL OR (rail_sent_at, id) > (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
+      ORDER BY rail_sent_at, id
+      LIMIT $4`,
+    [q.sentBefore, q.after?.sentAtUs ?? null, q.after?.id ?? null, limit],
+  );
 }
 
 /** The rail's reference for an accepted submission. */

@@ -44,7 +44,10 @@ export interface PaymentAccepted {
 }
 
 export interface OrderEventView {
-  /** The status the order moved to, or `overdue`: no definite answer from the rail by the settle deadline. */
+  /**
+   * The status the order moved to, or `overdue` (no definite answer from the rail by the settle deadline),
+   * or `outcome_unknown` (the rail's answer to the transfer was lost: the hold is kept and the rail asked).
+   */
   status: OrderEventKind;
   at: string;
   detail: string | null;

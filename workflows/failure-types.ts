@@ -9,6 +9,11 @@
 export const RAIL_REJECTED = 'RailRejected';
 /** The rail is busy, down or unreachable: retried by the activity's preset. */
 export const RAIL_UNAVAILABLE = 'RailUnavailable';
+/**
+ * The rail may have the transfer, and sending it again cannot tell (it refused a repeat as a duplicate):
+ * final for the submission, which the workflow follows by asking the rail, never by failing the payment.
+ */
+export const RAIL_OUTCOME_UNKNOWN = 'RailOutcomeUnknown';
 /** The database refused a hold the payer's wallet cannot cover: final, nothing moved. */
 export const INSUFFICIENT_FUNDS = 'InsufficientFunds';
 

@@ -9,9 +9,9 @@ import {
 } from '@temporalio/workflow';
 import type { PaymentActivities } from './activities';
 import { LOCAL_DB_STEP, RAIL_CALL } from './presets';
-import { INSUFFICIENT_FUNDS } from './failure-types';
+import { INSUFFICIENT_FUNDS, RAIL_OUTCOME_UNKNOWN, RAIL_REJECTED } from './failure-types';
 import { admitOrder, orderRun, type OrderRun } from './admission';
-import { awaitRailOutcome, failureOf, failureOfType, type Failure } from './outcome';
+import { awaitRailOutcome, failureOf, failureOfType, type Failure, type PolledStatus } from './outcome';
 import { railOutcomeSignal, type PaymentResult, type PaymentWorkflowInput, type RailOutcomeSignal } from './shared';
 import { PAYGATE_ORDER_ID, PAYGATE_OVERDUE } from './search-attributes';
 
@@ -57,9 +57,17 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
       await rail.submitToRail({ orderId });
     } catch (err) {
       const failure = failureOf(err);
-      log.warn('rail refused the payment', { orderId, ...failure });
-      await compensateAndFail(orderId, failure);
-      return finished(run, 'failed', { orderId, status: 'failed', failureCode: failure.failureCode });
+      if (await refusedForSure(orderId, err)) {
+        log.warn('rail refused the payment', { orderId, ...failure });
+        await compensateAndFail(orderId, failure);
+        return finished(run, 'failed', { orderId, status: 'failed', failureCode: failure.failureCode });
+      }
+      // The transfer may have been executed: the hold stays, and the rail is asked until it answers.
+      log.warn('the rail’s answer to the payment is unknown; asking it', { orderId, ...failure });
+      await db.noteOutcomeUnknown({
+        orderId,
+        reason: `the rail’s answer was lost (${failure.reason}); the hold is kept and the rail is asked until it answers`,
+      });
     }
   }
 
@@ -97,6 +105,19 @@ async function holdOrRefuse(orderId: string): Promise<Failure | undefined> {
   }
 }
 
+/**
+ * Whether a failed submission is a definite refusal, so the payment may fail: the rail refused the first
+ * request, or no request ever reached it (every one was refused, or none left). A submission whose outcome is
+ * unknown (a lost answer, exhausted retries after a request left, a worker gone mid-call, a refusal as a
+ * duplicate) is not: docs/payments.md#unknown-outcomes.
+ */
+async function refusedForSure(orderId: string, err: unknown): Promise<boolean> {
+  if (failureOfType(err, RAIL_REJECTED)) return true;
+  if (failureOfType(err, RAIL_OUTCOME_UNKNOWN)) return false;
+  const state = await db.railSubmissionOf({ orderId });
+  return state === 'unsent' || state === 'refused';
+}
+
 /** A held payment that will not settle: the compensation is decided here — give the hold back, then fail the order. */
 async function compensateAndFail(orderId: string, failure: Failure): Promise<void> {
   await db.releaseHold({ orderId });
@@ -114,7 +135,7 @@ function awaitOutcome(input: PaymentWorkflowInput, signalled: () => RailOutcomeS
   const deadline = input.resume?.deadline ?? Date.now() + input.settleTimeoutMs;
   return awaitRailOutcome({
     signalled,
-    poll: () => rail.pollRail({ orderId }),
+    poll: () => askTheRail(orderId),
     deadline,
     waitMs: input.resume?.waitMs ?? input.pollAfterMs,
     maxIntervalMs: input.maxPollIntervalMs ?? MAX_POLL_INTERVAL_MS,
@@ -133,6 +154,20 @@ function awaitOutcome(input: PaymentWorkflowInput, signalled: () => RailOutcomeS
       });
     },
   });
+}
+
+/**
+ * The rail's answer to a poll. A poll that fails, even after its retries (the rail down for a while, a
+ * status query refused), is not an answer: the order stays as it is and the rail is asked again at the next
+ * interval.
+ */
+async function askTheRail(orderId: string): Promise<PolledStatus> {
+  try {
+    return await rail.pollRail({ orderId });
+  } catch (err) {
+    log.warn('the rail could not be asked; asking again later', { orderId, ...failureOf(err) });
+    return { state: 'pending', reference: '' };
+  }
 }
 
 /** The order is overdue: recorded on the order (event, `overdue_at`) and, when the run carries them, in its search attributes. */

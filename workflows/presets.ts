@@ -1,12 +1,12 @@
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
-import { RAIL_REJECTED } from './failure-types';
+import { RAIL_OUTCOME_UNKNOWN, RAIL_REJECTED } from './failure-types';
 
 /**
  * Named timeout and retry presets for every activity the workflows run.
  *
  * `LOCAL_DB_STEP`: quick, idempotent writes to Paygate's own Postgres, run as local activities — they take
  * milliseconds and are keyed on a business id, so re-running one after a worker crash is harmless.
- * `RAIL_CALL`: calls to the outside world through the task queue; a `RailRejected` failure is final. The
+ * `RAIL_CALL`: calls to the outside world through the task queue; `RailRejected` and `RailOutcomeUnknown` failures are final. The
  * activity heartbeats every second while the provider answers (workflows/activities/heartbeat.ts), so a
  * worker that dies mid-call is noticed after `heartbeatTimeout` and the call retried on another worker within
  * seconds; the start-to-close timeout only bounds a provider that is slow to answer. (The SDK sends at most
@@ -27,7 +27,7 @@ export const RAIL_CALL = {
     backoffCoefficient: 2,
     maximumInterval: '10s',
     maximumAttempts: 5,
-    nonRetryableErrorTypes: [RAIL_REJECTED],
+    nonRetryableErrorTypes: [RAIL_REJECTED, RAIL_OUTCOME_UNKNOWN],
   },
 } satisfies ActivityOptions;
 

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { startFakeServer, type FakeRequest, type FakeServer } from './http';
+import { noFaults, startFakeServer, type FakeFaults, type FakeRequest, type FakeServer } from './http';
 
 /**
  * A local Binance, for the calls ccxt's `binance` makes when Paygate withdraws: the exchange and currency
@@ -75,6 +75,8 @@ export interface FakeBinance extends FakeServer {
   /** Every signed call: its path and whether the signature verified. */
   signed: { path: string; valid: boolean }[];
   setSecret(secret: string): void;
+  /** A test's failures: a withdrawal applied and then its answer lost or a 5xx; a repeated `withdrawOrderId` refused. */
+  faults: FakeFaults;
 }
 
 const COINS: { coin: string; name: string; networks: { network: string; name: string; fee: string; min: string }[] }[] = [
@@ -99,6 +101,7 @@ const STATUS_COMPLETED = 6;
 export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinance> {
   let secret = o.secret;
   const withdrawals: FakeWithdrawal[] = [];
+  const faults = noFaults();
   const deposits: FakeDeposit[] = [];
   const depositAddress = (coin: string, network?: string) => {
     const on = network ?? COINS.find((c) => c.coin === coin)?.networks[0].network ?? 'ETH';
@@ -216,6 +219,7 @@ export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinan
       if (!(amount > 0)) return Promise.resolve(problem(400, -4005, 'Invalid amount.'));
       const withdrawOrderId = params.get('withdrawOrderId') ?? undefined;
       const again = withdrawOrderId ? withdrawals.find((w) => w.withdrawOrderId === withdrawOrderId) : undefined;
+      if (again && faults.refuseDuplicates) return Promise.resolve(problem(400, -4111, 'withdrawOrderId is duplicated.'));
       if (again) return Promise.resolve({ status: 200, body: { id: again.id } });
       const free = balances.get(coin) ?? 0;
       if (amount > free) return Promise.resolve(problem(400, -4026, 'You have insufficient balance.'));
@@ -231,6 +235,9 @@ export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinan
         fail: address.endsWith('FAIL'),
       };
       withdrawals.push(w);
+      const fault = faults.afterExecuting.shift();
+      if (fault === 'drop') return Promise.resolve({ status: 0, drop: true });
+      if (fault === '5xx') return Promise.resolve({ status: 503 });
       return Promise.resolve({ status: 200, body: { id: w.id } });
     }
     if (route === 'GET /sapi/v1/capital/withdraw/history') {
@@ -328,5 +335,15 @@ export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinan
     }
     return Promise.resolve(problem(404, -1100, `Unknown endpoint ${route}`));
   });
-  return { ...server, withdrawals, deposits, deposit, depositAddress, accountBalance, signed, setSecret: (next) => (secret = next) };
+  return {
+    ...server,
+    withdrawals,
+    deposits,
+    deposit,
+    depositAddress,
+    accountBalance,
+    signed,
+    setSecret: (next) => (secret = next),
+    faults,
+  };
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { startFakeServer, type FakeRequest, type FakeServer } from './http';
+import { noFaults, startFakeServer, type FakeFaults, type FakeRequest, type FakeServer } from './http';
 
 /**
  * A local Daraja: OAuth client-credentials tokens (checks the Basic credentials); B2C payouts (checks the
@@ -11,6 +11,10 @@ import { startFakeServer, type FakeRequest, type FakeServer } from './http';
  * 254700000017/26 are busy on the first request; 254700000999 never sends its result or callback. A wrong
  * initiator or credential is accepted and then answered ResultCode 2001, as Daraja does. A request without
  * a valid phone number is refused, as Daraja refuses it.
+ *
+ * `faults` switches a test's B2C failures on: a payout taken and then its acknowledgement lost or a 500, and
+ * a repeated OriginatorConversationID refused as a duplicate; `statusQueryError` makes the Transaction Status
+ * query itself fail (its result's own ResultCode, e.g. 2001 for a bad initiator), saying nothing of the payout.
  */
 export interface FakeDarajaOptions {
   consumerKey: string;
@@ -66,6 +70,7 @@ export interface FakeDaraja extends FakeServer {
     confirmation: unknown;
     body: Record<string, unknown>;
   }>;
+  faults: FakeFaults & { statusQueryError: { code: number; desc: string } | undefined };
   /** POST a confirmation body again, as M-Pesa does when it did not see our answer. */
   confirmAgain(body: Record<string, unknown>): Promise<unknown>;
 }
@@ -81,6 +86,7 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
   const calls: FakeDaraja['calls'] = [];
   let c2b: FakeDaraja['c2b'];
   const silentPhones = new Set([SILENT]);
+  const faults: FakeDaraja['faults'] = { ...noFaults(), statusQueryError: undefined };
   const error = (status: number, errorCode: string, errorMessage: string) => ({
     status,
     body: { requestId: randomBytes(6).toString('hex'), errorCode, errorMessage },
@@ -165,26 +171,39 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
     },
   });
 
-  /** The Transaction Status query's `Result`: ResultCode 0 and TransactionStatus, or the payout's failure. */
-  const statusResult = (p: Payout, query: { ConversationID: string; OriginatorConversationID: string }) => ({
-    Result: {
-      ResultType: 0,
-      ResultCode: p.resultCode === '0' ? 0 : Number(p.resultCode),
-      ResultDesc: p.resultCode === '0' ? 'The service request is processed successfully.' : resultDesc(p.resultCode),
-      // The ids of the query it answers, as its synchronous answer gave them.
-      OriginatorConversationID: query.OriginatorConversationID,
-      ConversationID: query.ConversationID,
-      TransactionID: p.receipt,
-      ResultParameters: {
-        ResultParameter: [
-          { Key: 'ReceiptNo', Value: p.receipt },
-          { Key: 'TransactionStatus', Value: p.resultCode === '0' ? 'Completed' : 'Failed' },
-          { Key: 'Amount', Value: p.amount },
-          { Key: 'ReasonType', Value: 'Salary Payment via API' },
-        ],
+  /**
+   * The Transaction Status query's `Result`: its own ResultCode is the query's (0, it worked), the payout's
+   * status and code are among its parameters. With `statusQueryError`, the query fails on its own.
+   */
+  const statusResult = (p: Payout, query: { ConversationID: string; OriginatorConversationID: string }) => {
+    const failed = faults.statusQueryError;
+    if (failed) {
+      return {
+        Result: { ResultType: 0, ResultCode: failed.code, ResultDesc: failed.desc, ...query, TransactionID: '' },
+      };
+    }
+    return {
+      Result: {
+        ResultType: 0,
+        ResultCode: 0,
+        ResultDesc: 'The service request is processed successfully.',
+        // The ids of the query it answers, as its synchronous answer gave them.
+        OriginatorConversationID: query.OriginatorConversationID,
+        ConversationID: query.ConversationID,
+        TransactionID: p.receipt,
+        ResultParameters: {
+          ResultParameter: [
+            { Key: 'ReceiptNo', Value: p.receipt },
+            { Key: 'TransactionStatus', Value: p.resultCode === '0' ? 'Completed' : 'Failed' },
+            { Key: 'ReasonCode', Value: Number(p.resultCode) },
+            { Key: 'TransactionReason', Value: resultDesc(p.resultCode) },
+            { Key: 'Amount', Value: p.amount },
+            { Key: 'ReasonType', Value: 'Salary Payment via API' },
+          ],
+        },
       },
-    },
-  });
+    };
+  };
 
   const server = await startFakeServer((req) => {
     const body = req.json<Record<string, unknown>>();
@@ -233,10 +252,16 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
         settlesAt: Date.now() + (o.callbackDelayMs ?? 100),
         resultUrl: body.ResultURL,
       };
+      if (again && faults.refuseDuplicates) {
+        return Promise.resolve(error(409, '409.001.01', 'Duplicate OriginatorConversationID'));
+      }
       if (!again) {
         payouts.set(payout.conversation, payout);
         if (!silentPhones.has(phone)) setTimeout(() => void post(payout.resultUrl, payoutResult(payout)), o.callbackDelayMs ?? 100).unref();
       }
+      const fault = again ? undefined : faults.afterExecuting.shift();
+      if (fault === 'drop') return Promise.resolve({ status: 0, drop: true });
+      if (fault === '5xx') return Promise.resolve(error(500, '500.003.02', 'Internal Server Error'));
       return Promise.resolve({
         status: 200,
         body: {
@@ -398,5 +423,6 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
     },
     payBill,
     confirmAgain,
+    faults,
   };
 }

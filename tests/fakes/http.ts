@@ -18,7 +18,23 @@ export interface FakeRequest {
   json<T>(): T;
 }
 
-export type FakeHandler = (req: FakeRequest) => Promise<{ status: number; body?: unknown; headers?: Record<string, string> }>;
+/** A fake's answer; `drop` closes the connection without answering, as a lost answer or a timeout looks to the caller. */
+export type FakeHandler = (
+  req: FakeRequest,
+) => Promise<{ status: number; body?: unknown; headers?: Record<string, string>; drop?: boolean }>;
+
+/**
+ * Failures a provider fake can be switched into by a test: the next transfer requests are executed and then
+ * answered with each fault queued (`drop`: the connection is closed, the answer lost; `5xx`: a server
+ * error), and with `refuseDuplicates` a repeated reference is refused as a duplicate (else it is answered as
+ * the first was).
+ */
+export interface FakeFaults {
+  afterExecuting: ('drop' | '5xx')[];
+  refuseDuplicates: boolean;
+}
+
+export const noFaults = (): FakeFaults => ({ afterExecuting: [], refuseDuplicates: false });
 
 export async function startFakeServer(handler: FakeHandler): Promise<FakeServer> {
   const server: Server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -38,6 +54,10 @@ export async function startFakeServer(handler: FakeHandler): Promise<FakeServer>
       };
       handler(request).then(
         (answer) => {
+          if (answer.drop) {
+            req.socket.destroy();
+            return;
+          }
           res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
           res.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
         },

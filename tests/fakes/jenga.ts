@@ -1,12 +1,13 @@
 import { createVerify, randomBytes, type KeyObject } from 'node:crypto';
 import { JENGA_PATHS, jengaSignedText, type JengaTransferBody, type JengaTransferKind } from '../../connectors/jenga';
-import { startFakeServer, type FakeServer } from './http';
+import { noFaults, startFakeServer, type FakeFaults, type FakeServer } from './http';
 
 /**
  * A local Jenga (Equity Bank): merchant token (Api-Key header, merchantCode + consumerSecret), and every
  * protected call checked against the bearer token and the RSA `signature` over the documented fields with
  * the merchant's registered public key. Transfers to an account ending 0000 are refused; an amount with .13
- * cents is accepted and then FAILED for insufficient funds.
+ * cents is accepted and then FAILED for insufficient funds. `faults` switches a test's failures on: a
+ * transfer executed and then its answer lost or a 500, and a repeated reference refused as a duplicate (409).
  */
 export interface FakeJengaOptions {
   apiKey: string;
@@ -23,6 +24,7 @@ export interface FakeJenga extends FakeServer {
   transfers: Map<string, { kind: JengaTransferKind; body: JengaTransferBody; status: 'SUCCESS' | 'FAILED' }>;
   /** Money arrives on the account: a credit line appears on the statement (newest first), and stays there. */
   credit(line: { reference: string; amount: string; description: string }): void;
+  faults: FakeFaults;
 }
 
 const fail = (status: number, code: number, message: string) => ({ status, body: { status: false, code, message } });
@@ -32,6 +34,7 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
   const tokens = new Set<string>();
   const calls: FakeJenga['calls'] = [];
   const transfers: FakeJenga['transfers'] = new Map();
+  const faults = noFaults();
   const statement = [
     {
       date: '2026-11-20T09:00:00',
@@ -84,7 +87,11 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
       if (body.destination.accountNumber?.endsWith('0000')) return Promise.resolve(fail(400, 110005, 'Invalid destination account number'));
       const cents = body.transfer.amount.split('.')[1] ?? '';
       const existing = transfers.get(body.transfer.reference);
+      if (existing && faults.refuseDuplicates) return Promise.resolve(fail(409, 110011, 'Duplicate transaction reference'));
       if (!existing) transfers.set(body.transfer.reference, { kind, body, status: cents.startsWith('13') ? 'FAILED' : 'SUCCESS' });
+      const fault = existing ? undefined : faults.afterExecuting.shift();
+      if (fault === 'drop') return Promise.resolve({ status: 0, drop: true });
+      if (fault === '5xx') return Promise.resolve(fail(500, 500, 'Internal server error'));
       return Promise.resolve({
         status: 200,
         body: {
@@ -156,5 +163,5 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
   const credit: FakeJenga['credit'] = (line) => {
     statement.unshift({ date: new Date().toISOString().slice(0, 19), chequeNumber: null, type: 'Credit', ...line });
   };
-  return { ...server, calls, transfers, setPublicKey: (key) => (publicKey = key), credit };
+  return { ...server, calls, transfers, setPublicKey: (key) => (publicKey = key), credit, faults };
 }

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { expect } from 'chai';
-import { INSUFFICIENT_FUNDS, RAIL_REJECTED } from '../../workflows/failure-types';
+import { INSUFFICIENT_FUNDS, RAIL_OUTCOME_UNKNOWN, RAIL_REJECTED, RAIL_UNAVAILABLE } from '../../workflows/failure-types';
 import { railOutcomeSignal, screeningDecisionSignal, type PaymentResult, type PaymentWorkflowInput } from '../../workflows/shared';
 import { prepareWorkflows, runWorkflow, untilStage, type Mock, type Run } from './harness';
 
@@ -30,6 +30,8 @@ const happy = (over: Record<string, Mock> = {}): Record<string, Mock> => ({
   settlePayment: () => undefined,
   releaseHold: () => undefined,
   failOrder: () => undefined,
+  railSubmissionOf: () => 'accepted',
+  noteOutcomeUnknown: () => undefined,
   ...over,
 });
 
@@ -212,6 +214,98 @@ describe('workflow unit: payment', function () {
       expect(calls.filter((c) => c === 'flagOverdue')).to.have.length(1);
       expect(calls).to.not.include('releaseHold');
       expect(calls.at(-1)).to.equal('settlePayment');
+    });
+  });
+  describe('when the submission’s answer is lost after a request left (retries exhausted, timeouts)', () => {
+    it('then the hold is kept, the rail is asked, and its answer settles the order', async () => {
+      let calls: string[] = [];
+      const lost = () => {
+        throw ApplicationFailure.nonRetryable('Jenga did not answer: socket hang up', RAIL_UNAVAILABLE, {
+          failureCode: 'provider_unavailable',
+        });
+      };
+      const result = await payment(happy({ submitToRail: lost, railSubmissionOf: () => 'unknown' }), {}, async (run) => {
+        await run.result;
+        calls = run.calls;
+        expect(run.argOf('settlePayment')).to.deep.equal({ orderId: ORDER, reference: REFERENCE });
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(calls).to.deep.equal([
+        'screenPayment',
+        'checkLimits',
+        'holdFunds',
+        'submitToRail',
+        'railSubmissionOf',
+        'noteOutcomeUnknown',
+        'pollRail',
+        'settlePayment',
+      ]);
+    });
+
+    it('then a failure the rail answers later is the one that releases the hold', async () => {
+      let calls: string[] = [];
+      const lost = () => {
+        throw ApplicationFailure.nonRetryable('timed out', RAIL_UNAVAILABLE, { failureCode: 'provider_unavailable' });
+      };
+      const failed = () => ({ state: 'failed', reference: REFERENCE, failureCode: 'account_not_found', reason: 'no such account' });
+      const result = await payment(happy({ submitToRail: lost, railSubmissionOf: () => 'unknown', pollRail: failed }), {}, async (run) => {
+        await run.result;
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'account_not_found' });
+      expect(calls.slice(-3)).to.deep.equal(['pollRail', 'releaseHold', 'failOrder']);
+    });
+  });
+
+  describe('when the rail refuses a resubmission as a duplicate', () => {
+    it('then the rail is asked without reading the submission state, and the order settles', async () => {
+      let calls: string[] = [];
+      const duplicate = () => {
+        throw ApplicationFailure.nonRetryable('Jenga already has this transfer', RAIL_OUTCOME_UNKNOWN, {
+          failureCode: 'duplicate_request',
+        });
+      };
+      const result = await payment(happy({ submitToRail: duplicate }), {}, async (run) => {
+        await run.result;
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(calls).to.include('noteOutcomeUnknown');
+      expect(calls).to.not.include('railSubmissionOf');
+      expect(calls).to.not.include('releaseHold');
+    });
+  });
+
+  describe('when every submission was refused before the rail took it (maintenance, busy)', () => {
+    it('then the hold is released and the order fails, without asking the rail', async () => {
+      let calls: string[] = [];
+      const busy = () => {
+        throw ApplicationFailure.nonRetryable('in maintenance', RAIL_UNAVAILABLE, { failureCode: 'exchange_unavailable' });
+      };
+      const result = await payment(happy({ submitToRail: busy, railSubmissionOf: () => 'refused' }), {}, async (run) => {
+        await run.result;
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'exchange_unavailable' });
+      expect(calls.slice(-3)).to.deep.equal(['railSubmissionOf', 'releaseHold', 'failOrder']);
+      expect(calls).to.not.include('pollRail');
+    });
+  });
+
+  describe('when asking the rail fails, even after its retries', () => {
+    it('then the order keeps waiting and asks again, and the next answer settles it', async () => {
+      let polls = 0;
+      const pollRail = () => {
+        if (++polls < 3)
+          throw ApplicationFailure.nonRetryable('the status query failed', RAIL_UNAVAILABLE, { failureCode: 'provider_unavailable' });
+        return { state: 'succeeded', reference: REFERENCE };
+      };
+      const result = await payment(happy({ pollRail }), {}, async (run) => {
+        await run.result;
+        expect(run.calls).to.not.include('releaseHold');
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(polls).to.equal(3);
     });
   });
 });

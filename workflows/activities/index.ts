@@ -12,6 +12,7 @@ import {
   lockOrder,
   markLimitsChecked,
   markOverdue,
+  recordOutcomeUnknown,
   transitionOrder,
   type OrderRecord,
 } from '../../repositories/orders';
@@ -136,15 +137,35 @@ export function createActivities({ connectors, config }: ActivityDeps) {
       );
     },
 
+    /**
+     * Ask the rail what became of the order's transfer: by the rail's reference, or, when its answer to the
+     * submission was lost, by the reference recorded before sending (ours).
+     */
     async pollRail({ orderId }: OrderRef): Promise<RailStatus> {
       const order = await submittedOrder(orderId);
-      if (!order.railReference)
-        throw ApplicationFailure.nonRetryable('order was never submitted', RAIL_REJECTED, { failureCode: 'rail_error' });
-      const reference = order.railReference;
+      const reference = order.railReference ?? order.railClientReference;
+      if (!reference) throw ApplicationFailure.nonRetryable('order was never submitted', RAIL_REJECTED, { failureCode: 'rail_error' });
       const connector = connectorFor(order);
+      const hint = { currency: order.currency, since: order.createdAt.getTime(), orderId };
       return heartbeating(`polling ${orderId}`, () =>
-        askRail(connector, reference, { currency: order.currency, since: order.createdAt.getTime() }),
+        askRail(connector, reference, order.railReference ? hint : { ...hint, referenceIsOurs: true }),
       );
+    },
+
+    /**
+     * Whether a request for the order may have reached its rail: `unknown` when one left and no definite
+     * answer came (the rail must be asked), `refused` when the rail definitely took none, `accepted`, or
+     * `unsent` when none ever left.
+     */
+    async railSubmissionOf({ orderId }: OrderRef): Promise<'unsent' | 'refused' | 'unknown' | 'accepted'> {
+      const order = await submittedOrder(orderId);
+      if (order.railSubmission === 'sending') return 'unknown';
+      return order.railSubmission ?? 'unsent';
+    },
+
+    /** The submission's outcome is unknown: the order keeps its hold and the rail is asked, recorded as an event once. */
+    async noteOutcomeUnknown({ orderId, reason }: OrderRef & { reason: string }): Promise<void> {
+      await inTransaction((tx) => recordOutcomeUnknown(orderId, reason, tx));
     },
 
     /**

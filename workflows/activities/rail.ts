@@ -10,8 +10,14 @@ import {
   type StatusQueries,
 } from '../../connectors';
 import { recordDepositRailReference } from '../../repositories/deposits';
-import { recordRail, recordRailReference } from '../../repositories/orders';
-import { RAIL_REJECTED, RAIL_UNAVAILABLE } from '../failure-types';
+import {
+  beginRailSubmission,
+  nextRailSerial,
+  recordRailReference,
+  recordRailSubmission,
+  type RailSubmissionState,
+} from '../../repositories/orders';
+import { RAIL_OUTCOME_UNKNOWN, RAIL_REJECTED, RAIL_UNAVAILABLE } from '../failure-types';
 import { railRequestByReference, railRequestOf, recordRailRequest, recordStatusQuery, resolveRailRequest } from '../../repositories/rails';
 import { inTransaction, type Tx } from '../../repositories/transaction';
 
@@ -21,24 +27,63 @@ async function recordAccepted(rail: string, orderId: string, accepted: RailAccep
 }
 
 /**
- * Submit a transfer to its rail, then record in one transaction the rail's reference on the order and the
- * request the rail will answer later. The rail itself is recorded before it is asked: a callback is taken
- * only for an order of the rail that sends it, and one may come before the submission's answer is recorded.
- * A RailError becomes a failure the workflows' retry presets know (`railFailure`).
+ * Submit a transfer to its rail: record the intent, send, record the answer (docs/payments.md#unknown-outcomes).
+ *
+ * Before the request leaves, the order records its rail (a callback is taken only for an order of the rail
+ * that sends it, and one may come before the answer is recorded), the reference the rail will see (chosen
+ * once, the same on every resubmission) and that a request is `sending`. The answer is recorded in one
+ * transaction: the rail's reference and the request it will answer later. What a failure tells decides the
+ * rest: a definite refusal of the first request is the transfer's failure; a lost answer (a timeout, a
+ * dropped connection, a 5xx) stays `sending` and is retried with the same reference; a refusal as a duplicate,
+ * or any refusal after an earlier request's outcome was lost, is `RailOutcomeUnknown`: the rail is then asked.
  */
 export async function submitAndRecord(connector: Payouts, submission: RailSubmission): Promise<RailAccepted> {
+  const { orderId } = submission;
+  let previous: RailSubmissionState | null = null;
   try {
-    await recordRail(submission.orderId, connector.name);
-    const accepted = await connector.submit(submission);
+    const intent = await recordIntent(connector, orderId);
+    previous = intent.previous;
+    const accepted = await connector.submit({ ...submission, reference: intent.reference });
     await inTransaction(async (tx) => {
-      await recordRailReference(submission.orderId, accepted.reference, tx);
-      await recordAccepted(connector.name, submission.orderId, accepted, tx);
+      await recordRailReference(orderId, accepted.reference, tx);
+      await recordRailSubmission(orderId, 'accepted', tx);
+      await recordAccepted(connector.name, orderId, accepted, tx);
     });
     return { reference: accepted.reference };
   } catch (err) {
+    if (!(err instanceof RailError)) throw err;
+    // An earlier request whose outcome was lost may have been executed: a refusal now says nothing of it.
+    const earlierUnknown = previous === 'sending';
+    if (err.outcome === 'duplicate' || (err.outcome === 'refused' && earlierUnknown && !err.retryable)) {
+      throw ApplicationFailure.nonRetryable(err.message, RAIL_OUTCOME_UNKNOWN, {
+        failureCode: err.failureCode,
+        providerCode: err.providerCode,
+      });
+    }
+    if (err.outcome === 'refused' && !earlierUnknown) await recordRailSubmission(orderId, 'refused');
     throw railFailure(err);
   }
 }
+
+/**
+ * The order's rail, the reference the rail will see and `sending`, recorded before a request leaves. The
+ * reference is the connector's own format over a number never handed out before, else the order id; one
+ * another order already holds on the rail (an order from before the numbers) is passed over.
+ */
+async function recordIntent(connector: Payouts, orderId: string): Promise<{ reference: string; previous: RailSubmissionState | null }> {
+  for (let attempt = 0; ; attempt++) {
+    const reference = connector.clientReference ? connector.clientReference(orderId, await nextRailSerial()) : orderId;
+    try {
+      return await beginRailSubmission(orderId, connector.name, reference);
+    } catch (err) {
+      if (attempt < 5 && isUniqueViolation(err)) continue;
+      throw err;
+    }
+  }
+}
+
+const isUniqueViolation = (err: unknown): boolean =>
+  (err as { code?: string }).code === '23505' || (err as { original?: { code?: string } }).original?.code === '23505';
 
 /**
  * A RailError as the failure types the workflows' retry presets know: `RailUnavailable` is retried,
@@ -73,7 +118,11 @@ export async function collectAndRecord(collections: Collections, submission: Rai
  * needs it), and with what the answer taught recorded: the request's result, or the status query the rail
  * will answer at our URL. Only the state goes back to the workflow.
  */
-export async function askRail(connector: StatusQueries, reference: string, hint: RailStatusHint = {}): Promise<RailStatus> {
+export async function askRail(
+  connector: StatusQueries,
+  reference: string,
+  hint: RailStatusHint & { orderId?: string } = {},
+): Promise<RailStatus> {
   const row = await railRequestByReference(connector.name, reference);
   const request = row && {
     orderId: row.order_id,
@@ -84,11 +133,14 @@ export async function askRail(connector: StatusQueries, reference: string, hint:
     resultCode: row.result_code,
     resultDesc: row.result_desc,
   };
-  const { facts, ...status } = await connector.status(reference, { ...hint, ...(request ? { request } : {}) });
+  const { orderId: _orderId, ...asked } = hint;
+  const { facts, ...status } = await connector.status(reference, { ...asked, ...(request ? { request } : {}) });
   if (facts && 'result' in facts && status.state !== 'pending') {
     await resolveRailRequest({ rail: connector.name, providerReference: reference }, { status: status.state, ...facts.result });
-  } else if (facts && 'statusQuery' in facts && request) {
-    await recordStatusQuery({ rail: connector.name, orderId: request.orderId, ...facts.statusQuery });
+  } else if (facts && 'statusQuery' in facts) {
+    const orderId = request?.orderId ?? hint.orderId;
+    if (facts.request && !request && orderId) await recordRailRequest({ rail: connector.name, orderId, ...facts.request });
+    if (orderId) await recordStatusQuery({ rail: connector.name, orderId, ...facts.statusQuery });
   }
   return status;
 }
