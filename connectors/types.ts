@@ -173,7 +173,10 @@ export interface ReceivedDeposits {
   deposits(since: number): Promise<ExchangeDeposit[]>;
 }
 
-/** Register the URLs a paybill's payments are announced to (M-Pesa C2B). */
+/** Register the URLs a paybill's payments are announced to (M-Pesa C2B), and ask the rail about one. */
 export interface PaybillRegistration {
-  registerC2bUrls(): Promise<{ confirmationUrl: string; validationUrl: string }>;
+  /** Register the URLs with this registration's token in them. */
+  registerC2bUrls(token: string): Promise<{ confirmationUrl: string; validationUrl: string }>;
+  /** Ask the rail (Transaction Status) about a receipt; the answer comes later, at the claim's status URL. */
+  queryC2bPayment(transId: string, claimId: string): Promise<{ conversationId: string; originatorConversationId: string }>;
 }
