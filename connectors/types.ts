@@ -156,6 +156,10 @@ export interface DepositAddresses {
 /** A deposit into the exchange account, as Paygate reads it: the amount kept as the exchange wrote it. */
 export interface ExchangeDeposit {
   txid: string;
+  /** The exchange's own id of the deposit (one per output it credited), when it gives one. */
+  id: string | null;
+  /** The address it was sent to: with the tag, which output of the transaction it is. */
+  address: string | null;
   currency: string;
   /** The exchange's own decimal string, never a float. Null when the exchange gave none. */
   amount: string | null;

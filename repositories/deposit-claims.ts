@@ -186,3 +186,12 @@ export async function c2bTokenStanding(tokenHash: string, graceMs: number): Prom
   if (!row.superseded) return 'current';
   return row.within_grace ? 'grace' : 'expired';
 }
+
+/** A bank-transfer payout by the reference the rail knows it by (the one a return names). */
+export async function bankPayoutByRailReference(railReference: string): Promise<{ id: string } | undefined> {
+  const [row] = await models().query<{ id: string }>(
+    `SELECT id FROM orders WHERE method = 'bank_transfer' AND rail_reference = :railReference ORDER BY created_at DESC LIMIT 1`,
+    { replacements: { railReference }, type: QueryTypes.SELECT },
+  );
+  return row;
+}

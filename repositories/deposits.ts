@@ -18,6 +18,7 @@ export interface DepositRow {
   status: DepositStatus;
   provider_reference: string | null;
   rail_reference: string | null;
+  provider_output: string;
   quoted_reference: string | null;
   payer_phone: string | null;
   payer_name: string | null;
@@ -46,7 +47,7 @@ export interface NewDeposit {
 }
 
 const DEPOSIT_COLUMNS = `id, user_id, channel, rail, currency, amount_minor::text AS amount_minor, status, provider_reference,
-  rail_reference, quoted_reference, payer_phone, payer_name, payer_address, failure_code, failure_reason, assigned_by, created_at, updated_at`;
+  provider_output, rail_reference, quoted_reference, payer_phone, payer_name, payer_address, failure_code, failure_reason, assigned_by, created_at, updated_at`;
 
 /**
  * Record a deposit inside `tx`, once per provider transaction output: `created` is false when that (channel,
@@ -85,11 +86,18 @@ export async function findDeposit(depositId: string, tx?: Transaction): Promise<
   return row;
 }
 
-/** The deposit made for a provider transaction (its first output), if any. */
-export async function depositByProviderReference(channel: DepositChannel, providerReference: string): Promise<DepositRow | undefined> {
+/** The deposit made for a provider transaction (of that output, when named; else any), if any. */
+export async function depositByProviderReference(
+  channel: DepositChannel,
+  providerReference: string,
+  providerOutput?: string,
+): Promise<DepositRow | undefined> {
   const [row] = await models().query<DepositRow>(
-    `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE channel = :channel AND provider_reference = :providerReference ORDER BY id LIMIT 1`,
-    { replacements: { channel, providerReference }, type: QueryTypes.SELECT },
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+      WHERE channel = :channel AND provider_reference = :providerReference
+        AND (CAST(:providerOutput AS text) IS NULL OR provider_output = :providerOutput)
+      ORDER BY id LIMIT 1`,
+    { replacements: { channel, providerReference, providerOutput: providerOutput ?? null }, type: QueryTypes.SELECT },
   );
   return row;
 }

@@ -23,6 +23,13 @@ export interface FakeJenga extends FakeServer {
   transfers: Map<string, { kind: JengaTransferKind; body: JengaTransferBody; status: 'SUCCESS' | 'FAILED' }>;
   /** Money arrives on the account: a credit line appears on the statement (newest first), and stays there. */
   credit(line: { reference: string; amount: string; description: string }): void;
+  /**
+   * One of Paygate's payouts comes back (the beneficiary's bank refused it): a credit whose narration names
+   * the payout's reference after RETURN. Returns the line's own bank reference.
+   */
+  returnPayout(p: { payoutReference: string; amount: string }): string;
+  /** The operator tops up the account: a credit whose narration carries the PGFLOAT marker. Returns its bank reference. */
+  topUp(amount: string): string;
 }
 
 const fail = (status: number, code: number, message: string) => ({ status, body: { status: false, code, message } });
@@ -156,5 +163,16 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
   const credit: FakeJenga['credit'] = (line) => {
     statement.unshift({ date: new Date().toISOString().slice(0, 19), chequeNumber: null, type: 'Credit', ...line });
   };
-  return { ...server, calls, transfers, setPublicKey: (key) => (publicKey = key), credit };
+  const bankReference = () => `FT${randomBytes(6).toString('hex').toUpperCase()}`;
+  const returnPayout: FakeJenga['returnPayout'] = ({ payoutReference, amount }) => {
+    const reference = bankReference();
+    credit({ reference, amount, description: `RETURN ${payoutReference} ACCOUNT CLOSED` });
+    return reference;
+  };
+  const topUp: FakeJenga['topUp'] = (amount) => {
+    const reference = bankReference();
+    credit({ reference, amount, description: 'PGFLOAT operator float top-up' });
+    return reference;
+  };
+  return { ...server, calls, transfers, setPublicKey: (key) => (publicKey = key), credit, returnPayout, topUp };
 }
