@@ -63,7 +63,9 @@ export interface CcxtTransferExchange {
     since?: number,
     limit?: number,
     params?: Record<string, unknown>,
-  ): Promise<{ txid?: string; status?: string; currency?: string; tag?: string; network?: string; info?: unknown }[]>;
+  ): Promise<
+    { id?: string; txid?: string; address?: string; status?: string; currency?: string; tag?: string; network?: string; info?: unknown }[]
+  >;
 }
 
 export interface CcxtTransferOptions {
@@ -344,6 +346,8 @@ export class CcxtTransferConnector implements RailConnector, Holdings, DepositAd
       return [
         {
           txid: d.txid,
+          id: typeof d.id === 'string' && d.id !== '' ? d.id : null,
+          address: typeof d.address === 'string' && d.address !== '' ? d.address : raw('address'),
           currency: d.currency,
           amount: raw('amount'),
           status: d.status ?? 'pending',

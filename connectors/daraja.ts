@@ -60,10 +60,49 @@ export function verifyCallbackToken(secret: string, orderId: string, token: stri
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
-/** The token of the paybill (C2B) URLs, registered once for the shortcode rather than per request. */
-export const c2bToken = (secret: string): string => callbackToken(secret, 'c2b');
+/**
+ * The token of the URL a paybill receipt's Transaction Status result is posted to, keyed by the claim it
+ * checks. (The paybill URLs themselves carry a random token, new at each registration: see RegisterURL.)
+ */
+export const c2bStatusToken = (secret: string, claimId: string): string => callbackToken(secret, `c2b-status:${claimId}`);
 
-export const verifyC2bToken = (secret: string, token: string | undefined): boolean => verifyCallbackToken(secret, 'c2b', token);
+export const verifyC2bStatusToken = (secret: string, claimId: string, token: string | undefined): boolean =>
+  verifyCallbackToken(secret, `c2b-status:${claimId}`, token);
+
+/** What Daraja's Transaction Status result says of a paybill receipt. */
+export type C2bStatusFacts =
+  | { confirmed: true; amountMinor: bigint | null; creditParty: string | null; account: string | null }
+  | { confirmed: false; reason: string };
+
+/** Shillings as Daraja writes them (2000, "2000.00") in cents; null when it is not an amount. */
+function shillingsToCents(raw: string | undefined): bigint | null {
+  const match = /^(\d{1,15})(?:\.(\d{1,2}))?$/.exec((raw ?? '').trim());
+  return match ? BigInt(match[1]) * 100n + BigInt((match[2] ?? '').padEnd(2, '0')) : null;
+}
+
+/**
+ * Read a Transaction Status result about a paybill receipt. Its own ResultCode says whether the *query*
+ * worked: a non-zero one (not found, bad initiator, busy) confirms nothing. With ResultCode 0, only a
+ * `Completed` transaction for this receipt is confirmed, with the amount, the credited party (our
+ * shortcode) and, when Daraja names it, the account number the payer typed.
+ */
+export function readC2bStatusResult(result: DarajaResult['Result'] | undefined, transId: string): C2bStatusFacts {
+  const code = result ? str(result.ResultCode) : undefined;
+  if (!result || code === undefined) return { confirmed: false, reason: 'the status result could not be read' };
+  if (code !== '0') return { confirmed: false, reason: `Daraja could not confirm the receipt: ${result.ResultDesc ?? `code ${code}`}` };
+  const status = resultParameter(result, 'TransactionStatus');
+  if (status !== 'Completed') return { confirmed: false, reason: `M-Pesa reports the receipt ${status ?? 'without a status'}` };
+  const receipt = resultParameter(result, 'ReceiptNo') ?? result.TransactionID;
+  if (receipt !== undefined && receipt.toUpperCase() !== transId.toUpperCase()) {
+    return { confirmed: false, reason: `the status result names receipt ${receipt}, not ${transId}` };
+  }
+  return {
+    confirmed: true,
+    amountMinor: shillingsToCents(resultParameter(result, 'Amount')),
+    creditParty: resultParameter(result, 'CreditPartyName') ?? null,
+    account: resultParameter(result, 'BillRefNumber') ?? resultParameter(result, 'AccountReference') ?? null,
+  };
+}
 
 /** What Daraja POSTs to the paybill's validation and confirmation URLs. */
 export interface C2bNotification {
@@ -326,14 +365,15 @@ export class DarajaConnector implements RailConnector, Collections, PaybillRegis
   }
 
   /**
-   * Register the paybill's validation and confirmation URLs for our shortcode (C2B RegisterURL). With
-   * `ResponseType: Completed`, M-Pesa completes a payment whose validation it could not reach: the money is
-   * the customer's either way, and one that matches nobody waits for staff rather than bouncing.
+   * Register the paybill's validation and confirmation URLs for our shortcode (C2B RegisterURL), with this
+   * registration's `token`. With `ResponseType: Completed`, M-Pesa completes a payment whose validation it
+   * could not reach: the money is the customer's either way, and one that matches nobody waits for staff
+   * rather than bouncing.
    */
-  async registerC2bUrls(): Promise<{ confirmationUrl: string; validationUrl: string }> {
+  async registerC2bUrls(token: string): Promise<{ confirmationUrl: string; validationUrl: string }> {
     const base = `${this.options.publicBaseUrl}/api/v1/callbacks/mpesa/c2b`;
-    const token = c2bToken(this.options.callbackSecret);
-    const urls = { confirmationUrl: `${base}/confirmation?token=${token}`, validationUrl: `${base}/validation?token=${token}` };
+    const query = `token=${encodeURIComponent(token)}`;
+    const urls = { confirmationUrl: `${base}/confirmation?${query}`, validationUrl: `${base}/validation?${query}` };
     const res = await this.call('/mpesa/c2b/v1/registerurl', {
       ShortCode: this.options.shortcode,
       ResponseType: 'Completed',
@@ -342,6 +382,33 @@ export class DarajaConnector implements RailConnector, Collections, PaybillRegis
     });
     if (res.status !== 200 || str(res.body.ResponseCode) !== '0') throw refusal(res, 'URL registration');
     return urls;
+  }
+
+  /**
+   * Ask Daraja (Transaction Status, by receipt) what became of a paybill payment that a confirmation
+   * announced. The answer is posted later to the claim's status URL; the ids returned here are the only
+   * ones its answer is taken with.
+   */
+  async queryC2bPayment(transId: string, claimId: string): Promise<{ conversationId: string; originatorConversationId: string }> {
+    const url = `${this.options.publicBaseUrl}/api/v1/callbacks/mpesa/c2b/status/${claimId}?token=${c2bStatusToken(this.options.callbackSecret, claimId)}`;
+    const res = await this.call('/mpesa/transactionstatus/v1/query', {
+      Initiator: this.options.b2c.initiatorName,
+      SecurityCredential: this.options.b2c.securityCredential,
+      CommandID: 'TransactionStatusQuery',
+      TransactionID: transId,
+      PartyA: this.options.shortcode,
+      IdentifierType: '4',
+      ResultURL: url,
+      QueueTimeOutURL: url,
+      Remarks: 'Paygate paybill check',
+      Occasion: claimId.replace(/-/g, '').slice(-12),
+    });
+    const conversationId = str(res.body.ConversationID);
+    const originatorConversationId = str(res.body.OriginatorConversationID);
+    if (res.status === 200 && str(res.body.ResponseCode) === '0' && conversationId && originatorConversationId) {
+      return { conversationId, originatorConversationId };
+    }
+    throw refusal(res, 'paybill status query');
   }
 
   /** The URLs Daraja posts a payout's results to, each with the order's token. */

@@ -190,6 +190,10 @@ export interface DepositAddresses {
 /** A deposit into the exchange account, as Paygate reads it: the amount kept as the exchange wrote it. */
 export interface ExchangeDeposit {
   txid: string;
+  /** The exchange's own id of the deposit (one per output it credited), when it gives one. */
+  id: string | null;
+  /** The address it was sent to: with the tag, which output of the transaction it is. */
+  address: string | null;
   currency: string;
   /** The exchange's own decimal string, never a float. Null when the exchange gave none. */
   amount: string | null;
@@ -207,7 +211,10 @@ export interface ReceivedDeposits {
   deposits(since: number): Promise<ExchangeDeposit[]>;
 }
 
-/** Register the URLs a paybill's payments are announced to (M-Pesa C2B). */
+/** Register the URLs a paybill's payments are announced to (M-Pesa C2B), and ask the rail about one. */
 export interface PaybillRegistration {
-  registerC2bUrls(): Promise<{ confirmationUrl: string; validationUrl: string }>;
+  /** Register the URLs with this registration's token in them. */
+  registerC2bUrls(token: string): Promise<{ confirmationUrl: string; validationUrl: string }>;
+  /** Ask the rail (Transaction Status) about a receipt; the answer comes later, at the claim's status URL. */
+  queryC2bPayment(transId: string, claimId: string): Promise<{ conversationId: string; originatorConversationId: string }>;
 }

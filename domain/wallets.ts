@@ -13,7 +13,8 @@ import type { PaymentMethod } from './orders';
 export const DEPOSIT_CHANNELS = ['mpesa_stk', 'mpesa_c2b', 'bank_transfer', 'crypto'] as const;
 export type DepositChannel = (typeof DEPOSIT_CHANNELS)[number];
 
-export const DEPOSIT_STATUSES = ['pending', 'completed', 'failed', 'held', 'unmatched'] as const;
+/** `float`: the operator's own top-up of a rail account, owned by nobody and posted to `operator:float`. */
+export const DEPOSIT_STATUSES = ['pending', 'completed', 'failed', 'held', 'unmatched', 'float'] as const;
 export type DepositStatus = (typeof DEPOSIT_STATUSES)[number];
 
 export const DEPOSIT_KINDS = ['deposit', 'deposit_held', 'deposit_released'] as const;
@@ -23,6 +24,8 @@ export const SUSPENSE_COMPLIANCE = 'suspense:compliance';
 export const SUSPENSE_UNMATCHED = 'suspense:unmatched';
 /** Money that would take a wallet over its KYC tier's cap waits here. */
 export const SUSPENSE_LIMITS = 'suspense:limits';
+/** The operator's own money at the rails (its float), apart from what customers are owed. */
+export const OPERATOR_FLOAT = 'operator:float';
 export type SuspenseAccount = typeof SUSPENSE_COMPLIANCE | typeof SUSPENSE_UNMATCHED | typeof SUSPENSE_LIMITS;
 
 /** The crypto assets a wallet holds and the exchange account takes deposits of. */

@@ -78,6 +78,30 @@ const trustProxy = z
     return entries;
   });
 
+/** Safaricom's published Daraja callback addresses (docs/wallets.md#money-in-is-proven). */
+const SAFARICOM_CALLBACK_IPS =
+  '196.201.214.200,196.201.214.206,196.201.213.114,196.201.214.207,196.201.214.208,196.201.213.44,' +
+  '196.201.212.127,196.201.212.138,196.201.212.129,196.201.212.136,196.201.212.74,196.201.212.69';
+
+/** A comma-separated list of IP addresses and CIDRs (no named subnets: each source is spelt out). */
+const addressList = (fallback: string) =>
+  z
+    .string()
+    .trim()
+    .default(fallback)
+    .transform((raw, ctx): string[] => {
+      const entries = raw
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean);
+      const bad = entries.filter((entry) => NAMED_SUBNETS.has(entry) || !isAddressOrSubnet(entry));
+      if (bad.length > 0) {
+        ctx.addIssue({ code: 'custom', message: `not an IP address or CIDR: "${bad.join('", "')}"` });
+        return z.NEVER;
+      }
+      return entries;
+    });
+
 /** A flat fee in KES (two decimals at most). */
 const feeFlat = z
   .string()
@@ -360,6 +384,10 @@ const settings = z.object({
     ),
     /** Keys the per-request token in the callback URLs, so only callbacks for our own requests are taken. */
     callbackSecret: fromEnv('DARAJA_CALLBACK_SECRET', z.string().min(16).default('')),
+    /** The only addresses a C2B confirmation is taken from, read through TRUST_PROXY (loopback too in a local run). */
+    callbackAllowedIps: fromEnv('DARAJA_CALLBACK_ALLOWED_IPS', addressList(SAFARICOM_CALLBACK_IPS)),
+    /** How long the paybill URLs' previous token is still taken once a new registration replaced it. */
+    c2bTokenGraceMs: fromEnv('DARAJA_C2B_TOKEN_GRACE_MS', intFrom(24 * 60 * 60 * 1000, 0)),
     b2c: z.object({
       initiatorName: fromEnv('DARAJA_B2C_INITIATOR_NAME', credential()),
       securityCredential: fromEnv('DARAJA_B2C_SECURITY_CREDENTIAL', credential()),

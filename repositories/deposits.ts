@@ -3,8 +3,8 @@ import { models } from '../models';
 import type { DepositChannel, DepositStatus } from '../domain/wallets';
 
 /**
- * Deposits (`deposits`): every way money comes in, one row per provider transaction. The pair (channel,
- * provider reference) is unique, so a replayed callback, a statement line seen on two polls or a txid
+ * Deposits (`deposits`): every way money comes in, one row per provider transaction (and output, for a batched
+ * crypto transaction). The triple (channel, provider reference, output) is unique, so a replayed callback, a statement line seen on two polls or a txid
  * reported twice finds the deposit it already made instead of making another.
  */
 
@@ -18,6 +18,7 @@ export interface DepositRow {
   status: DepositStatus;
   provider_reference: string | null;
   rail_reference: string | null;
+  provider_output: string;
   quoted_reference: string | null;
   payer_phone: string | null;
   payer_name: string | null;
@@ -41,29 +42,37 @@ export interface NewDeposit {
   payerPhone: string | null;
   payerName: string | null;
   payerAddress: string | null;
+  /** Which output of the provider's transaction (a crypto deposit's address and memo); empty elsewhere. */
+  providerOutput?: string;
 }
 
 const DEPOSIT_COLUMNS = `id, user_id, channel, rail, currency, amount_minor::text AS amount_minor, status, provider_reference,
-  rail_reference, quoted_reference, payer_phone, payer_name, payer_address, failure_code, failure_reason, assigned_by, created_at, updated_at`;
+  provider_output, rail_reference, quoted_reference, payer_phone, payer_name, payer_address, failure_code, failure_reason, assigned_by, created_at, updated_at`;
 
 /**
- * Record a deposit inside `tx`, once per provider transaction: `created` is false when that (channel,
- * provider reference) was recorded before, and the row is the one recorded then.
+ * Record a deposit inside `tx`, once per provider transaction output: `created` is false when that (channel,
+ * provider reference, output) was recorded before, and the row is the one recorded then.
  */
 export async function recordDeposit(deposit: NewDeposit, tx: Transaction): Promise<{ row: DepositRow; created: boolean }> {
+  const providerOutput = deposit.providerOutput ?? '';
   const [inserted] = await models().query<DepositRow>(
-    `INSERT INTO deposits (user_id, channel, rail, currency, amount_minor, status, provider_reference, quoted_reference,
-                           payer_phone, payer_name, payer_address)
-     VALUES (:userId, :channel, :rail, :currency, :amountMinor, :status, :providerReference, :quotedReference,
-             :payerPhone, :payerName, :payerAddress)
-     ON CONFLICT (channel, provider_reference) DO NOTHING
+    `INSERT INTO deposits (user_id, channel, rail, currency, amount_minor, status, provider_reference, provider_output,
+                           quoted_reference, payer_phone, payer_name, payer_address)
+     VALUES (:userId, :channel, :rail, :currency, :amountMinor, :status, :providerReference, :providerOutput,
+             :quotedReference, :payerPhone, :payerName, :payerAddress)
+     ON CONFLICT (channel, provider_reference, provider_output) DO NOTHING
      RETURNING ${DEPOSIT_COLUMNS}`,
-    { replacements: { ...deposit }, type: QueryTypes.SELECT, transaction: tx },
+    { replacements: { ...deposit, providerOutput }, type: QueryTypes.SELECT, transaction: tx },
   );
   if (inserted) return { row: inserted, created: true };
   const [existing] = await models().query<DepositRow>(
-    `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE channel = :channel AND provider_reference = :providerReference`,
-    { replacements: { channel: deposit.channel, providerReference: deposit.providerReference }, type: QueryTypes.SELECT, transaction: tx },
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+      WHERE channel = :channel AND provider_reference = :providerReference AND provider_output = :providerOutput`,
+    {
+      replacements: { channel: deposit.channel, providerReference: deposit.providerReference, providerOutput },
+      type: QueryTypes.SELECT,
+      transaction: tx,
+    },
   );
   return { row: existing, created: false };
 }
@@ -74,6 +83,22 @@ export async function findDeposit(depositId: string, tx?: Transaction): Promise<
     type: QueryTypes.SELECT,
     transaction: tx,
   });
+  return row;
+}
+
+/** The deposit made for a provider transaction (of that output, when named; else any), if any. */
+export async function depositByProviderReference(
+  channel: DepositChannel,
+  providerReference: string,
+  providerOutput?: string,
+): Promise<DepositRow | undefined> {
+  const [row] = await models().query<DepositRow>(
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+      WHERE channel = :channel AND provider_reference = :providerReference
+        AND (CAST(:providerOutput AS text) IS NULL OR provider_output = :providerOutput)
+      ORDER BY id LIMIT 1`,
+    { replacements: { channel, providerReference, providerOutput: providerOutput ?? null }, type: QueryTypes.SELECT },
+  );
   return row;
 }
 

@@ -7,6 +7,7 @@ import { findDeposit } from '../repositories/deposits';
 import { findOrder } from '../repositories/orders';
 import { signalDepositOutcome } from '../workflows/client';
 import { deliverRailOutcome } from './rail-outcome';
+import { creditLateCollection } from './late-deposits';
 
 /** Whether any method pays through the sandbox rail: without one, its callback endpoint is not mounted. */
 export const sandboxRailInUse = (): boolean => Object.values(config().rails).includes('sandbox');
@@ -30,7 +31,10 @@ export async function handleSandboxCallback(rawBody: string, signature: string |
     if (!deposit || deposit.rail !== 'sandbox' || (deposit.rail_reference !== null && deposit.rail_reference !== body.reference)) {
       throw new AppError('not_found', `no order for rail reference ${body.reference}`);
     }
-    if (deposit.status === 'pending') await signalDepositOutcome(deposit.id, outcomeOf(body));
+    const outcome = outcomeOf(body);
+    if (deposit.status === 'pending') await signalDepositOutcome(deposit.id, outcome);
+    // Paid after the deposit was given up: credited on its own, never dropped (docs/wallets.md#money-in-is-proven).
+    else if (outcome.state === 'succeeded') await creditLateCollection(deposit, outcome.reference);
     return;
   }
   if (order.rail !== 'sandbox' || (order.railReference !== null && order.railReference !== body.reference)) {

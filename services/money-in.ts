@@ -16,6 +16,7 @@ import {
 import { recordScreeningHit, screenRemembering } from '../repositories/compliance';
 import {
   completeClearedDeposit,
+  depositByProviderReference,
   findDeposit,
   holdRecordedDeposit,
   keepClearedDepositHeld,
@@ -42,8 +43,10 @@ export interface IncomingMoney {
   channel: DepositChannel;
   /** The connector: `sandbox`, `daraja`, `jenga`, `ccxt`. */
   rail: string;
-  /** The provider's transaction id: the deposit is credited once per (channel, this). */
+  /** The provider's transaction id: the deposit is credited once per (channel, this, output). */
   providerReference: string;
+  /** Which output of that transaction (a crypto deposit's address and memo); none for the other channels. */
+  providerOutput?: string;
   currency: Currency;
   amountMinor: bigint;
   /** Who it is for: a user id (crypto sub-addresses) or the deposit reference the payer quoted. */
@@ -164,6 +167,7 @@ export async function recordMoneyIn(incoming: IncomingMoney): Promise<{ row: Dep
         amountMinor: incoming.amountMinor.toString(),
         status,
         providerReference: incoming.providerReference,
+        providerOutput: incoming.providerOutput ?? '',
         quotedReference: incoming.quotedReference ?? null,
         payerPhone: incoming.payer.phone ?? null,
         payerName: incoming.payer.name ?? null,
@@ -195,6 +199,11 @@ export async function recordMoneyIn(incoming: IncomingMoney): Promise<{ row: Dep
     );
   }
   return result;
+}
+
+/** Whether a deposit of this transaction was recorded before its outputs were told apart (by its id alone). */
+export async function legacyDeposit(channel: DepositChannel, providerReference: string): Promise<boolean> {
+  return (await depositByProviderReference(channel, providerReference, ''))?.provider_output === '';
 }
 
 export interface DepositView {

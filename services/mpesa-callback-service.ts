@@ -6,7 +6,6 @@ import {
   b2cResultOutcome,
   parseC2bNotification,
   readStkCallback,
-  verifyC2bToken,
   verifyCallbackToken,
   type C2bNotification,
   type DarajaResult,
@@ -18,12 +17,15 @@ import { normaliseDepositReference } from '../domain/wallets';
 import { userByDepositReference } from '../repositories/users';
 import type { RailOutcome } from '../connectors';
 import { pendingRailRequest, resolveRailRequest, sentStatusQuery } from '../repositories/rails';
-import { railConnectors } from './connectors';
-import { findDeposit } from '../repositories/deposits';
+import { depositByProviderReference, findDeposit } from '../repositories/deposits';
 import { findOrder } from '../repositories/orders';
 import { signalDepositOutcome } from '../workflows/client';
 import { deliverRailOutcome } from './rail-outcome';
-import { creditIncoming, depositOverCap } from './money-in';
+import { depositOverCap } from './money-in';
+import { creditLateCollection, listUnknownCollection } from './late-deposits';
+import { C2B_ACCEPTED, C2B_IGNORED, c2bValidationTrusted, receiveC2bConfirmation, type C2bAck } from './deposit-claims';
+
+export { registerPaybillUrls, receiveC2bStatus as handleC2bStatusResult, type C2bAck } from './deposit-claims';
 
 const log = componentLogger('mpesa-callbacks');
 
@@ -41,6 +43,7 @@ export async function handleStkCallback(orderId: string, token: string | undefin
   const secret = config().daraja.callbackSecret;
   const resolved = secret && (await onDaraja(orderId)) ? await resolveStkCallback(secret, orderId, token, body) : null;
   if (!resolved) {
+    if (secret && (await paidForGivenUpDeposit(secret, orderId, token, body))) return { ResultCode: 0, ResultDesc: 'Accepted' };
     log.warn({ orderId, checkout: body?.Body?.stkCallback?.CheckoutRequestID }, 'ignored an STK callback that matches no pending request');
     return IGNORED;
   }
@@ -71,6 +74,22 @@ export async function handleB2cResult(
 }
 
 const IGNORED: DarajaAck = { ResultCode: 1, ResultDesc: 'Ignored' };
+
+/**
+ * A paid STK callback, with the deposit's token, that resolves no pending request: a second prompt, or a
+ * request settled another way. Money the payer paid is never dropped: the rail is asked, and it is credited
+ * or kept for staff. A replay of the payment already credited moves nothing.
+ */
+async function paidForGivenUpDeposit(secret: string, depositId: string, token: string | undefined, body: StkCallback): Promise<boolean> {
+  if (!isUuid(depositId) || !verifyCallbackToken(secret, depositId, token)) return false;
+  const stk = readStkCallback(body);
+  const deposit = stk?.outcome.state === 'succeeded' ? await findDeposit(depositId) : undefined;
+  if (!stk || !deposit || deposit.rail !== 'daraja') return false;
+  // A replay of a payment already credited (by the workflow, or as a late payment) moves nothing.
+  if (await depositByProviderReference('mpesa_stk', stk.checkoutRequestId)) return true;
+  await listUnknownCollection(deposit, stk);
+  return true;
+}
 
 type Resolved = { orderId: string; outcome: RailOutcome } | null;
 
@@ -145,6 +164,7 @@ async function signalOutcome(orderId: string, outcome: RailOutcome): Promise<Dar
     const deposit = await findDeposit(orderId);
     if (!deposit || deposit.rail !== 'daraja') return IGNORED;
     if (deposit.status === 'pending') await signalDepositOutcome(deposit.id, outcome);
+    else if (outcome.state === 'succeeded') await creditLateCollection(deposit, outcome.reference);
     return { ResultCode: 0, ResultDesc: 'Accepted' };
   }
   // The result is recorded on the request whatever happens next: a workflow still running takes it (or
@@ -156,29 +176,20 @@ async function signalOutcome(orderId: string, outcome: RailOutcome): Promise<Dar
 // ---------------------------------------------------------------------------------------------
 // Paybill (C2B): money in without a prompt, quoting the user's deposit reference as the account number
 
-/** Daraja's answer to a C2B validation: `0` accepts; a `C2B000…` code refuses the payment before it is made. */
-export interface C2bAck {
-  ResultCode: number | string;
-  ResultDesc: string;
-}
-
-const C2B_ACCEPTED: C2bAck = { ResultCode: 0, ResultDesc: 'Accepted' };
-
-/** Whether a paybill callback carries the token of the URLs Paygate registered (and Daraja is the rail). */
-const c2bTrusted = (token: string | undefined): boolean => {
-  const cfg = config();
-  return cfg.rails.mobile_money === 'daraja' && cfg.daraja.callbackSecret !== '' && verifyC2bToken(cfg.daraja.callbackSecret, token);
-};
-
 /**
  * Validation: before M-Pesa takes the customer's money, refuse an account number (`BillRefNumber`) that is no
  * user's deposit reference (C2B00012), a malformed payment (C2B00013), or an amount that would take the
- * wallet past its KYC tier's cap (C2B00016), so the money never leaves the phone.
+ * wallet past its KYC tier's cap (C2B00016), so the money never leaves the phone. Answered only from
+ * Daraja's addresses and with a standing token of the registered URLs.
  */
-export async function handleC2bValidation(token: string | undefined, body: C2bNotification): Promise<C2bAck> {
-  if (!c2bTrusted(token)) {
-    log.warn({ transId: body?.TransID }, 'ignored a C2B validation without our token');
-    return IGNORED;
+export async function handleC2bValidation(
+  sourceAddress: string | undefined,
+  token: string | undefined,
+  body: C2bNotification,
+): Promise<C2bAck> {
+  if (!(await c2bValidationTrusted(sourceAddress, token))) {
+    log.warn({ transId: body?.TransID, sourceAddress }, 'ignored a C2B validation from elsewhere or without a standing token');
+    return C2B_IGNORED;
   }
   const payment = parseC2bNotification(body);
   if (!payment) return { ResultCode: 'C2B00013', ResultDesc: 'Rejected: invalid amount' };
@@ -195,41 +206,14 @@ export async function handleC2bValidation(token: string | undefined, body: C2bNo
 }
 
 /**
- * Confirmation: the money has arrived. It is credited once per `TransID` through the one crediting path
- * (screened; an unknown reference waits unmatched for staff); a replay is acknowledged and moves nothing.
+ * Confirmation: the money is said to have arrived. It is recorded and proven with Daraja's Transaction Status
+ * query before anything is credited (docs/wallets.md#money-in-is-proven); a replay is acknowledged and moves
+ * nothing.
  */
-export async function handleC2bConfirmation(token: string | undefined, body: C2bNotification): Promise<C2bAck> {
-  if (!c2bTrusted(token)) {
-    log.warn({ transId: body?.TransID }, 'ignored a C2B confirmation without our token');
-    return IGNORED;
-  }
-  const payment = parseC2bNotification(body);
-  if (!payment) {
-    log.error({ transId: body?.TransID }, 'a C2B confirmation Paygate cannot read: money may have arrived, check the paybill statement');
-    return IGNORED;
-  }
-  const { deposit, created } = await creditIncoming({
-    channel: 'mpesa_c2b',
-    rail: 'daraja',
-    providerReference: payment.transId,
-    currency: 'KES',
-    amountMinor: payment.amountMinor,
-    quotedReference: payment.billRef,
-    payer: { phone: payment.phone, name: payment.name },
-  });
-  if (!created)
-    log.info({ transId: payment.transId, depositId: deposit.deposit_id }, 'a C2B confirmation seen before: nothing credited again');
-  return C2B_ACCEPTED;
-}
-
-/**
- * Register the paybill's URLs with Daraja (C2B RegisterURL) when M-Pesa runs on Daraja: the api does it at
- * boot. Returns the URLs registered, or null when mobile money is not on Daraja (nothing to register).
- */
-export async function registerPaybillUrls(): Promise<{ confirmationUrl: string; validationUrl: string } | null> {
-  const paybill = railConnectors().paybill;
-  if (!paybill) return null;
-  const urls = await paybill.registerC2bUrls();
-  log.info({ shortcode: config().daraja.shortcode }, 'paybill URLs registered with Daraja');
-  return urls;
+export function handleC2bConfirmation(
+  sourceAddress: string | undefined,
+  token: string | undefined,
+  body: C2bNotification,
+): Promise<C2bAck> {
+  return receiveC2bConfirmation(sourceAddress, token, body);
 }

@@ -2,6 +2,8 @@ import { componentLogger } from '../platform/logger';
 import { railConnectors } from '../services/connectors';
 import { DEPOSIT_REFERENCE_PATTERN } from '../domain/wallets';
 import { recordMoneyIn } from '../services/money-in';
+import { isOperatorTopUp, returnedPayoutReferences } from '../domain/bank-statement';
+import { matchPayoutReturn, recordOperatorTopUp } from '../services/statement-credits';
 
 const log = componentLogger('bank-deposits');
 
@@ -16,7 +18,8 @@ function statementCents(amount: string): bigint | null {
 /**
  * The `match-bank-deposits` job: read the primary bank's account statement (Jenga) and credit every credit
  * line once per bank reference, to the user whose deposit reference its narrative quotes (anything else
- * waits unmatched for staff). Lines stay on the statement from poll to poll; the deposit's uniqueness on
+ * waits unmatched for staff). Two kinds of line are no customer's deposit: the operator's top-up (marked
+ * PGFLOAT, to `operator:float`) and the return of one of our payouts (matched to it, never to be assigned). Lines stay on the statement from poll to poll; the deposit's uniqueness on
  * (channel, reference) is what makes a line seen twice count once. On the sandbox bank there is no
  * statement: money arrives through the admin simulator instead.
  */
@@ -31,6 +34,13 @@ export async function matchBankDeposits(): Promise<{ lines: number; credited: nu
       log.error({ line }, 'a credit on the statement without a reference or a readable amount: left for staff to reconcile');
       continue;
     }
+    // Not a customer's money: the operator's own top-up, or one of our payouts coming back.
+    const credit = { rail: bank.name, reference: line.reference, amountMinor: cents, description: line.description };
+    if (isOperatorTopUp(line)) {
+      if (await recordOperatorTopUp(credit)) credited += 1;
+      continue;
+    }
+    if (await matchPayoutReturn(credit, returnedPayoutReferences(line))) continue;
     const quoted = DEPOSIT_REFERENCE_PATTERN.exec(line.description.toUpperCase().replace(/[\s-]+/g, ''))?.[0];
     const { created } = await recordMoneyIn({
       channel: 'bank_transfer',

@@ -50,5 +50,8 @@ export async function deposit(input: DepositWorkflowInput): Promise<DepositResul
     return { depositId, status: 'completed' };
   }
   await db.failDeposit({ depositId, failureCode: final.failureCode, reason: final.reason });
+  // The payer's money, signalled while the deposit was being given up, is credited on its own, never dropped.
+  const late = outcome;
+  if (late?.state === 'succeeded') await db.creditLatePayment({ depositId, reference: late.reference });
   return { depositId, status: 'failed', failureCode: final.failureCode };
 }

@@ -1,9 +1,11 @@
-import { Body, Controller, Path, Post, Query, Response, Route, Tags, OperationId } from 'tsoa';
+import type { Request as ExpressRequest } from 'express';
+import { Body, Controller, Path, Post, Query, Request, Response, Route, Tags, OperationId } from 'tsoa';
 import type { Problem } from '../problem';
 import type { Uuid } from '../schema-types';
 import {
   handleB2cResult,
   handleC2bConfirmation,
+  handleC2bStatusResult,
   handleC2bValidation,
   handleStkCallback,
   type C2bAck,
@@ -125,29 +127,54 @@ export class MpesaCallbacksController extends Controller {
   /**
    * Daraja's C2B validation for the paybill (the ValidationURL registered at boot): accepted (`ResultCode`
    * 0) only when `BillRefNumber` is a user's deposit reference; otherwise refused with a `C2B000…` code
-   * before the customer pays. Provider-to-Paygate, no bearer token: without the registered URL's `token` it
-   * is acknowledged and ignored.
+   * before the customer pays. Provider-to-Paygate, no bearer token: taken only from Daraja's addresses
+   * (DARAJA_CALLBACK_ALLOWED_IPS, read through TRUST_PROXY) and with the `token` of a current registration
+   * (or the previous one within its grace period); otherwise acknowledged and ignored.
    * @summary Validate an M-Pesa paybill payment
    * @maxLength token 200
    */
   @Post('c2b/validation')
   @Response<Problem>(400, 'A body that is not a Daraja callback')
   @OperationId('validateMpesaC2bPayment')
-  public async c2bValidation(@Body() body: C2bBody, @Query() token?: string): Promise<C2bAck> {
-    return handleC2bValidation(token, body);
+  public async c2bValidation(@Body() body: C2bBody, @Request() req: ExpressRequest, @Query() token?: string): Promise<C2bAck> {
+    return handleC2bValidation(req.ip, token, body);
   }
 
   /**
-   * Daraja's C2B confirmation (the ConfirmationURL registered at boot): the payment is made, and is credited
-   * to the wallet of the deposit reference once per `TransID`, whatever the number of deliveries. Without
-   * the registered URL's `token` it is acknowledged and ignored.
+   * Daraja's C2B confirmation (the ConfirmationURL registered at boot). Taken under the validation's rule
+   * (Daraja's addresses, a standing `token`); it is then recorded and proven with Daraja's Transaction
+   * Status query for its `TransID` before anything is credited: the wallet of the deposit reference is
+   * credited once per `TransID` when the rail confirms the amount and account. A confirmation refused at the
+   * door, or that the rail does not confirm, is kept for staff (`GET /wallets/unproven-deposits`) and never
+   * credited. Always answered 200, `ResultCode` 0 once recorded for checking, 1 when refused.
    * @summary Confirm an M-Pesa paybill payment
    * @maxLength token 200
    */
   @Post('c2b/confirmation')
   @Response<Problem>(400, 'A body that is not a Daraja callback')
   @OperationId('confirmMpesaC2bPayment')
-  public async c2bConfirmation(@Body() body: C2bBody, @Query() token?: string): Promise<C2bAck> {
-    return handleC2bConfirmation(token, body);
+  public async c2bConfirmation(@Body() body: C2bBody, @Request() req: ExpressRequest, @Query() token?: string): Promise<C2bAck> {
+    return handleC2bConfirmation(req.ip, token, body);
+  }
+
+  /**
+   * The result of the Transaction Status query Paygate sends about a paybill receipt (and that query's
+   * queue timeout). Taken only with the claim's `token`, from Daraja's addresses, and with the
+   * ConversationID and OriginatorConversationID of the query Paygate sent; anything else is acknowledged and
+   * ignored. A result confirming the amount and account credits the wallet once; any other leaves the
+   * payment unproven, for staff.
+   * @summary Receive an M-Pesa paybill status result
+   * @maxLength token 200
+   */
+  @Post('c2b/status/{claim_id}')
+  @Response<Problem>(400, 'A body that is not a Daraja callback')
+  @OperationId('receiveMpesaC2bStatus')
+  public async c2bStatus(
+    @Path('claim_id') claimId: Uuid,
+    @Body() body: B2cResultBody,
+    @Request() req: ExpressRequest,
+    @Query() token?: string,
+  ): Promise<C2bAck> {
+    return handleC2bStatusResult(claimId, req.ip, token, body);
   }
 }

@@ -36,6 +36,7 @@ import {
 } from '../../services/wallet-service';
 import type { DepositView } from '../../services/money-in';
 import type { ApprovalRequestView } from '../../services/approvals';
+import { recheckUnprovenDeposit, unprovenDeposits, type UnprovenDepositView } from '../../services/deposit-claims';
 
 interface DepositBody {
   /**
@@ -145,6 +146,91 @@ export class WalletsController extends Controller {
     this.setStatus(202);
     this.setHeader('Location', `/api/v1/compliance/approvals/${outcome.pending.request_id}`);
     return outcome.pending;
+  }
+
+  /**
+   * Money a rail announced that is not credited, for staff (compliance and admin), newest first
+   * (docs/wallets.md#money-in-is-proven): paybill confirmations refused at the door (`rejected`: not from
+   * Daraja's addresses, or without a standing URL token), waiting for Daraja's Transaction Status answer
+   * (`checking`), or that the rail did not confirm (`unconfirmed`: unknown receipt, different amount or
+   * account), and STK payments for a request Paygate has no pending record of. None of it reaches a wallet
+   * unless the rail confirms it.
+   * @param status `rejected`, `checking` or `unconfirmed`; all three by default
+   * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   * @param cursor `next_cursor` of the previous page
+   * @summary List unproven deposits
+   * @maxLength cursor 200
+   */
+  @Get('unproven-deposits')
+  @Security('jwt', ['compliance', 'admin'])
+  @Response<Problem>(400, 'Bad status, limit or cursor')
+  @Response<Problem>(401, 'Not signed in')
+  @Response<Problem>(403, 'Not compliance or admin')
+  @Example<Page<UnprovenDepositView>>({
+    data: [
+      {
+        claim_id: '01a205e9-3c4d-7e5f-8a6b-7c8d9e0f1a2b',
+        status: 'unconfirmed',
+        reason: 'Daraja could not confirm the receipt: The transaction receipt number does not exist.',
+        channel: 'mpesa_c2b',
+        provider_reference: 'TKL31AA5TX',
+        currency: 'KES',
+        amount: '9999.00',
+        account_reference: 'PG7K2M9QXR4T',
+        payer_phone: '+254712345678',
+        payer_name: 'John',
+        source_address: '196.201.214.200',
+        received_at: '2026-11-26T08:00:00.000Z',
+        updated_at: '2026-11-26T08:00:01.500Z',
+      },
+    ],
+    next_cursor: null,
+  })
+  @OperationId('listUnprovenDeposits')
+  public async unproven(
+    @Query() status?: 'rejected' | 'checking' | 'unconfirmed',
+    @Query() limit?: number,
+    @Query() cursor?: string,
+  ): Promise<Page<UnprovenDepositView>> {
+    return unprovenDeposits({ status, limit, cursor });
+  }
+
+  /**
+   * Ask Daraja again (Transaction Status) about an unproven paybill payment (compliance and admin): it goes
+   * back to `checking`, and only the rail's confirmation of its amount and account credits it. Staff cannot
+   * credit it on their own word. A claim that is not a readable paybill confirmation, or is already
+   * credited, is 409.
+   * @summary Ask the rail again about an unproven deposit
+   */
+  @Post('unproven-deposits/{claim_id}/recheck')
+  @Security('jwt', ['compliance', 'admin'])
+  @Response<Problem>(400, 'Malformed id')
+  @Response<Problem>(401, 'Not signed in')
+  @Response<Problem>(403, 'Not compliance or admin')
+  @Response<Problem>(404, 'No such unproven deposit')
+  @Response<Problem>(409, 'Not a paybill confirmation that can be asked about again')
+  @Response<Problem>(503, 'Mobile money is not on Daraja')
+  @Example<UnprovenDepositView>({
+    claim_id: '01a205e9-3c4d-7e5f-8a6b-7c8d9e0f1a2b',
+    status: 'checking',
+    reason: null,
+    channel: 'mpesa_c2b',
+    provider_reference: 'TKL31AA5TX',
+    currency: 'KES',
+    amount: '2000.00',
+    account_reference: 'PG7K2M9QXR4T',
+    payer_phone: '+254712345678',
+    payer_name: 'John',
+    source_address: '196.201.214.200',
+    received_at: '2026-11-26T08:00:00.000Z',
+    updated_at: '2026-11-26T09:10:00.000Z',
+  })
+  @OperationId('recheckUnprovenDeposit')
+  public async recheck(@Path('claim_id') claimId: Uuid): Promise<UnprovenDepositView> {
+    return recheckUnprovenDeposit(claimId);
   }
 
   /**

@@ -58,7 +58,10 @@ export interface FakeDeposit {
 export interface FakeBinance extends FakeServer {
   withdrawals: FakeWithdrawal[];
   deposits: FakeDeposit[];
-  /** Money arrives in the account: pending until `confirmed` is true (the default) or the test sets status 1. */
+  /**
+   * Money arrives in the account: pending until `confirmed` is true (the default) or the test sets status 1.
+   * Two deposits with the same `txId` (and different tags) are one batched transaction's two outputs.
+   */
   deposit(d: {
     coin: string;
     amount: string;
@@ -316,7 +319,8 @@ export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinan
           .sort((a, b) => b.insertTime - a.insertTime)
           .slice(0, limit)
           .map((d) => ({
-            id: createHmac('sha256', 'fake-binance-deposit-id').update(d.txId).digest('hex').slice(0, 19),
+            // One id per output credited: a batched transaction paying the account twice is two deposits.
+            id: createHmac('sha256', 'fake-binance-deposit-id').update(`${d.txId}:${d.address}:${d.addressTag}`).digest('hex').slice(0, 19),
             amount: d.amount,
             coin: d.coin,
             network: d.network,

@@ -73,9 +73,21 @@ export interface FakeDaraja extends FakeServer {
   faults: FakeFaults & { statusQueryError: { code: number; desc: string } | undefined };
   /** POST a confirmation body again, as M-Pesa does when it did not see our answer. */
   confirmAgain(body: Record<string, unknown>): Promise<unknown>;
+  /** The paybill payments M-Pesa took, by receipt (TransID): what Transaction Status reports of them. */
+  c2bPayments: Map<string, C2bPayment>;
+}
+
+/** A paybill payment the fake took, as Transaction Status reports it. */
+export interface C2bPayment {
+  transId: string;
+  amount: string;
+  billRef: string;
+  msisdn: string;
+  firstName: string;
 }
 
 const SILENT = '254700000999';
+const text = (v: unknown): string => (typeof v === 'string' || typeof v === 'number' ? String(v) : '');
 
 export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja> {
   const tokens = new Set<string>();
@@ -205,9 +217,78 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
     };
   };
 
+  const c2bPayments = new Map<string, C2bPayment>();
+  /** The status results posted about each receipt, for a payment to finish only once Paygate heard it. */
+  const statusAnswered = new Map<string, Promise<void>>();
+
+  /**
+   * Transaction Status asked about a paybill receipt: accepted at once, and its `Result` POSTed to the
+   * ResultURL: the payment's amount, parties and account when the fake took it, else "does not exist" (the
+   * query's own failure, which says nothing about any payment).
+   */
+  const c2bStatus = (b: Record<string, unknown>) => {
+    if (b.Initiator !== o.initiatorName || b.SecurityCredential !== o.securityCredential) {
+      return error(400, '400.002.02', 'Bad Request - Invalid Initiator');
+    }
+    if (b.CommandID !== 'TransactionStatusQuery' || b.PartyA !== o.shortcode || typeof b.ResultURL !== 'string') {
+      return error(400, '400.002.02', 'Bad Request - Invalid Request');
+    }
+    const query = {
+      ConversationID: `AG_${Date.now()}_${randomBytes(8).toString('hex')}`,
+      OriginatorConversationID: `${randomBytes(4).toString('hex')}-${Date.now()}-1`,
+    };
+    const paid = c2bPayments.get(String(b.TransactionID));
+    const result = paid
+      ? {
+          Result: {
+            ResultType: 0,
+            ResultCode: 0,
+            ResultDesc: 'The service request is processed successfully.',
+            ...query,
+            TransactionID: paid.transId,
+            ResultParameters: {
+              ResultParameter: [
+                { Key: 'ReceiptNo', Value: paid.transId },
+                { Key: 'TransactionStatus', Value: 'Completed' },
+                { Key: 'Amount', Value: Number(paid.amount) },
+                { Key: 'DebitPartyName', Value: `${paid.msisdn} - ${paid.firstName}` },
+                { Key: 'CreditPartyName', Value: `${o.shortcode} - Paygate` },
+                { Key: 'BillRefNumber', Value: paid.billRef },
+                { Key: 'ReasonType', Value: 'Pay Bill Online' },
+              ],
+            },
+          },
+        }
+      : {
+          Result: {
+            ResultType: 0,
+            ResultCode: 'R000001',
+            ResultDesc: 'The transaction receipt number does not exist.',
+            ...query,
+            TransactionID: text(b.TransactionID),
+          },
+        };
+    const url = b.ResultURL;
+    const transId = text(b.TransactionID);
+    const answered = new Promise<void>((resolve) => {
+      setTimeout(() => void post(url, result).then(resolve), o.callbackDelayMs ?? 100).unref();
+    });
+    statusAnswered.set(transId, answered);
+    return { status: 200, body: { ...query, ResponseCode: '0', ResponseDescription: 'Accept the service request successfully.' } };
+  };
+
   const server = await startFakeServer((req) => {
     const body = req.json<Record<string, unknown>>();
     calls.push({ path: req.path, body });
+    // A status query about a paybill receipt (not one of the B2C payouts' receipts).
+    if (
+      req.path === '/mpesa/transactionstatus/v1/query' &&
+      typeof body.TransactionID === 'string' &&
+      tokens.has((req.headers.authorization ?? '').replace(/^Bearer /, '')) &&
+      ![...payouts.values()].some((p) => p.receipt === body.TransactionID)
+    ) {
+      return Promise.resolve(c2bStatus(body));
+    }
     if (req.path === '/oauth/v1/generate') {
       const expected = `Basic ${Buffer.from(`${o.consumerKey}:${o.consumerSecret}`).toString('base64')}`;
       if (req.query.get('grant_type') !== 'client_credentials' || req.headers.authorization !== expected) {
@@ -399,16 +480,37 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
       MiddleName: '',
       LastName: '',
     };
+    c2bPayments.set(transId, { transId, amount: p.amount, billRef: p.billRef, msisdn: p.msisdn, firstName: body.FirstName });
     const validation = await postJson(c2b.validationUrl, body);
     const code = (validation as { ResultCode?: string | number }).ResultCode;
     const refused = code !== undefined && `${code}` !== '0';
+    if (refused) c2bPayments.delete(transId);
     const confirmation = refused ? undefined : await postJson(c2b.confirmationUrl, body);
+    await statusAnswered.get(transId);
     return { transId, validation, confirmation, body };
   };
 
-  const confirmAgain: FakeDaraja['confirmAgain'] = (body) => {
+  /**
+   * M-Pesa posting a confirmation means M-Pesa took that payment: a receipt it had not taken yet (one whose
+   * validation was refused, or never asked) is taken now. The answer comes back once Paygate has heard the
+   * status result of any query it sent about the receipt.
+   */
+  const confirmAgain: FakeDaraja['confirmAgain'] = async (body) => {
     if (!c2b) throw new Error('no paybill URLs registered yet');
-    return postJson(c2b.confirmationUrl, body);
+    const transId = text(body.TransID);
+    if (!c2bPayments.has(transId)) {
+      c2bPayments.set(transId, {
+        transId,
+        amount: text(body.TransAmount),
+        billRef: text(body.BillRefNumber),
+        msisdn: text(body.MSISDN),
+        firstName: text(body.FirstName),
+      });
+    }
+    statusAnswered.delete(transId);
+    const answer = await postJson(c2b.confirmationUrl, body);
+    await statusAnswered.get(transId);
+    return answer;
   };
 
   return {
@@ -424,5 +526,6 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
     payBill,
     confirmAgain,
     faults,
+    c2bPayments,
   };
 }

@@ -25,6 +25,13 @@ export interface FakeJenga extends FakeServer {
   /** Money arrives on the account: a credit line appears on the statement (newest first), and stays there. */
   credit(line: { reference: string; amount: string; description: string }): void;
   faults: FakeFaults;
+  /**
+   * One of Paygate's payouts comes back (the beneficiary's bank refused it): a credit whose narration names
+   * the payout's reference after RETURN. Returns the line's own bank reference.
+   */
+  returnPayout(p: { payoutReference: string; amount: string }): string;
+  /** The operator tops up the account: a credit whose narration carries the PGFLOAT marker. Returns its bank reference. */
+  topUp(amount: string): string;
 }
 
 const fail = (status: number, code: number, message: string) => ({ status, body: { status: false, code, message } });
@@ -163,5 +170,16 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
   const credit: FakeJenga['credit'] = (line) => {
     statement.unshift({ date: new Date().toISOString().slice(0, 19), chequeNumber: null, type: 'Credit', ...line });
   };
-  return { ...server, calls, transfers, setPublicKey: (key) => (publicKey = key), credit, faults };
+  const bankReference = () => `FT${randomBytes(6).toString('hex').toUpperCase()}`;
+  const returnPayout: FakeJenga['returnPayout'] = ({ payoutReference, amount }) => {
+    const reference = bankReference();
+    credit({ reference, amount, description: `RETURN ${payoutReference} ACCOUNT CLOSED` });
+    return reference;
+  };
+  const topUp: FakeJenga['topUp'] = (amount) => {
+    const reference = bankReference();
+    credit({ reference, amount, description: 'PGFLOAT operator float top-up' });
+    return reference;
+  };
+  return { ...server, calls, transfers, setPublicKey: (key) => (publicKey = key), credit, returnPayout, topUp, faults };
 }

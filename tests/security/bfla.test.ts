@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { api, completedPayment, freshScreeningReview, mpesaPayment, newUser, postAppeal, sellAd, type TestUser } from '../support/api';
 import { creditIncoming } from '../../services/money-in';
+import { recordClaim } from '../../repositories/deposit-claims';
 import { realRails } from '../support/rails';
 import { fundWallets } from '../support/funding';
 import { rows } from '../support/db';
@@ -84,6 +85,9 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /wallets/deposits/{deposit_id}': [401, 'own', 'all', 'all'],
   'GET /wallets/unmatched-deposits': [401, 403, 'allow', 'allow'],
   'POST /wallets/unmatched-deposits/{deposit_id}/assign': [401, 403, 'all', 'all'],
+  // Unproven money in (docs/wallets.md#money-in-is-proven): staff's, and asking the rail again is all they can do.
+  'GET /wallets/unproven-deposits': [401, 403, 'allow', 'allow'],
+  'POST /wallets/unproven-deposits/{claim_id}/recheck': [401, 403, 'allow', 'allow'],
   'POST /sandbox/c2b': [401, 403, 403, 'allow'],
   'POST /sandbox/bank-credits': [401, 403, 403, 'allow'],
   'POST /sandbox/crypto-deposits': [401, 403, 403, 'allow'],
@@ -93,6 +97,7 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'POST /callbacks/mpesa/b2c/{order_id}/timeout': ['signed', 'signed', 'signed', 'signed'],
   'POST /callbacks/mpesa/c2b/validation': ['signed', 'signed', 'signed', 'signed'],
   'POST /callbacks/mpesa/c2b/confirmation': ['signed', 'signed', 'signed', 'signed'],
+  'POST /callbacks/mpesa/c2b/status/{claim_id}': ['signed', 'signed', 'signed', 'signed'],
 };
 
 /** Served only while their rail is the sandbox: with every method on a real rail they are gone (404). */
@@ -110,6 +115,23 @@ async function depositFor(userId: string | undefined): Promise<string> {
     payer: {},
   });
   return deposit.deposit_id;
+}
+
+/** A paybill confirmation refused at the door (kept for staff), readable, so that staff can ask the rail about it. */
+async function unprovenClaim(): Promise<string> {
+  const { row } = await recordClaim({
+    channel: 'mpesa_c2b',
+    status: 'rejected',
+    reason: 'token_unknown',
+    providerReference: `BF${randomUUID().replace(/-/g, '').slice(0, 8).toUpperCase()}`,
+    amountMinor: '10000',
+    accountReference: 'PGUNKNOWNREF',
+    payerPhone: '+254712345678',
+    payerName: null,
+    sourceAddress: '203.0.113.7',
+    body: {},
+  });
+  return row.id;
 }
 
 /** Admin pages outside /api/v1 (not in the spec), in the same matrix. */
@@ -320,6 +342,14 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
         return v1('post', `/compliance/approvals/${await pendingRequest()}/approve`, { body: { note: 'checked' } });
       case 'POST /compliance/approvals/{request_id}/reject':
         return v1('post', `/compliance/approvals/${await pendingRequest()}/reject`, { body: { note: 'not ours' } });
+      case 'GET /wallets/unproven-deposits':
+        return v1('get', '/wallets/unproven-deposits?limit=5');
+      case 'POST /wallets/unproven-deposits/{claim_id}/recheck':
+        return v1('post', `/wallets/unproven-deposits/${await unprovenClaim()}/recheck`);
+      case 'POST /callbacks/mpesa/c2b/status/{claim_id}':
+        return v1('post', `/callbacks/mpesa/c2b/status/${await unprovenClaim()}?token=forged`, {
+          body: { Result: { ResultType: 0, ResultCode: 0, ResultDesc: 'ok', OriginatorConversationID: 'o', ConversationID: 'c' } },
+        });
       case 'POST /sandbox/c2b':
         return v1('post', '/sandbox/c2b', { body: { deposit_reference: 'PGUNKNOWNREF', amount: '1.00', phone: '+254712345678' } });
       case 'POST /sandbox/bank-credits':

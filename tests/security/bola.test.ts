@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { creditIncoming } from '../../services/money-in';
 import { requestApproval } from '../../services/approvals';
+import { recordClaim } from '../../repositories/deposit-claims';
 import { dispatchWebhookEvents } from '../../workers/webhook-delivery';
 import { completedPayment, freshScreeningReview, newUser, postAd, postAppeal, sellAd, type OrderBody, type TestUser } from '../support/api';
 import { rows } from '../support/db';
@@ -46,6 +47,9 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   'POST /callbacks/mpesa/b2c/{order_id}/result': 'ignored_callback',
   'POST /callbacks/mpesa/b2c/{order_id}/status': 'ignored_callback',
   'POST /callbacks/mpesa/b2c/{order_id}/timeout': 'ignored_callback',
+  // Unproven money in is staff's to ask about; its status result is taken only with the claim's token.
+  'POST /wallets/unproven-deposits/{claim_id}/recheck': 'forbidden',
+  'POST /callbacks/mpesa/c2b/status/{claim_id}': 'ignored_callback',
 };
 
 /** Ids a request body may carry, and whether they name someone's own object or a public one. */
@@ -82,6 +86,7 @@ const bodyFor = (op: SpecOperation): unknown => {
     case 'POST /callbacks/mpesa/b2c/{order_id}/result':
     case 'POST /callbacks/mpesa/b2c/{order_id}/status':
     case 'POST /callbacks/mpesa/b2c/{order_id}/timeout':
+    case 'POST /callbacks/mpesa/c2b/status/{claim_id}':
       return { Result: { ResultType: 0, ResultCode: 0, ResultDesc: 'paid', OriginatorConversationID: 'o', ConversationID: 'c' } };
     default:
       return op.method === 'get' || op.method === 'delete' ? undefined : {};
@@ -191,6 +196,21 @@ describe('security: object level authorisation (BOLA)', function () {
       key_id: (key.body as { key_id: string }).key_id,
       review_id: await freshScreeningReview(await newUser({ roles: ['user', 'compliance'] })),
       request_id: await fourEyesRequestFor(alice.id, staff.id),
+      // A paybill confirmation quoting A's deposit reference, refused at the door and kept for staff.
+      claim_id: (
+        await recordClaim({
+          channel: 'mpesa_c2b',
+          status: 'rejected',
+          reason: 'token_unknown',
+          providerReference: `BOLA${randomUUID().replace(/-/g, '').slice(0, 8).toUpperCase()}`,
+          amountMinor: '5000',
+          accountReference: 'PGUNKNOWNREF',
+          payerPhone: null,
+          payerName: null,
+          sourceAddress: '203.0.113.7',
+          body: {},
+        })
+      ).row.id,
     };
   });
 

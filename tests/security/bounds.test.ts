@@ -152,6 +152,11 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
       path: {},
       body: { TransID: 'BOUNDS1234', TransAmount: '100.00', BillRefNumber: 'PGUNKNOWNREF', MSISDN: '254712345678', FirstName: 'B' },
     }),
+    'POST /callbacks/mpesa/c2b/status/{claim_id}': () => ({
+      providerCallback: true,
+      path: { claim_id: UNKNOWN_ID },
+      body: { Result: { ResultType: 0, ResultCode: 0, ResultDesc: 'ok', OriginatorConversationID: 'o', ConversationID: 'c' } },
+    }),
     'POST /callbacks/mpesa/b2c/{order_id}/timeout': () => ({
       providerCallback: true,
       path: { order_id: UNKNOWN_ID },

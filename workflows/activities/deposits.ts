@@ -6,6 +6,7 @@ import { formatAmount, type Currency } from '../../domain/money';
 import { findDeposit, settlePendingDeposit, type DepositRow } from '../../repositories/deposits';
 import { inTransaction } from '../../repositories/transaction';
 import { creditWithinCap } from '../../services/money-in';
+import { creditLateCollection } from '../../services/late-deposits';
 import { heartbeating } from './heartbeat';
 import { DEPOSIT_NOT_FOUND, RAIL_REJECTED } from '../failure-types';
 import { askRail, collectAndRecord, railFailure } from './rail';
@@ -75,6 +76,12 @@ export function createDepositActivities({ connectors }: { connectors: Connectors
         await creditWithinCap(tx, d, posting);
       });
       log.info({ depositId, reference }, 'deposit collected and credited');
+    },
+
+    /** A payment that arrived as the deposit was given up: credited as money in of its own, once. */
+    async creditLatePayment({ depositId, reference }: DepositRef & { reference: string }): Promise<void> {
+      const deposit = await pendingDeposit(depositId);
+      await creditLateCollection(deposit, reference);
     },
 
     /** The payer did not pay (cancelled, wrong PIN, unreachable…) or the rail refused: `failed`, nothing moved. */
