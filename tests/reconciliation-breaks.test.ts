@@ -75,7 +75,7 @@ describe('reconciliation line by line', () => {
   describe('when nothing was planted (a clean run)', () => {
     it('then the period of its own activity has zero breaks, and every rail balance is explained to zero but for the breaks', async function () {
       this.timeout(60_000);
-      const start = new Date(Date.now() - 1000);
+      const start = new Date();
       const payer = await newUser();
       await completedPayment(payer);
       if (!realRails) {
@@ -115,7 +115,7 @@ describe('reconciliation line by line', () => {
     before(async function () {
       if (realRails) return;
       this.timeout(60_000);
-      const start = new Date(Date.now() - 1000);
+      const start = new Date();
       const payer = await newUser({ funded: false });
       // A doubled credit: the paybill took one payment, and the ledger credited it twice (as C2B and as STK).
       const c2b = await api()
@@ -315,7 +315,7 @@ describe('reconciliation line by line', () => {
   describe('when money the rail never saw is in the ledger', () => {
     it('then the run reports it as in the ledger but not at the rail, on whichever bank rail is configured', async function () {
       this.timeout(30_000);
-      const start = new Date(Date.now() - 1000);
+      const start = new Date();
       const payer = await newUser({ funded: false });
       const rail = realRails ? 'jenga' : 'sandbox';
       const reference = `PLANTED-${randomUUID().slice(0, 12)}`;
