@@ -12,6 +12,7 @@ import { countAppealsByStatus } from '../repositories/appeals';
 import { catalogueRefreshTimes } from '../repositories/catalogue';
 import { countByStatusAndMethod, countOverdue } from '../repositories/orders';
 import { countLateResultsByVerdict } from '../repositories/rails';
+import { countBreaks } from '../repositories/reconciliation';
 import { inReadTransaction } from '../repositories/transaction';
 import { QUEUES } from '../workers/queues';
 
@@ -104,6 +105,7 @@ interface DatabaseFigures {
   refreshes: { catalogue: string; refreshed_at: Date }[];
   lateResults: { verdict: string; n: number }[];
   overdue: number;
+  breaks: { rail: string; kind: string; status: string; n: number }[];
 }
 
 /** Small aggregates in one short transaction, under a statement timeout. */
@@ -114,6 +116,7 @@ const readDatabase = cachedRead<DatabaseFigures>('postgres', () =>
     refreshes: await catalogueRefreshTimes(tx),
     lateResults: await countLateResultsByVerdict(tx),
     overdue: await countOverdue(tx),
+    breaks: await countBreaks(tx),
   })),
 );
 
@@ -210,6 +213,33 @@ new Gauge({
     if (!figures) return;
     for (const verdict of ['agrees', 'contradicts', 'unsettled']) this.set({ verdict }, 0);
     for (const { verdict, n } of figures.lateResults) this.set({ verdict }, n);
+  },
+});
+
+// Breaks are recorded by the jobs process and never deleted: their count in Postgres is the counter, the
+// same from every api (docs/wallets.md#reconciliation-line-by-line).
+new Counter({
+  name: 'paygate_reconciliation_breaks_total',
+  help: "Breaks found between a rail's own record and the ledger, by rail and kind (missing_in_ledger, missing_at_rail, amount_mismatch, duplicate)",
+  labelNames: ['rail', 'kind'] as const,
+  registers: [registry],
+  async collect() {
+    const figures = await readDatabase();
+    this.reset();
+    for (const { rail, kind, n } of figures?.breaks ?? []) this.inc({ rail, kind }, n);
+  },
+});
+
+new Gauge({
+  name: 'paygate_reconciliation_breaks_open',
+  help: 'Breaks not yet resolved by staff, by rail',
+  labelNames: ['rail'] as const,
+  registers: [registry],
+  async collect() {
+    const figures = await readDatabase();
+    this.reset();
+    if (!figures) return;
+    for (const { rail, status, n } of figures.breaks) if (status === 'open') this.inc({ rail }, n);
   },
 });
 

@@ -3,6 +3,7 @@ import {
   RailError,
   type DepositAddresses,
   type ExchangeDeposit,
+  type ExchangeWithdrawal,
   type Holdings,
   type RailAccepted,
   type RailConnector,
@@ -11,6 +12,7 @@ import {
   type RailStatusHint,
   type RailSubmission,
   type ReceivedDeposits,
+  type SentWithdrawals,
 } from './types';
 
 export type { ExchangeDeposit };
@@ -49,7 +51,7 @@ export interface CcxtTransferExchange {
     since?: number,
     limit?: number,
     params?: Record<string, unknown>,
-  ): Promise<{ id?: string; status?: string; info?: unknown }[]>;
+  ): Promise<{ id?: string; status?: string; currency?: string; timestamp?: number; info?: unknown }[]>;
   /** Present on exchanges that look one withdrawal up by id (`has.fetchWithdrawal`). */
   fetchWithdrawal?(id: string, code?: string): Promise<{ id?: string; status?: string }>;
   fetchStatus(): Promise<{ status?: string }>;
@@ -64,7 +66,17 @@ export interface CcxtTransferExchange {
     limit?: number,
     params?: Record<string, unknown>,
   ): Promise<
-    { id?: string; txid?: string; address?: string; status?: string; currency?: string; tag?: string; network?: string; info?: unknown }[]
+    {
+      id?: string;
+      txid?: string;
+      address?: string;
+      status?: string;
+      currency?: string;
+      tag?: string;
+      network?: string;
+      timestamp?: number;
+      info?: unknown;
+    }[]
   >;
 }
 
@@ -213,7 +225,7 @@ export function pointUrls(urls: unknown, base: string): unknown {
   return urls;
 }
 
-export class CcxtTransferConnector implements RailConnector, Holdings, DepositAddresses, ReceivedDeposits {
+export class CcxtTransferConnector implements RailConnector, Holdings, DepositAddresses, ReceivedDeposits, SentWithdrawals {
   readonly name = 'ccxt';
   private client: CcxtTransferExchange | undefined;
 
@@ -354,8 +366,29 @@ export class CcxtTransferConnector implements RailConnector, Holdings, DepositAd
           tag: d.tag ?? null,
           network: d.network ?? raw('network'),
           fromAddress: raw('sourceAddress'),
+          at: d.timestamp ?? null,
         },
       ];
+    });
+  }
+
+  /**
+   * Withdrawals from the exchange account since `since` (ms), every currency, as the exchange records them
+   * (docs/wallets.md#reconciliation-line-by-line). The amount is the exchange's own decimal string from the
+   * raw record (`info.amount`), since ccxt's unified `amount` is a float.
+   */
+  async withdrawals(since: number): Promise<ExchangeWithdrawal[]> {
+    let found: Awaited<ReturnType<CcxtTransferExchange['fetchWithdrawals']>>;
+    try {
+      found = await this.exchange().fetchWithdrawals(undefined, since);
+    } catch (err) {
+      throw ccxtRailError(err);
+    }
+    return found.flatMap((w) => {
+      if (!w.id || !w.currency) return [];
+      const info = (w.info ?? {}) as Record<string, unknown>;
+      const amount = typeof info.amount === 'string' && info.amount !== '' ? info.amount : null;
+      return [{ id: w.id, currency: w.currency, amount, status: w.status ?? 'pending', at: w.timestamp ?? null }];
     });
   }
 

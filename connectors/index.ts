@@ -12,6 +12,7 @@ import type {
   RailConnector,
   RailMethod,
   ReceivedDeposits,
+  SentWithdrawals,
   Statements,
 } from './types';
 
@@ -29,6 +30,8 @@ export interface Connectors extends Readonly<Record<RailMethod, RailConnector>> 
   readonly exchangeHoldings: Holdings | null;
   readonly depositAddresses: DepositAddresses | null;
   readonly receivedDeposits: ReceivedDeposits | null;
+  /** The exchange account's own record of its withdrawals (ccxt), for reconciliation. */
+  readonly sentWithdrawals: SentWithdrawals | null;
   /** The paybill's URL registration (Daraja). */
   readonly paybill: PaybillRegistration | null;
 }
@@ -71,6 +74,7 @@ export function createConnectors(cfg: Config, ports: ConnectorPorts): Connectors
     exchangeHoldings: exchange,
     depositAddresses: exchange,
     receivedDeposits: exchange,
+    sentWithdrawals: exchange,
     paybill: mpesa,
   };
 }

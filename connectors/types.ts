@@ -204,11 +204,31 @@ export interface ExchangeDeposit {
   network: string | null;
   /** Where it was sent from, when the exchange says. */
   fromAddress: string | null;
+  /** When the exchange dated it (epoch milliseconds), when it says. */
+  at?: number | null;
 }
 
 /** The deposits an exchange account received. */
 export interface ReceivedDeposits {
   deposits(since: number): Promise<ExchangeDeposit[]>;
+}
+
+/** A withdrawal from the exchange account, as the exchange records it: the amount kept as the exchange wrote it. */
+export interface ExchangeWithdrawal {
+  /** The exchange's own id: the rail reference Paygate recorded for the payout. */
+  id: string;
+  currency: string;
+  /** The exchange's own decimal string, never a float. Null when the exchange gave none. */
+  amount: string | null;
+  /** ccxt's unified status: `ok` once sent, else `pending`, `failed` or `canceled`. */
+  status: string;
+  /** When the exchange dated it (epoch milliseconds), when it says. */
+  at: number | null;
+}
+
+/** The withdrawals an exchange account made: its own record of money out, for reconciliation. */
+export interface SentWithdrawals {
+  withdrawals(since: number): Promise<ExchangeWithdrawal[]>;
 }
 
 /** Register the URLs a paybill's payments are announced to (M-Pesa C2B), and ask the rail about one. */

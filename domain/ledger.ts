@@ -50,6 +50,15 @@ export const FEE_REVENUE = 'revenue:fees';
 export const EXPENSE_REFUNDS = 'expense:refunds';
 
 /**
+ * The operator's own money at the rails: the opening float and every top-up (debit `rail:<method>`, credit
+ * this), so that a rail's balance is explained by the ledger (docs/wallets.md#float-reconciliation).
+ */
+export const OPERATOR_FLOAT = 'operator:float';
+
+/** What the providers charged (a bank's transfer fee on the statement): debit this, credit `rail:<method>`. */
+export const EXPENSE_RAIL_FEES = 'expense:rail_fees';
+
+/**
  * The balanced lines each kind of posting makes for a payment. The hold and its release move the amount
  * plus the fee; settlement pays the amount to the rail and the fee to `revenue:fees`; a reversal mirrors
  * the settlement.

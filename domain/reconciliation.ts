@@ -1,16 +1,17 @@
 import { CURRENCIES, formatAmount, type Currency } from './money';
-import { FEE_REVENUE } from './ledger';
+import { FEE_REVENUE, OPERATOR_FLOAT } from './ledger';
 import type { PaymentMethod } from './orders';
 
 /**
  * Float reconciliation (docs/wallets.md#float-reconciliation), as pure arithmetic. What Paygate owes its customers (wallets, holds,
  * escrows and suspense: the liabilities) plus what it earned (fee revenue), less what the operator paid out
- * of its own funds (expenses: refunds), must equal what its ledger says the platform holds at the rails (the
- * `rail:<method>` accounts, debits minus credits). Each rail's own
+ * of its own funds (expenses: refunds, provider charges), must equal what its ledger says the platform holds at
+ * the rails for them (the `rail:<method>` accounts, debits minus credits, less the operator's own float in
+ * `operator:float`). Each rail's own
  * report (a bank balance, the sandbox's records) is set beside that figure, with the difference.
  */
 
-export const ACCOUNT_CLASSES = ['wallets', 'holds', 'escrows', 'suspense', 'fees', 'expenses', 'rail', 'other'] as const;
+export const ACCOUNT_CLASSES = ['wallets', 'holds', 'escrows', 'suspense', 'fees', 'expenses', 'float', 'rail', 'other'] as const;
 export type AccountClass = (typeof ACCOUNT_CLASSES)[number];
 
 /** The class an account belongs to, from its name. */
@@ -21,6 +22,7 @@ export function accountClassOf(account: string): AccountClass {
   if (account.startsWith('suspense:')) return 'suspense';
   if (account === FEE_REVENUE) return 'fees';
   if (account.startsWith('expense:')) return 'expenses';
+  if (account === OPERATOR_FLOAT) return 'float';
   if (account.startsWith('rail:')) return 'rail';
   return 'other';
 }
@@ -57,11 +59,16 @@ export interface CurrencyReconciliation {
   currency: Currency;
   liabilities: { wallets: string; holds: string; escrows: string; suspense: string; total: string };
   fee_revenue: string;
-  /** What the operator paid out of its own funds (`expense:` accounts, debits minus credits): refunds. */
+  /** What the operator paid out of its own funds (`expense:` accounts, debits minus credits): refunds, rail fees. */
   expenses: string;
+  /** The operator's own money at the rails (`operator:float`: the opening float and top-ups). */
+  operator_float: string;
   /** Accounts outside those classes (a nonzero figure here needs an explanation). */
   other: string;
-  /** What the ledger says the rails hold, in all. Equals liabilities + fee revenue − expenses + other in a sound ledger. */
+  /**
+   * What the ledger says the rails hold for customers and fees: the rail accounts less the operator's float.
+   * Equals liabilities + fee revenue − expenses + other in a sound ledger.
+   */
   rails_per_ledger: string;
   /** rails_per_ledger − (liabilities + fee revenue − expenses + other): zero unless the ledger itself is broken. */
   ledger_difference: string;
@@ -88,6 +95,7 @@ export function reconcile(balances: ClassBalance[], reports: RailReport[]): Curr
     // Expense accounts are debited: what was paid is their debits minus credits.
     const expenses = -sumOf('expenses');
     const other = sumOf('other');
+    const float = sumOf('float');
     const total = wallets + holds + escrows + suspense;
     // Rail accounts are assets: the platform's money there is their debits minus credits.
     const railHoldings = new Map<string, bigint>();
@@ -96,7 +104,7 @@ export function reconcile(balances: ClassBalance[], reports: RailReport[]): Curr
       railHoldings.set(method, (railHoldings.get(method) ?? 0n) - BigInt(b.balance_minor));
     }
     for (const r of myReports) if (!railHoldings.has(r.method)) railHoldings.set(r.method, 0n);
-    const railsTotal = [...railHoldings.values()].reduce((a, b) => a + b, 0n);
+    const railsTotal = [...railHoldings.values()].reduce((a, b) => a + b, 0n) - float;
     const fmt = (v: bigint) => formatAmount(v, currency);
     const rails: RailLine[] = [...railHoldings.entries()]
       .sort(([a], [b]) => a.localeCompare(b))
@@ -117,6 +125,7 @@ export function reconcile(balances: ClassBalance[], reports: RailReport[]): Curr
       liabilities: { wallets: fmt(wallets), holds: fmt(holds), escrows: fmt(escrows), suspense: fmt(suspense), total: fmt(total) },
       fee_revenue: fmt(fees),
       expenses: fmt(expenses),
+      operator_float: fmt(float),
       other: fmt(other),
       rails_per_ledger: fmt(railsTotal),
       ledger_difference: fmt(railsTotal - (total + fees - expenses + other)),

@@ -14,6 +14,7 @@ import { Account, LedgerEntry, LedgerTransaction } from './ledger';
 import { Order, OrderEvent } from './order';
 import { P2pAd, P2pAdEvent, P2pTrade } from './p2p';
 import { LateRailResult, RailRequest, RailStatusQuery } from './rail';
+import { ReconciliationBreak } from './reconciliation-break';
 import { Refund } from './refund';
 import { ApiKey } from './api-key';
 import { ApprovalRequest } from './approval-request';
@@ -36,7 +37,7 @@ export {
 export { Appeal, P2pAd, P2pAdEvent, P2pTrade };
 export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
-export { ApiKey, ApprovalRequest };
+export { ApiKey, ApprovalRequest, ReconciliationBreak };
 export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, Refund, SandboxTransfer, User };
 
 let initialised: Sequelize | undefined;
@@ -55,6 +56,7 @@ export function models(given?: Sequelize): Sequelize {
   Refund.initModel(sequelize);
   ApiKey.initModel(sequelize);
   ApprovalRequest.initModel(sequelize);
+  ReconciliationBreak.initModel(sequelize);
   LedgerTransaction.initModel(sequelize);
   LedgerEntry.initModel(sequelize);
   Account.initModel(sequelize);

@@ -282,6 +282,8 @@ const settings = z.object({
     matchBankDepositsEveryMs: fromEnv('MATCH_BANK_DEPOSITS_EVERY_MS', intFrom(60_000, 100)),
     /** How often the exchange account's deposits are read (when the crypto rail is ccxt). */
     matchCryptoDepositsEveryMs: fromEnv('MATCH_CRYPTO_DEPOSITS_EVERY_MS', intFrom(60_000, 100)),
+    /** How often each rail's own record is reconciled line by line with the ledger (daily by default). */
+    reconcileRailsEveryMs: fromEnv('RECONCILE_RAILS_EVERY_MS', intFrom(24 * 3600 * 1000, 1000)),
   }),
   discovery: z.object({
     primaryBankCode: fromEnv(

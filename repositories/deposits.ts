@@ -195,16 +195,6 @@ export async function settlePendingDeposit(
   return row;
 }
 
-/** Money that arrived through the sandbox rail (every way in), per channel and currency, in minor units. */
-export async function sandboxInflows(): Promise<{ channel: DepositChannel; currency: string; amount_minor: string }[]> {
-  return models().query<{ channel: DepositChannel; currency: string; amount_minor: string }>(
-    `SELECT channel, currency, sum(amount_minor)::text AS amount_minor
-       FROM deposits WHERE rail = 'sandbox' AND status IN ('completed', 'held', 'unmatched')
-      GROUP BY channel, currency`,
-    { type: QueryTypes.SELECT },
-  );
-}
-
 /**
  * A deposit just recorded as credited goes to suspense instead (its wallet would pass the KYC tier's cap):
  * `held`, with why.

@@ -71,19 +71,66 @@ export async function markCallbackSent(reference: string): Promise<void> {
   await SandboxTransfer.update({ callbackSentAt: models().fn('now') }, { where: { reference } });
 }
 
-export interface SandboxOutflow {
+/**
+ * Money a sandbox simulator made arrive (a C2B payment, a bank credit, a crypto deposit), in the simulated
+ * provider's own books: the sandbox's statement is read from here, never from Paygate's `deposits`.
+ */
+export async function recordSandboxArrival(a: {
   method: string;
+  channel: string;
+  reference: string;
   currency: string;
-  /** Decimal, in the currency's unit, as the submissions carried it. */
+  /** Decimal, in the currency's unit. */
   amount: string;
+}): Promise<void> {
+  await models().query(
+    `INSERT INTO sandbox_transfers (id, idempotency_key, method, reference, request, outcome, sends_callback, settles_at)
+     VALUES (:id, :key, :method, :reference, :request, 'succeeded', false, now())
+     ON CONFLICT DO NOTHING`,
+    {
+      replacements: {
+        id: uuidv7(),
+        key: `arrival:${a.channel}:${a.reference}`,
+        method: a.method,
+        reference: a.reference,
+        request: JSON.stringify({ direction: 'arrival', channel: a.channel, amount: a.amount, currency: a.currency }),
+      },
+    },
+  );
 }
 
-/** What the simulated provider paid out: settled, successful payouts per method and currency. */
-export async function settledSandboxPayouts(): Promise<SandboxOutflow[]> {
-  return models().query<SandboxOutflow>(
-    `SELECT method, request->>'currency' AS currency, sum((request->>'amount')::numeric)::text AS amount
+export interface SandboxLineRow {
+  reference: string;
+  direction: 'in' | 'out';
+  currency: string;
+  /** Decimal, in the currency's unit. */
+  amount: string;
+  at: Date;
+}
+
+/**
+ * The simulated provider's statement for one method over a window: every transfer it executed (settled,
+ * successful), payouts out and collections and arrivals in.
+ */
+export async function sandboxLines(method: string, from: Date, to: Date): Promise<SandboxLineRow[]> {
+  return models().query<SandboxLineRow>(
+    `SELECT reference, CASE coalesce(request->>'direction', 'payout') WHEN 'payout' THEN 'out' ELSE 'in' END AS direction,
+            request->>'currency' AS currency, request->>'amount' AS amount, settles_at AS at
        FROM sandbox_transfers
-      WHERE outcome = 'succeeded' AND settles_at <= now() AND coalesce(request->>'direction', 'payout') = 'payout'
+      WHERE method = :method AND outcome = 'succeeded' AND settles_at <= now() AND settles_at >= :from AND settles_at < :to
+      ORDER BY settles_at, id`,
+    { replacements: { method, from: from.toISOString(), to: to.toISOString() }, type: QueryTypes.SELECT },
+  );
+}
+
+/** What the simulated provider holds for us, per method and currency: what it took in less what it paid out. */
+export async function sandboxHoldings(): Promise<{ method: string; currency: string; amount: string }[]> {
+  return models().query<{ method: string; currency: string; amount: string }>(
+    `SELECT method, request->>'currency' AS currency,
+            sum(CASE coalesce(request->>'direction', 'payout') WHEN 'payout' THEN -(request->>'amount')::numeric
+                ELSE (request->>'amount')::numeric END)::text AS amount
+       FROM sandbox_transfers
+      WHERE outcome = 'succeeded' AND settles_at <= now()
       GROUP BY method, request->>'currency'`,
     { type: QueryTypes.SELECT },
   );

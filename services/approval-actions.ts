@@ -1,6 +1,7 @@
 import { AppError } from '../platform/errors';
 import type { Caller } from '../domain/caller';
 import { approveRequest, APPROVAL_KINDS, type ApprovalKind, type ApprovalRequestView, type ApprovedAction } from './approvals';
+import { performApprovedBreakResolution } from './rail-reconciliation-service';
 import { performApprovedAssignment } from './wallet-service';
 
 /**
@@ -9,6 +10,7 @@ import { performApprovedAssignment } from './wallet-service';
  */
 const ACTIONS: Record<ApprovalKind, ApprovedAction> = {
   assign_unmatched_deposit: performApprovedAssignment,
+  resolve_reconciliation_break: performApprovedBreakResolution,
 };
 
 const isKind = (kind: string): kind is ApprovalKind => (APPROVAL_KINDS as readonly string[]).includes(kind);

@@ -1,12 +1,11 @@
 import { config } from '../platform/config';
 import { componentLogger } from '../platform/logger';
-import { CURRENCY_SCALE, decimalToScaled, exactMinor, isCurrency, type Currency } from '../domain/money';
+import { CURRENCY_SCALE, decimalToScaled, exactMinor, isCurrency } from '../domain/money';
 import type { PaymentMethod } from '../domain/orders';
 import { reconcile, type CurrencyReconciliation, type RailReport } from '../domain/reconciliation';
-import { CRYPTO_ASSETS, railMethodOf, type CryptoAsset } from '../domain/wallets';
-import { sandboxInflows } from '../repositories/deposits';
+import { CRYPTO_ASSETS, type CryptoAsset } from '../domain/wallets';
 import { classBalances } from '../repositories/ledger';
-import { settledSandboxPayouts } from '../repositories/sandbox-transfers';
+import { sandboxHoldings } from '../repositories/sandbox-transfers';
 import { railConnectors } from './connectors';
 import { primaryBankBalance } from './primary-bank-service';
 
@@ -20,25 +19,19 @@ export interface ReconciliationView {
 type Rails = ReturnType<typeof config>['rails'];
 
 /**
- * The sandbox keeps its own books: what it took in (each simulated collection and credit) less what it
- * paid out (each settled, successful payout), per method and currency.
+ * The sandbox keeps its own books, apart from Paygate's tables (docs/wallets.md#reconciliation-line-by-line):
+ * what its simulated provider took in (collections, and the money its simulators made arrive) less what it
+ * paid out (settled, successful payouts), per method and currency.
  */
 async function sandboxReports(rails: Rails): Promise<RailReport[]> {
   const onSandbox = (Object.keys(rails) as PaymentMethod[]).filter((m) => rails[m as keyof Rails] === 'sandbox');
   if (onSandbox.length === 0) return [];
-  const [inflows, outflows] = await Promise.all([sandboxInflows(), settledSandboxPayouts()]);
-  const totals = new Map<string, bigint>();
-  const add = (method: string, currency: string, minor: bigint) =>
-    totals.set(`${method}|${currency}`, (totals.get(`${method}|${currency}`) ?? 0n) + minor);
-  for (const i of inflows) add(railMethodOf(i.channel), i.currency, BigInt(i.amount_minor));
-  for (const o of outflows) {
-    if (isCurrency(o.currency)) add(o.method, o.currency, -decimalToScaled(o.amount, CURRENCY_SCALE[o.currency]));
-  }
   const reports: RailReport[] = [];
-  for (const [key, minor] of totals) {
-    const [method, currency] = key.split('|') as [PaymentMethod, Currency];
-    if (onSandbox.includes(method) && isCurrency(currency)) {
-      reports.push({ method, connector: 'sandbox', currency, reported_minor: minor.toString() });
+  for (const h of await sandboxHoldings()) {
+    const method = h.method as PaymentMethod;
+    const minor = isCurrency(h.currency) ? exactMinor(h.amount, CURRENCY_SCALE[h.currency]) : null;
+    if (onSandbox.includes(method) && isCurrency(h.currency) && minor !== null) {
+      reports.push({ method, connector: 'sandbox', currency: h.currency, reported_minor: minor.toString() });
     }
   }
   return reports;

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { notFound, validationError } from '../platform/errors';
-import { parseAmount, type Currency } from '../domain/money';
+import { formatAmount, parseAmount, type Currency } from '../domain/money';
 import { CRYPTO_ASSETS, isCryptoAsset } from '../domain/wallets';
+import { recordSandboxArrival } from '../repositories/sandbox-transfers';
 import { findUser } from '../repositories/users';
 import { creditIncoming, type DepositView } from './money-in';
 import { deploymentWorld } from './deployment';
@@ -9,7 +10,8 @@ import { deploymentWorld } from './deployment';
 /**
  * Sandbox simulators for money in (docs/wallets.md#sandbox-simulators): make money arrive as a provider would report it, through the
  * same crediting path (`creditIncoming`) a real connector's callback or statement poll uses. Each is served
- * only while every rail is the sandbox, and only to admins.
+ * only while every rail is the sandbox, and only to admins. The simulated provider writes each arrival to its
+ * own books first, as a provider's statement would show it (docs/wallets.md#reconciliation-line-by-line).
  */
 
 /** Each simulator's path under the API. */
@@ -34,6 +36,13 @@ const madeUpTransId = (): string => Array.from(randomBytes(10), (b) => ALNUM[b %
 export async function simulateC2b(body: { deposit_reference: string; amount: string; phone: string }): Promise<SimulatedArrival> {
   const amountMinor = parseAmount(body.amount, 'KES');
   const transId = madeUpTransId();
+  await recordSandboxArrival({
+    method: 'mobile_money',
+    channel: 'mpesa_c2b',
+    reference: transId,
+    currency: 'KES',
+    amount: formatAmount(amountMinor, 'KES'),
+  });
   const { deposit } = await creditIncoming({
     channel: 'mpesa_c2b',
     rail: 'sandbox',
@@ -54,6 +63,13 @@ export async function simulateBankCredit(body: {
 }): Promise<SimulatedArrival> {
   const amountMinor = parseAmount(body.amount, 'KES');
   const reference = `SBXB${madeUpTransId()}`;
+  await recordSandboxArrival({
+    method: 'bank_transfer',
+    channel: 'bank_transfer',
+    reference,
+    currency: 'KES',
+    amount: formatAmount(amountMinor, 'KES'),
+  });
   const { deposit } = await creditIncoming({
     channel: 'bank_transfer',
     rail: 'sandbox',
@@ -73,6 +89,13 @@ export async function simulateCryptoDeposit(body: { user_id: string; currency: s
   const amountMinor = parseAmount(body.amount, currency);
   if (!(await findUser(body.user_id))) throw notFound(`user ${body.user_id}`);
   const txid = `0x${randomBytes(32).toString('hex')}`;
+  await recordSandboxArrival({
+    method: 'crypto',
+    channel: 'crypto',
+    reference: txid,
+    currency,
+    amount: formatAmount(amountMinor, currency),
+  });
   const { deposit } = await creditIncoming({
     channel: 'crypto',
     rail: 'sandbox',

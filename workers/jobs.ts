@@ -7,6 +7,7 @@ import { onShutdown } from '../platform/shutdown';
 import { closeTemporal } from '../platform/temporal';
 import { pruneExpiredKeys } from '../repositories/idempotency';
 import { openRepositories } from '../repositories/transaction';
+import { reconcileRails } from '../services/rail-reconciliation-service';
 import { reconcileUnstartedOrders } from '../workflows/client';
 import { startDiscovery } from './discovery';
 import { matchBankDeposits } from './bank-deposits';
@@ -20,6 +21,7 @@ import {
   MATCH_CRYPTO_DEPOSITS,
   QUEUES,
   RECONCILE_ORDERS,
+  RECONCILE_RAILS,
 } from './queues';
 import { runSanctionsImport, scheduleSanctionsImport } from './sanctions-import';
 import { startWebhookDelivery } from './webhooks';
@@ -31,6 +33,7 @@ const processors: Record<string, () => Promise<unknown>> = {
   [IMPORT_SANCTIONS]: () => runSanctionsImport(),
   [MATCH_BANK_DEPOSITS]: () => matchBankDeposits(),
   [MATCH_CRYPTO_DEPOSITS]: () => matchCryptoDeposits(),
+  [RECONCILE_RAILS]: () => reconcileRails(),
 };
 
 export async function startJobs(cfg: Config): Promise<{ close: () => Promise<void> }> {
@@ -59,6 +62,11 @@ export async function startJobs(cfg: Config): Promise<{ close: () => Promise<voi
       MATCH_CRYPTO_DEPOSITS,
       { every: everyMs(cfg, MATCH_CRYPTO_DEPOSITS) },
       { name: MATCH_CRYPTO_DEPOSITS, opts: { removeOnComplete: 100, removeOnFail: 500 } },
+    );
+    await queue.upsertJobScheduler(
+      RECONCILE_RAILS,
+      { every: everyMs(cfg, RECONCILE_RAILS) },
+      { name: RECONCILE_RAILS, opts: { removeOnComplete: 30, removeOnFail: 100 } },
     );
     await scheduleSanctionsImport(queue, cfg);
   };

@@ -6,7 +6,10 @@ import type { Config } from '../platform/config';
  * beyond ids; the job name says what to do.
  */
 
-/** Order reconciliation, idempotency-key expiry, the sanctions-list import, and bank- and crypto-deposit matching. */
+/**
+ * Order reconciliation, idempotency-key expiry, the sanctions-list import, bank- and crypto-deposit matching,
+ * and reconciling the rails line by line.
+ */
 export const MAINTENANCE_QUEUE = 'maintenance';
 /** The exchange and bank catalogue refreshes. */
 export const DISCOVERY_QUEUE = 'discovery';
@@ -22,6 +25,8 @@ export const EXPIRE_IDEMPOTENCY_KEYS = 'expire-idempotency-keys';
 export const IMPORT_SANCTIONS = 'import-sanctions';
 export const MATCH_BANK_DEPOSITS = 'match-bank-deposits';
 export const MATCH_CRYPTO_DEPOSITS = 'match-crypto-deposits';
+/** Reconciliation line by line: each rail's own record of the previous day against the ledger. */
+export const RECONCILE_RAILS = 'reconcile-rails';
 export const REFRESH_EXCHANGES = 'refresh-exchanges';
 export const REFRESH_BANKS = 'refresh-banks';
 export const DISPATCH_WEBHOOKS = 'dispatch-webhooks';
@@ -47,6 +52,7 @@ export function schedules(cfg: Config): Schedule[] {
     { queue: MAINTENANCE_QUEUE, job: IMPORT_SANCTIONS, everyMs: cfg.compliance.sanctionsImportEveryMs },
     { queue: MAINTENANCE_QUEUE, job: MATCH_BANK_DEPOSITS, everyMs: cfg.wallets.matchBankDepositsEveryMs },
     { queue: MAINTENANCE_QUEUE, job: MATCH_CRYPTO_DEPOSITS, everyMs: cfg.wallets.matchCryptoDepositsEveryMs },
+    { queue: MAINTENANCE_QUEUE, job: RECONCILE_RAILS, everyMs: cfg.wallets.reconcileRailsEveryMs },
     { queue: DISCOVERY_QUEUE, job: REFRESH_EXCHANGES, everyMs: cfg.discovery.refreshExchangesEveryMs },
     { queue: DISCOVERY_QUEUE, job: REFRESH_BANKS, everyMs: cfg.discovery.refreshBanksEveryMs },
     { queue: WEBHOOK_QUEUE, job: DISPATCH_WEBHOOKS, everyMs: cfg.webhooks.dispatchEveryMs },

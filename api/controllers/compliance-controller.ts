@@ -1,6 +1,21 @@
 import { Readable } from 'node:stream';
 import type { Request as ExpressRequest } from 'express';
-import { Body, Controller, Get, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags, OperationId } from 'tsoa';
+import {
+  Body,
+  Controller,
+  Example,
+  Get,
+  Path,
+  Post,
+  Query,
+  Request,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+  OperationId,
+} from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { BlocklistSourceName, BlocklistTypeName, Uuid } from '../schema-types';
@@ -18,6 +33,44 @@ import {
 } from '../../services/compliance-service';
 import type { Page } from '../../services/paging';
 import { floatReconciliation, type ReconciliationView } from '../../services/reconciliation-service';
+import type { ApprovalRequestView } from '../../services/approvals';
+import {
+  listReconciliationBreaks,
+  reconcileOnDemand,
+  resolveBreak,
+  type BreakView,
+  type ReconciliationRunView,
+} from '../../services/rail-reconciliation-service';
+
+/** A break's state. */
+type BreakStatusName = 'open' | 'resolved';
+
+/** A payment method whose rail account is reconciled. */
+type BreakMethodName = 'bank_transfer' | 'mobile_money' | 'crypto';
+
+interface ResolveBreakBody {
+  /**
+   * What was found and done, for the record.
+   * @example "duplicate STK and C2B credit of receipt QK7ABC123: the second credit reversed by journal 2026-118"
+   * @maxLength 1000
+   */
+  note: string;
+}
+
+interface ReconciliationRunBody {
+  /**
+   * RFC 3339; default 24 hours before `to`. A run covers at most 31 days.
+   * @example "2026-11-25T00:00:00Z"
+   * @maxLength 40
+   */
+  from?: string;
+  /**
+   * RFC 3339; default now.
+   * @example "2026-11-26T00:00:00Z"
+   * @maxLength 40
+   */
+  to?: string;
+}
 
 interface BlocklistEntryBody {
   /**
@@ -241,5 +294,154 @@ export class ComplianceController extends Controller {
   @OperationId('getFloatReconciliation')
   public async reconciliation(): Promise<ReconciliationView> {
     return floatReconciliation();
+  }
+
+  /**
+   * Breaks between a rail's own record and the ledger, newest first, found by the daily `reconcile-rails`
+   * job or an on-demand run: `missing_in_ledger` (money at the rail the ledger lacks: a missing credit, a
+   * payout the ledger never recorded), `missing_at_rail` (the ledger has money the rail does not),
+   * `amount_mismatch`, `duplicate` (a doubled credit; a transfer made twice).
+   * @param rail the connector whose record was read: `sandbox`, `jenga`, `daraja` or `ccxt`
+   * @param method `bank_transfer`, `mobile_money` or `crypto`
+   * @param status `open` or `resolved`
+   * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   * @param cursor `next_cursor` of the previous page
+   * @maxLength cursor 200
+   * @maxLength rail 31
+   * @summary List reconciliation breaks
+   */
+  @Get('reconciliation/breaks')
+  @Response<Problem>(400, 'Bad filter, limit or cursor')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(403, 'Not compliance staff')
+  @Example<Page<BreakView>>({
+    data: [
+      {
+        break_id: '01a205e6-5b1c-7d2e-9f30-4a5b6c7d8e9f',
+        rail: 'jenga',
+        method: 'bank_transfer',
+        kind: 'missing_in_ledger',
+        direction: 'in',
+        reference: 'FT2611250042',
+        currency: 'KES',
+        rail_amount: '2500.00',
+        ledger_amount: null,
+        rail_lines: 1,
+        ledger_lines: 0,
+        day: '2026-11-25',
+        deposit_ids: [],
+        order_ids: [],
+        status: 'open',
+        found_at: '2026-11-26T00:05:12.000Z',
+        resolved_by: null,
+        resolved_at: null,
+        resolution_note: null,
+      },
+    ],
+    next_cursor: null,
+  })
+  @OperationId('listReconciliationBreaks')
+  public async listBreaks(
+    @Query() rail?: string,
+    @Query() method?: BreakMethodName,
+    @Query() status?: BreakStatusName,
+    @Query() limit?: number,
+    @Query() cursor?: string,
+  ): Promise<Page<BreakView>> {
+    return listReconciliationBreaks({ rail, method, status, limit, cursor });
+  }
+
+  /**
+   * Resolve an open break with a note saying what was found and done. Above `FOUR_EYES_ABOVE_KES` nothing
+   * changes yet: the answer is 202 with a four-eyes request, and a second, different staff member approves
+   * it at `POST /compliance/approvals/{request_id}/approve`. A resolved break is 409.
+   * @summary Resolve a reconciliation break
+   */
+  @Post('reconciliation/breaks/{break_id}/resolve')
+  @SuccessResponse(200, 'Resolved')
+  @Response<ApprovalRequestView>(202, 'Above FOUR_EYES_ABOVE_KES: a four-eyes request waits for a second staff member')
+  @Response<Problem>(400, 'Validation failed (a note is required)')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(403, 'Not compliance staff')
+  @Response<Problem>(404, 'No such break')
+  @Response<Problem>(409, 'Already resolved, or a four-eyes request already waits for it')
+  @Example<BreakView>({
+    break_id: '01a205e6-5b1c-7d2e-9f30-4a5b6c7d8e9f',
+    rail: 'jenga',
+    method: 'bank_transfer',
+    kind: 'missing_in_ledger',
+    direction: 'in',
+    reference: 'FT2611250042',
+    currency: 'KES',
+    rail_amount: '2500.00',
+    ledger_amount: null,
+    rail_lines: 1,
+    ledger_lines: 0,
+    day: '2026-11-25',
+    deposit_ids: [],
+    order_ids: [],
+    status: 'resolved',
+    found_at: '2026-11-26T00:05:12.000Z',
+    resolved_by: '01a205e6-5b1c-7d2e-9f30-4a5b6c7d8e90',
+    resolved_at: '2026-11-26T09:14:00.000Z',
+    resolution_note: 'credit of an unknown payer, returned by the bank',
+  })
+  @OperationId('resolveReconciliationBreak')
+  public async resolveBreak(
+    @Path('break_id') breakId: Uuid,
+    @Body() body: ResolveBreakBody,
+    @Request() req: ExpressRequest & { user: Caller },
+  ): Promise<BreakView | ApprovalRequestView> {
+    const outcome = await resolveBreak(req.user, breakId, body);
+    if ('resolved' in outcome) return outcome.resolved;
+    this.setStatus(202);
+    this.setHeader('Location', `/api/v1/compliance/approvals/${outcome.pending.request_id}`);
+    return outcome.pending;
+  }
+
+  /**
+   * Run the `reconcile-rails` reconciliation now, over a period (default: the last 24 hours): each
+   * method's rail's own record is matched line by line with the ledger. New breaks are recorded (each an
+   * event for staff); the answer lists every break the run found, new or found before.
+   * @summary Reconcile the rails now
+   */
+  @Post('reconciliation/runs')
+  @Response<Problem>(400, 'Bad period')
+  @Response<Problem>(401, 'Unauthenticated')
+  @Response<Problem>(403, 'Not compliance staff')
+  @Example<ReconciliationRunView>({
+    from: '2026-11-25T00:00:00.000Z',
+    to: '2026-11-26T00:00:00.000Z',
+    rails: [{ rail: 'jenga', method: 'bank_transfer', rail_lines: 42, ledger_lines: 41, breaks: 1, new_breaks: 1 }],
+    breaks: [
+      {
+        break_id: '01a205e6-5b1c-7d2e-9f30-4a5b6c7d8e9f',
+        rail: 'jenga',
+        method: 'bank_transfer',
+        kind: 'missing_in_ledger',
+        direction: 'in',
+        reference: 'FT2611250042',
+        currency: 'KES',
+        rail_amount: '2500.00',
+        ledger_amount: null,
+        rail_lines: 1,
+        ledger_lines: 0,
+        day: '2026-11-25',
+        deposit_ids: [],
+        order_ids: [],
+        status: 'open',
+        found_at: '2026-11-26T00:05:12.000Z',
+        resolved_by: null,
+        resolved_at: null,
+        resolution_note: null,
+      },
+    ],
+  })
+  @OperationId('runRailReconciliation')
+  public async runReconciliation(@Body() body: ReconciliationRunBody): Promise<ReconciliationRunView> {
+    return reconcileOnDemand(body);
   }
 }

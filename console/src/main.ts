@@ -406,6 +406,43 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
       ok('Review ', el('code', {}, member(review, 'review_id')), ' ', el('span', { class: 'status' }, member(review, 'status'))),
     );
   },
+  async 'breaks-list'(f) {
+    const query = new URLSearchParams({ ...pick(f, ['status', 'rail']), limit: '50' });
+    const page = await call('GET', `/compliance/reconciliation/breaks?${query.toString()}`);
+    const rows = pageRows(page);
+    show(
+      'breaks-list',
+      el('p', {}, `${rows.length} breaks`),
+      table(rows, [
+        'break_id',
+        'rail',
+        'method',
+        'kind',
+        'direction',
+        'reference',
+        'currency',
+        'rail_amount',
+        'ledger_amount',
+        'day',
+        'status',
+      ]),
+    );
+    const first = rows.find((r) => r.status === 'open');
+    if (first) setField('break-resolve', 'break_id', text(first.break_id));
+  },
+  async 'break-resolve'(f) {
+    const answer = await call('POST', `/compliance/reconciliation/breaks/${encodeURIComponent(f.break_id)}/resolve`, {
+      body: pick(f, ['note']),
+    });
+    if (isObject(answer) && typeof answer.request_id === 'string') {
+      show('break-resolve', ok('Four-eyes request ', el('code', {}, answer.request_id), ' waits for a second staff member.'));
+      return;
+    }
+    show(
+      'break-resolve',
+      ok('Break ', el('code', {}, member(answer, 'break_id')), ' ', el('span', { class: 'status' }, member(answer, 'status'))),
+    );
+  },
   async report(f) {
     const query = new URLSearchParams({ from: f.from, to: f.to }).toString();
     // The report is computed by a workflow: 503 means "still being computed, ask again".

@@ -45,6 +45,8 @@ export const EVENT_TYPES = [
   'p2p.ad.edited',
   'p2p.ad.filled',
   'p2p.ad.closed',
+  'reconciliation.break_found',
+  'reconciliation.break_resolved',
 ] as const;
 
 /** `order.*` → prefix `order.`; an exact known type → itself; anything else → null (not a type filter). */

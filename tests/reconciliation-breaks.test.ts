@@ -1,0 +1,360 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { creditIncoming } from '../services/money-in';
+import { recordSandboxArrival, submitTransfer } from '../repositories/sandbox-transfers';
+import { api, completedPayment, newUser, type TestUser } from './support/api';
+import { withEnv } from './support/config-env';
+import { rows } from './support/db';
+import { realRails } from './support/rails';
+
+/**
+ * Reconciliation line by line (docs/wallets.md#reconciliation-line-by-line): each rail's own record matched
+ * with the ledger, every difference a break that staff resolve, and the rail balances explained to zero.
+ */
+
+interface BreakBody {
+  break_id: string;
+  rail: string;
+  method: string;
+  kind: string;
+  direction: 'in' | 'out';
+  reference: string;
+  currency: string;
+  rail_amount: string | null;
+  ledger_amount: string | null;
+  rail_lines: number;
+  ledger_lines: number;
+  status: string;
+  resolution_note: string | null;
+}
+
+interface RunBody {
+  from: string;
+  to: string;
+  rails: { rail: string; method: string; rail_lines: number | null; ledger_lines: number; breaks: number; note?: string }[];
+  breaks: BreakBody[];
+}
+
+interface FloatBody {
+  data: {
+    currency: string;
+    rails: { method: string; connector: string | null; ledger: string; reported: string | null; difference: string | null }[];
+  }[];
+}
+
+const minor = (decimal: string | null): bigint => {
+  if (decimal === null) return 0n;
+  const [whole, fraction = ''] = decimal.split('.');
+  const sign = whole.startsWith('-') ? -1n : 1n;
+  return sign * BigInt(`${whole.replace('-', '')}${fraction}`);
+};
+
+const run = async (staff: TestUser, from: Date, to = new Date(Date.now() + 60_000)): Promise<RunBody> => {
+  const res = await api()
+    .post('/api/v1/compliance/reconciliation/runs')
+    .set(staff.auth)
+    .send({ from: from.toISOString(), to: to.toISOString() });
+  expect(res.status, JSON.stringify(res.body)).to.equal(200);
+  return res.body as RunBody;
+};
+
+const depositReferenceOf = async (user: TestUser): Promise<string> =>
+  ((await api().get('/api/v1/wallets').set(user.auth)).body as { deposit_reference: string }).deposit_reference;
+
+/** Let in-flight callbacks land, so that each side has what the other has. */
+const settle = () => new Promise((r) => setTimeout(r, 1500));
+
+describe('reconciliation line by line', () => {
+  let officer: TestUser;
+  let admin: TestUser;
+  before(async () => {
+    officer = await newUser({ roles: ['compliance'], funded: false });
+    admin = await newUser({ roles: ['admin'], funded: false });
+  });
+
+  describe('when nothing was planted (a clean run)', () => {
+    it('then the period of its own activity has zero breaks, and every rail balance is explained to zero but for the breaks', async function () {
+      this.timeout(60_000);
+      const start = new Date();
+      const payer = await newUser();
+      await completedPayment(payer);
+      if (!realRails) {
+        const c2b = await api()
+          .post('/api/v1/sandbox/c2b')
+          .set(admin.auth)
+          .send({ deposit_reference: await depositReferenceOf(payer), amount: '750.00', phone: '+254712345678' });
+        expect(c2b.status, JSON.stringify(c2b.body)).to.equal(202);
+      }
+      await settle();
+      const mine = await run(officer, start);
+      expect(mine.breaks, JSON.stringify(mine.breaks)).to.deep.equal([]);
+      for (const r of mine.rails) expect(r.rail_lines, `${r.rail} ${r.method}: ${r.note ?? ''}`).to.not.equal(null);
+      if (realRails) return;
+      const sandboxLines = mine.rails.filter((r) => r.rail === 'sandbox').reduce((n, r) => n + (r.rail_lines ?? 0), 0);
+      expect(sandboxLines, 'the sandbox read its own books').to.be.greaterThan(0);
+
+      // Over everything the database has, what each sandbox rail reports less what the ledger says it holds is
+      // exactly what the breaks of that history account for: zero on a database where nothing was planted.
+      const history = await run(officer, new Date(Date.now() - 30 * 24 * 3600 * 1000));
+      const float = (await api().get('/api/v1/compliance/reconciliation').set(officer.auth)).body as FloatBody;
+      for (const c of float.data) {
+        for (const r of c.rails.filter((x) => x.connector === 'sandbox' && x.reported !== null)) {
+          const unexplained = history.breaks
+            .filter((b) => b.rail === 'sandbox' && b.method === r.method && b.currency === c.currency)
+            .reduce((sum, b) => sum + (b.direction === 'in' ? 1n : -1n) * (minor(b.rail_amount) - minor(b.ledger_amount)), 0n);
+          expect(minor(r.difference), `${c.currency} ${r.method}`).to.equal(unexplained);
+        }
+      }
+    });
+  });
+
+  describe('when a doubled credit, a missing credit, a payout the ledger lacks and an amount mismatch are planted', () => {
+    let found: BreakBody[] = [];
+    const planted = { doubled: '', missing: '', payout: '', mismatch: '' };
+
+    before(async function () {
+      if (realRails) return;
+      this.timeout(60_000);
+      const start = new Date();
+      const payer = await newUser({ funded: false });
+      // A doubled credit: the paybill took one payment, and the ledger credited it twice (as C2B and as STK).
+      const c2b = await api()
+        .post('/api/v1/sandbox/c2b')
+        .set(admin.auth)
+        .send({ deposit_reference: await depositReferenceOf(payer), amount: '120.00', phone: '+254712345678' });
+      expect(c2b.status, JSON.stringify(c2b.body)).to.equal(202);
+      planted.doubled = (c2b.body as { provider_reference: string }).provider_reference;
+      await creditIncoming({
+        channel: 'mpesa_stk',
+        rail: 'sandbox',
+        providerReference: planted.doubled,
+        currency: 'KES',
+        amountMinor: 12000n,
+        userId: payer.id,
+        payer: { phone: '+254712345678' },
+      });
+      // A missing credit: money arrived at the bank and was never credited.
+      planted.missing = `SBXB-MISSING-${randomUUID().slice(0, 8)}`;
+      await recordSandboxArrival({
+        method: 'bank_transfer',
+        channel: 'bank_transfer',
+        reference: planted.missing,
+        currency: 'KES',
+        amount: '300.00',
+      });
+      // A payout at the rail that the ledger lacks.
+      planted.payout = `SBX-MOBILEMONEY-LOST-${randomUUID().slice(0, 8)}`;
+      await submitTransfer({
+        idempotencyKey: `planted-${planted.payout}`,
+        method: 'mobile_money',
+        reference: planted.payout,
+        request: { amount: '45.00', currency: 'KES', destination: { phone: '+254712345678' } },
+        outcome: 'succeeded',
+        failureCode: null,
+        providerCode: null,
+        sendsCallback: false,
+        settlesAfterMs: 0,
+      });
+      // An amount mismatch: the bank's statement says 999.00 for a credit the ledger has as 900.00.
+      const credit = await api()
+        .post('/api/v1/sandbox/bank-credits')
+        .set(admin.auth)
+        .send({ deposit_reference: await depositReferenceOf(payer), amount: '900.00' });
+      expect(credit.status, JSON.stringify(credit.body)).to.equal(202);
+      planted.mismatch = (credit.body as { provider_reference: string }).provider_reference;
+      await rows(`UPDATE sandbox_transfers SET request = jsonb_set(request, '{amount}', '"999.00"') WHERE reference = :ref RETURNING id`, {
+        ref: planted.mismatch,
+      });
+      found = (await run(officer, start)).breaks;
+    });
+
+    beforeEach(function () {
+      if (realRails) this.skip(); // planted in the sandbox's books; the real rails' fakes are reconciled by the other cases
+    });
+
+    it('then one run reports a duplicate for the doubled credit', () => {
+      const b = found.find((x) => x.reference === planted.doubled);
+      expect(b, JSON.stringify(found)).to.include({
+        kind: 'duplicate',
+        rail: 'sandbox',
+        method: 'mobile_money',
+        direction: 'in',
+        rail_lines: 1,
+        ledger_lines: 2,
+      });
+      expect(b?.ledger_amount).to.equal('240.00');
+    });
+
+    it('then the same run reports the missing credit as at the rail but not in the ledger', () => {
+      const b = found.find((x) => x.reference === planted.missing);
+      expect(b, JSON.stringify(found)).to.include({
+        kind: 'missing_in_ledger',
+        method: 'bank_transfer',
+        direction: 'in',
+        rail_amount: '300.00',
+        ledger_amount: null,
+      });
+    });
+
+    it('then the same run reports the payout the ledger lacks', () => {
+      const b = found.find((x) => x.reference === planted.payout);
+      expect(b, JSON.stringify(found)).to.include({
+        kind: 'missing_in_ledger',
+        method: 'mobile_money',
+        direction: 'out',
+        rail_amount: '45.00',
+      });
+    });
+
+    it('then the same run reports the amount mismatch with both figures', () => {
+      const b = found.find((x) => x.reference === planted.mismatch);
+      expect(b, JSON.stringify(found)).to.include({ kind: 'amount_mismatch', rail_amount: '999.00', ledger_amount: '900.00' });
+    });
+
+    it('then nothing else breaks, and a second run finds the same breaks without recording them again', async () => {
+      expect(found.map((b) => b.reference).sort()).to.deep.equal(Object.values(planted).sort());
+      const again = await run(officer, new Date(Date.now() - 10 * 60_000));
+      const ids = found.map((b) => b.break_id);
+      expect(
+        again.breaks
+          .filter((b) => Object.values(planted).includes(b.reference))
+          .map((b) => b.break_id)
+          .sort(),
+      ).to.deep.equal([...ids].sort());
+      const [{ n }] = await rows<{ n: number }>('SELECT count(*)::int AS n FROM reconciliation_breaks WHERE reference IN (:refs)', {
+        refs: Object.values(planted),
+      });
+      expect(n).to.equal(4);
+    });
+
+    it('then each break is an event for staff and never for a customer, and a metric', async () => {
+      const events = await api().get('/api/v1/events').query({ type: 'reconciliation.*', limit: 100 }).set(officer.auth);
+      expect(events.status).to.equal(200);
+      const refs = (events.body as { data: { type: string; data: { reference: string } }[] }).data
+        .filter((e) => e.type === 'reconciliation.break_found')
+        .map((e) => e.data.reference);
+      expect(refs).to.include.members(Object.values(planted));
+      const customer = await newUser({ funded: false });
+      const theirs = await api().get('/api/v1/events').query({ type: 'reconciliation.*' }).set(customer.auth);
+      expect((theirs.body as { data: unknown[] }).data).to.deep.equal([]);
+      const metrics = await api().get('/metrics');
+      expect(metrics.text).to.match(/paygate_reconciliation_breaks_total\{rail="sandbox",kind="duplicate"\} [1-9]/);
+      expect(metrics.text).to.match(/paygate_reconciliation_breaks_open\{rail="sandbox"\} [1-9]/);
+    });
+
+    it('then staff list them by rail and status, page by page', async () => {
+      const first = await api()
+        .get('/api/v1/compliance/reconciliation/breaks')
+        .query({ rail: 'sandbox', status: 'open', limit: 2 })
+        .set(officer.auth);
+      expect(first.status, JSON.stringify(first.body)).to.equal(200);
+      const page = first.body as { data: BreakBody[]; next_cursor: string | null };
+      expect(page.data).to.have.length(2);
+      expect(page.data.every((b) => b.rail === 'sandbox' && b.status === 'open')).to.equal(true);
+      expect(page.next_cursor).to.be.a('string');
+      const second = await api()
+        .get('/api/v1/compliance/reconciliation/breaks')
+        .query({ rail: 'sandbox', status: 'open', limit: 2, cursor: page.next_cursor })
+        .set(officer.auth);
+      const ids = new Set([...page.data, ...(second.body as { data: BreakBody[] }).data].map((b) => b.break_id));
+      expect(ids.size).to.equal(page.data.length + (second.body as { data: BreakBody[] }).data.length);
+      const none = await api().get('/api/v1/compliance/reconciliation/breaks').query({ rail: 'jenga-nope' }).set(officer.auth);
+      expect(none.status).to.equal(400);
+    });
+
+    it('then a break below the four-eyes threshold is resolved with a note, once', async () => {
+      const b = found.find((x) => x.reference === planted.payout)!;
+      const noNote = await api()
+        .post(`/api/v1/compliance/reconciliation/breaks/${b.break_id}/resolve`)
+        .set(officer.auth)
+        .send({ note: ' ' });
+      expect(noNote.status).to.equal(400);
+      const res = await api()
+        .post(`/api/v1/compliance/reconciliation/breaks/${b.break_id}/resolve`)
+        .set(officer.auth)
+        .send({ note: 'planted transfer; the provider confirmed it was a test' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body).to.include({ status: 'resolved', resolution_note: 'planted transfer; the provider confirmed it was a test' });
+      const again = await api()
+        .post(`/api/v1/compliance/reconciliation/breaks/${b.break_id}/resolve`)
+        .set(officer.auth)
+        .send({ note: 'again' });
+      expect(again.status).to.equal(409);
+    });
+
+    it('then above the threshold resolving takes a second staff member', async () => {
+      const restore = withEnv({ FOUR_EYES_ABOVE_KES: '100' });
+      try {
+        const b = found.find((x) => x.reference === planted.mismatch)!;
+        const asked = await api()
+          .post(`/api/v1/compliance/reconciliation/breaks/${b.break_id}/resolve`)
+          .set(officer.auth)
+          .send({ note: 'the bank corrected its statement' });
+        expect(asked.status, JSON.stringify(asked.body)).to.equal(202);
+        const requestId = (asked.body as { request_id: string; kind: string }).request_id;
+        expect(asked.body).to.include({ kind: 'resolve_reconciliation_break', subject_id: b.break_id });
+        const self = await api().post(`/api/v1/compliance/approvals/${requestId}/approve`).set(officer.auth).send({ note: 'me' });
+        expect(self.status).to.equal(403);
+        const [still] = await rows<{ status: string }>('SELECT status FROM reconciliation_breaks WHERE id = :id', { id: b.break_id });
+        expect(still.status).to.equal('open');
+        const approved = await api().post(`/api/v1/compliance/approvals/${requestId}/approve`).set(admin.auth).send({ note: 'checked' });
+        expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+        const [after] = await rows<{ status: string; resolved_by: string }>(
+          'SELECT status, resolved_by FROM reconciliation_breaks WHERE id = :id',
+          {
+            id: b.break_id,
+          },
+        );
+        expect(after).to.deep.equal({ status: 'resolved', resolved_by: officer.id });
+      } finally {
+        restore();
+      }
+    });
+  });
+
+  describe('when money the rail never saw is in the ledger', () => {
+    it('then the run reports it as in the ledger but not at the rail, on whichever bank rail is configured', async function () {
+      this.timeout(30_000);
+      const start = new Date();
+      const payer = await newUser({ funded: false });
+      const rail = realRails ? 'jenga' : 'sandbox';
+      const reference = `PLANTED-${randomUUID().slice(0, 12)}`;
+      await creditIncoming({
+        channel: 'bank_transfer',
+        rail,
+        providerReference: reference,
+        currency: 'KES',
+        amountMinor: 5000n,
+        userId: payer.id,
+        payer: {},
+      });
+      const { breaks, rails } = await run(officer, start);
+      const bank = rails.find((r) => r.method === 'bank_transfer');
+      expect(bank?.rail).to.equal(rail);
+      expect(
+        breaks.find((b) => b.reference === reference),
+        JSON.stringify(breaks),
+      ).to.include({
+        kind: 'missing_at_rail',
+        rail,
+        direction: 'in',
+        rail_amount: null,
+        ledger_amount: '50.00',
+      });
+    });
+  });
+
+  describe('when someone other than staff asks', () => {
+    it('then a customer is refused with 403 and an anonymous caller with 401', async () => {
+      const customer = await newUser({ funded: false });
+      for (const [method, path] of [
+        ['get', '/api/v1/compliance/reconciliation/breaks'],
+        ['post', '/api/v1/compliance/reconciliation/runs'],
+        ['post', `/api/v1/compliance/reconciliation/breaks/${randomUUID()}/resolve`],
+      ] as const) {
+        expect((await api()[method](path).set(customer.auth).send({ note: 'x' })).status, path).to.equal(403);
+        expect((await api()[method](path).send({ note: 'x' })).status, path).to.equal(401);
+      }
+    });
+  });
+});
