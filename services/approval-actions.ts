@@ -2,6 +2,7 @@ import { AppError } from '../platform/errors';
 import type { Caller } from '../domain/caller';
 import { approveRequest, APPROVAL_KINDS, type ApprovalKind, type ApprovalRequestView, type ApprovedAction } from './approvals';
 import { performApprovedAssignment } from './wallet-service';
+import { performApprovedResolution } from './payout-resolution';
 
 /**
  * What each kind of four-eyes request does once a second staff member approves it (docs/access.md#four-eyes).
@@ -9,6 +10,7 @@ import { performApprovedAssignment } from './wallet-service';
  */
 const ACTIONS: Record<ApprovalKind, ApprovedAction> = {
   assign_unmatched_deposit: performApprovedAssignment,
+  resolve_unresolved_payout: performApprovedResolution,
 };
 
 const isKind = (kind: string): kind is ApprovalKind => (APPROVAL_KINDS as readonly string[]).includes(kind);
