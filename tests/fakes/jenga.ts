@@ -25,6 +25,11 @@ export interface FakeJenga extends FakeServer {
   /** Money arrives on the account: a credit line appears on the statement (newest first), and stays there. */
   credit(line: { reference: string; amount: string; description: string }): void;
   faults: FakeFaults;
+  /**
+   * When set, a new transfer is executed and its answer held until the returned promise settles: a test
+   * decides what happens to the caller in between (a worker killed while the bank has the transfer).
+   */
+  holdAnswer: ((reference: string) => Promise<void>) | undefined;
 }
 
 const fail = (status: number, code: number, message: string) => ({ status, body: { status: false, code, message } });
@@ -92,7 +97,8 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
       const fault = existing ? undefined : faults.afterExecuting.shift();
       if (fault === 'drop') return Promise.resolve({ status: 0, drop: true });
       if (fault === '5xx') return Promise.resolve(fail(500, 500, 'Internal server error'));
-      return Promise.resolve({
+      const held = existing || !fake.holdAnswer ? Promise.resolve() : fake.holdAnswer(body.transfer.reference);
+      return held.then(() => ({
         status: 200,
         body: {
           status: true,
@@ -100,7 +106,7 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
           message: 'success',
           data: { reference: body.transfer.reference, transactionId: randomBytes(5).toString('hex'), status: 'SUCCESS' },
         },
-      });
+      }));
     }
     const account = /^\/v3-apis\/account-api\/v3\.0\/accounts\/(balances|miniStatement)\/(\w+)\/(\w+)$/.exec(req.path);
     if (req.method === 'GET' && account) {
@@ -163,5 +169,6 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
   const credit: FakeJenga['credit'] = (line) => {
     statement.unshift({ date: new Date().toISOString().slice(0, 19), chequeNumber: null, type: 'Credit', ...line });
   };
-  return { ...server, calls, transfers, setPublicKey: (key) => (publicKey = key), credit, faults };
+  const fake: FakeJenga = { ...server, calls, transfers, setPublicKey: (key) => (publicKey = key), credit, faults, holdAnswer: undefined };
+  return fake;
 }
