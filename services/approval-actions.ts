@@ -3,6 +3,7 @@ import type { Caller } from '../domain/caller';
 import { approveRequest, APPROVAL_KINDS, type ApprovalKind, type ApprovalRequestView, type ApprovedAction } from './approvals';
 import { performApprovedBreakResolution } from './rail-reconciliation-service';
 import { performApprovedAssignment } from './wallet-service';
+import { performApprovedResolution } from './payout-resolution';
 
 /**
  * What each kind of four-eyes request does once a second staff member approves it (docs/access.md#four-eyes).
@@ -11,6 +12,7 @@ import { performApprovedAssignment } from './wallet-service';
 const ACTIONS: Record<ApprovalKind, ApprovedAction> = {
   assign_unmatched_deposit: performApprovedAssignment,
   resolve_reconciliation_break: performApprovedBreakResolution,
+  resolve_unresolved_payout: performApprovedResolution,
 };
 
 const isKind = (kind: string): kind is ApprovalKind => (APPROVAL_KINDS as readonly string[]).includes(kind);

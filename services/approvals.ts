@@ -28,7 +28,7 @@ import { filterOneOf, keysetPage, keysetQuery, type Page } from './paging';
 const log = componentLogger('four-eyes');
 
 /** What a request can ask for: one kind per money-moving staff action that waits for a second approver. */
-export const APPROVAL_KINDS = ['assign_unmatched_deposit', 'resolve_reconciliation_break'] as const;
+export const APPROVAL_KINDS = ['assign_unmatched_deposit', 'resolve_reconciliation_break', 'resolve_unresolved_payout'] as const;
 export type ApprovalKind = (typeof APPROVAL_KINDS)[number];
 
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected'] as const;

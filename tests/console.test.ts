@@ -8,6 +8,7 @@ import { ARTIFACTS, launchBrowser, type ConsoleBrowser } from './support/browser
 import { ROOT } from './support/local-tools';
 import { stack } from './support/stack';
 import { fundWallets } from './support/funding';
+import { strandedPayout } from './support/unresolved';
 
 /**
  * The console in headless Chromium, driven only by clicking and typing: every section against the real
@@ -303,6 +304,43 @@ describe('console (headless Chromium)', function () {
     const rejected = await waitForOrder(payer, confirming);
     expect(rejected).to.deep.include({ status: 'rejected', failure_code: 'blocked_by_compliance' });
     await shot('screening-reviews');
+  });
+
+  it('as compliance, lists unresolved payouts and asks to resolve one; only a second staff member decides the request', async () => {
+    // Logged in as the officer (previous tests). A payout whose rail never answered, for two days.
+    const payer = await newUser({ funded: false });
+    const orderId = await strandedPayout(payer.id);
+    const s = section('unresolved');
+    await s.getByRole('button', { name: 'List unresolved payouts' }).click();
+    await s.locator('[data-result="unresolved-list"] tbody tr').filter({ hasText: orderId }).waitFor();
+    await s.getByLabel('Unresolved order id').fill(orderId);
+    await s.getByLabel('What the rail shows').selectOption('not_sent');
+    await s.getByLabel('Rail evidence').fill('M-Pesa org portal: no payout to this number on that day');
+    await s.getByRole('button', { name: 'Ask to resolve' }).click();
+    await s.locator('[data-result="unresolved-resolve"] .status').filter({ hasText: 'pending' }).waitFor();
+    const requestId = ((await s.locator('.request-id').textContent()) ?? '').trim();
+    expect(await s.getByLabel('Request id').inputValue()).to.equal(requestId);
+    // The one who asked cannot approve it.
+    await s.getByLabel('Four-eyes decision').selectOption('approve');
+    await s.getByRole('button', { name: 'Decide request' }).click();
+    await s.locator('[data-result="approval-decide"]').getByRole('alert').waitFor();
+
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.locator('#session-state').filter({ hasText: 'Logged out' }).waitFor();
+    const checker = await newUser({ roles: ['user', 'admin'], funded: false });
+    await logIn(checker.email);
+    await s.getByRole('button', { name: 'List pending four-eyes requests' }).click();
+    const row = s.locator('[data-result="approvals-list"] tbody tr').filter({ hasText: requestId });
+    await row.waitFor();
+    expect(await row.textContent())
+      .to.contain('resolve_unresolved_payout')
+      .and.contain(orderId);
+    await s.getByLabel('Request id').fill(requestId);
+    await s.getByLabel('Four-eyes decision').selectOption('reject');
+    await s.getByLabel('What you checked').fill('the statement does not show it yet');
+    await s.getByRole('button', { name: 'Decide request' }).click();
+    await s.locator('[data-result="approval-decide"] .status').filter({ hasText: 'rejected' }).waitFor();
+    await shot('unresolved-payouts');
   });
 
   it('fits a phone-sized screen and is reachable by keyboard', async () => {

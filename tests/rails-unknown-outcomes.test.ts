@@ -264,6 +264,189 @@ describe('unknown rail outcomes against the provider fakes', function () {
     }
   });
 
+  describe('when operators resolve an unresolved payout (four eyes, whatever the amount)', () => {
+    interface ApprovalBody {
+      request_id: string;
+      kind: string;
+      subject_id: string;
+      status: string;
+      payload: { outcome?: string; evidence?: string };
+      requested_by: string;
+      decided_by: string | null;
+      result: { order_id?: string; outcome?: string; evidence?: string; requested_by?: string; approved_by?: string } | null;
+    }
+
+    let maker: TestUser;
+    let checker: TestUser;
+    before(async () => {
+      maker = await newUser({ roles: ['compliance'], funded: false });
+      checker = await newUser({ roles: ['admin'], funded: false });
+    });
+
+    const resolve = (staff: TestUser, orderId: string, body: Record<string, unknown>) =>
+      rails().post(`/api/v1/operations/unresolved-payouts/${orderId}/resolve`).set(staff.auth).send(body);
+    const approve = (staff: TestUser, requestId: string) =>
+      rails().post(`/api/v1/compliance/approvals/${requestId}/approve`).set(staff.auth).send({ note: 'statement checked' });
+    const kesAvailableOf = async (user: TestUser) =>
+      ((await rails().get('/api/v1/wallets').set(user.auth)).body as { data: { currency: string; available: string }[] }).data.find(
+        (w) => w.currency === 'KES',
+      )?.available;
+
+    /**
+     * An M-Pesa payout that Daraja took and never reports on (no result, and every Transaction Status query
+     * failing on its own), listed as unresolved.
+     */
+    async function stuckPayout(payer: TestUser): Promise<{ orderId: string; phone: string }> {
+      const phone = `25472${String(Date.now()).slice(-7)}`;
+      fakes.daraja.silentPhones.add(phone);
+      fakes.daraja.faults.statusQueryError = { code: 2001, desc: 'The initiator information is invalid.' };
+      const orderId = await initiate(payer, {
+        amount: '1500.00',
+        currency: 'KES',
+        method: 'mobile_money',
+        destination: { provider: 'mpesa', phone: `+${phone}` },
+      });
+      await until(
+        'the payout listed as unresolved',
+        async () => {
+          const res = await rails().get('/api/v1/operations/unresolved-payouts?limit=100').set(maker.auth);
+          return (res.body as { data: { order_id: string }[] }).data.some((o) => o.order_id === orderId) || undefined;
+        },
+        20_000,
+        200,
+      );
+      return { orderId, phone };
+    }
+
+    const unstick = (phone: string) => {
+      fakes.daraja.faults.statusQueryError = undefined;
+      fakes.daraja.silentPhones.delete(phone);
+    };
+
+    it('then "sent", once a second staff member approves it, completes the order once with its settlement', async () => {
+      const user = await newUser();
+      const { orderId, phone } = await stuckPayout(user);
+      try {
+        const asked = await resolve(maker, orderId, { outcome: 'sent', evidence: 'M-Pesa org portal: receipt SKL7Q2X4PA, 1,500.00 paid' });
+        expect(asked.status, JSON.stringify(asked.body)).to.equal(202);
+        const request = asked.body as ApprovalBody;
+        expect(request).to.deep.include({
+          kind: 'resolve_unresolved_payout',
+          subject_id: orderId,
+          status: 'pending',
+          requested_by: maker.id,
+        });
+        expect(request.payload).to.deep.include({ outcome: 'sent', evidence: 'M-Pesa org portal: receipt SKL7Q2X4PA, 1,500.00 paid' });
+        // Nothing moved yet: the order waits with its hold.
+        expect((await orderOf(user, orderId)).status).to.equal('processing');
+        expect(await ledgerKindsOf(orderId)).to.deep.equal(['hold']);
+        // The one who asked never approves, nor does a user.
+        expect((await approve(maker, request.request_id)).status).to.equal(403);
+        expect((await approve(user, request.request_id)).status).to.equal(403);
+
+        const approved = await approve(checker, request.request_id);
+        expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+        expect(approved.body as ApprovalBody).to.deep.include({ status: 'approved', requested_by: maker.id, decided_by: checker.id });
+        expect((approved.body as ApprovalBody).result).to.deep.include({
+          order_id: orderId,
+          outcome: 'sent',
+          evidence: 'M-Pesa org portal: receipt SKL7Q2X4PA, 1,500.00 paid',
+          requested_by: maker.id,
+          approved_by: checker.id,
+        });
+
+        const order = await settled(user, orderId);
+        expect(order.status, JSON.stringify(order)).to.equal('completed');
+        expect(order.events.filter((e) => e.status === 'completed')).to.have.length(1);
+        expect(order.events.map((e) => e.status)).to.not.include('failed');
+        expect((await ledgerKindsOf(orderId)).sort()).to.deep.equal(['hold', 'settle']);
+        expect([...fakes.daraja.payouts.values()].filter((p) => p.originator === orderId)).to.have.length(1);
+        // Decided once: a second approval is refused, and the order is no longer listed.
+        expect((await approve(checker, request.request_id)).status).to.equal(409);
+        const listed = await rails().get('/api/v1/operations/unresolved-payouts?limit=100').set(maker.auth);
+        expect((listed.body as { data: { order_id: string }[] }).data.map((o) => o.order_id)).to.not.include(orderId);
+      } finally {
+        unstick(phone);
+      }
+    });
+
+    it('then "not_sent", once approved, gives the hold back once and fails the order with resolved_not_sent', async () => {
+      const user = await newUser();
+      const before = await kesAvailableOf(user);
+      const { orderId, phone } = await stuckPayout(user);
+      try {
+        expect(await kesAvailableOf(user)).to.not.equal(before);
+        const asked = await resolve(maker, orderId, { outcome: 'not_sent', evidence: 'Daraja support ticket 88213: no such payout' });
+        expect(asked.status, JSON.stringify(asked.body)).to.equal(202);
+        const approved = await approve(checker, (asked.body as ApprovalBody).request_id);
+        expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+
+        const order = await settled(user, orderId);
+        expect(order).to.deep.include({ status: 'failed', failure_code: 'resolved_not_sent' });
+        expect((await ledgerKindsOf(orderId)).sort()).to.deep.equal(['hold', 'release']);
+        expect(await kesAvailableOf(user)).to.equal(before);
+      } finally {
+        unstick(phone);
+      }
+    });
+
+    it('then a rail answer that arrives before the approval wins, and the approval is 409', async () => {
+      const user = await newUser();
+      const { orderId, phone } = await stuckPayout(user);
+      try {
+        const asked = await resolve(maker, orderId, { outcome: 'not_sent', evidence: 'nothing on the statement yet' });
+        expect(asked.status, JSON.stringify(asked.body)).to.equal(202);
+        // The status query works again: Daraja says the payout was made.
+        fakes.daraja.faults.statusQueryError = undefined;
+        expect((await settled(user, orderId)).status).to.equal('completed');
+
+        const approved = await approve(checker, (asked.body as ApprovalBody).request_id);
+        expect(approved.status, JSON.stringify(approved.body)).to.equal(409);
+        expect((await ledgerKindsOf(orderId)).sort()).to.deep.equal(['hold', 'settle']);
+        const request = await rails()
+          .get(`/api/v1/compliance/approvals/${(asked.body as ApprovalBody).request_id}`)
+          .set(checker.auth);
+        expect((request.body as ApprovalBody).status).to.equal('pending');
+      } finally {
+        unstick(phone);
+      }
+    });
+
+    it('then a user (not staff) asking to resolve it is 403, and an order that is not listed is 409', async () => {
+      const user = await newUser();
+      const { orderId, phone } = await stuckPayout(user);
+      try {
+        expect((await resolve(user, orderId, { outcome: 'not_sent', evidence: 'I never got it' })).status).to.equal(403);
+        expect((await resolve(user, orderId, { outcome: 'not_sent', evidence: 'I never got it' })).body).to.include({
+          code: 'forbidden',
+        });
+        expect((await resolve(maker, orderId, { outcome: 'sent' })).status).to.equal(400);
+        expect((await resolve(maker, randomUUID(), { outcome: 'sent', evidence: 'x' })).status).to.equal(404);
+      } finally {
+        unstick(phone);
+      }
+      const done = await settled(user, orderId);
+      expect(done.status).to.equal('completed');
+      expect((await resolve(maker, orderId, { outcome: 'not_sent', evidence: 'too late' })).status).to.equal(409);
+    });
+
+    it('then a staff member who is the payer can neither ask nor approve', async () => {
+      const payer = await newUser({ roles: ['user', 'compliance'] });
+      const { orderId, phone } = await stuckPayout(payer);
+      try {
+        expect((await resolve(payer, orderId, { outcome: 'not_sent', evidence: 'my own' })).status).to.equal(403);
+        const asked = await resolve(maker, orderId, { outcome: 'sent', evidence: 'receipt SKL7Q2X4PB' });
+        expect(asked.status, JSON.stringify(asked.body)).to.equal(202);
+        expect((await approve(payer, (asked.body as ApprovalBody).request_id)).status).to.equal(403);
+        expect((await orderOf(payer, orderId)).status).to.equal('processing');
+        expect(await ledgerKindsOf(orderId)).to.deep.equal(['hold']);
+      } finally {
+        unstick(phone);
+      }
+      expect((await settled(payer, orderId)).status).to.equal('completed');
+    });
+  });
+
   describe('when the unresolved list is paged', () => {
     it('then a cursor that is not one of its own is a 400', async () => {
       const staff = await newUser({ roles: ['admin'] });

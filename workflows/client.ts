@@ -36,7 +36,9 @@ import {
   paymentWorkflowId,
   tradeWorkflowId,
   railOutcomeSignal,
+  resolveOutcomeUpdate,
   screeningDecisionSignal,
+  type OperatorResolution,
   type ScreeningDecisionSignal,
   type DepositWorkflowInput,
   type PaymentWorkflowInput,
@@ -152,6 +154,30 @@ export async function signalRailOutcome(workflowId: string, outcome: RailOutcome
     return true;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
+
+/**
+ * Hand a payment operators' approved resolution of its unknown outcome, through its workflow's Update: the
+ * answer says whether the workflow took it. `refused`: its validator said no (the rail answered first);
+ * `closed`: the workflow is gone. Anything else (Temporal unreachable or too slow) is thrown.
+ */
+export async function resolvePaymentOutcome(
+  workflowId: string,
+  resolution: OperatorResolution,
+): Promise<{ refused?: { type: string; message: string }; closed?: boolean }> {
+  const client = temporalClient();
+  const handle = client.workflow.getHandle(workflowId);
+  try {
+    await client.connection.withDeadline(Date.now() + 2 * CALL_DEADLINE_MS, () =>
+      handle.executeUpdate(resolveOutcomeUpdate, { args: [resolution], updateId: `resolve-${resolution.requestId}` }),
+    );
+    return {};
+  } catch (err) {
+    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type) return { refused: { type: cause.type, message: cause.message } };
+    if (err instanceof WorkflowNotFoundError) return { closed: true };
     throw err;
   }
 }

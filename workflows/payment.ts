@@ -1,4 +1,5 @@
 import {
+  ApplicationFailure,
   continueAsNew,
   log,
   proxyActivities,
@@ -9,10 +10,18 @@ import {
 } from '@temporalio/workflow';
 import type { PaymentActivities } from './activities';
 import { LOCAL_DB_STEP, RAIL_CALL } from './presets';
-import { INSUFFICIENT_FUNDS, RAIL_OUTCOME_UNKNOWN, RAIL_REJECTED } from './failure-types';
+import { CONFLICT, INSUFFICIENT_FUNDS, RAIL_OUTCOME_UNKNOWN, RAIL_REJECTED } from './failure-types';
 import { admitOrder, orderRun, type OrderRun } from './admission';
 import { awaitRailOutcome, failureOf, failureOfType, type Failure, type PolledStatus } from './outcome';
-import { railOutcomeSignal, type PaymentResult, type PaymentWorkflowInput, type RailOutcomeSignal } from './shared';
+import {
+  NOT_SENT_FAILURE_CODE,
+  railOutcomeSignal,
+  resolveOutcomeUpdate,
+  type OperatorResolution,
+  type PaymentResult,
+  type PaymentWorkflowInput,
+  type RailOutcomeSignal,
+} from './shared';
 import { PAYGATE_ORDER_ID, PAYGATE_OVERDUE } from './search-attributes';
 
 /**
@@ -37,6 +46,18 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
     outcome ??= signalled;
   });
   const signalled = () => outcome;
+  let resolution: OperatorResolution | undefined;
+  setHandler(
+    resolveOutcomeUpdate,
+    (resolved) => {
+      if (resolution?.requestId !== resolved.requestId) {
+        resolution = resolved;
+        outcome = operatorsAnswer(resolved);
+      }
+      return { taken: true };
+    },
+    { validator: (resolved: OperatorResolution) => acceptsResolution(run, outcome, resolution, resolved) },
+  );
 
   // A run that continued as new while awaiting the rail's outcome goes straight back to waiting.
   if (!input.resume) {
@@ -75,12 +96,49 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   const final = await awaitOutcome(input, signalled);
 
   run.stage = 'posting';
+  const resolved = resolution && final === outcome ? resolution : undefined;
   if (final.state === 'succeeded') {
-    await db.settlePayment({ orderId, reference: final.reference });
+    await db.settlePayment({ orderId, reference: final.reference, ...(resolved ? { note: resolvedNote(resolved) } : {}) });
     return finished(run, 'completed', { orderId, status: 'completed' });
   }
   await compensateAndFail(orderId, { failureCode: final.failureCode, reason: final.reason });
   return finished(run, 'failed', { orderId, status: 'failed', failureCode: final.failureCode });
+}
+
+/**
+ * Operators' resolution is taken only while the workflow waits for the rail's answer and none has come: a rail
+ * answer that arrived first wins (docs/payments.md#unknown-outcomes). The same request delivered again is
+ * accepted, so an approval retried after a lost answer finds it taken.
+ */
+function acceptsResolution(
+  run: OrderRun,
+  outcome: RailOutcomeSignal | undefined,
+  taken: OperatorResolution | undefined,
+  resolved: OperatorResolution,
+): void {
+  if (taken?.requestId === resolved.requestId) return;
+  if (outcome !== undefined || run.stage === 'posting' || run.stage === 'done') {
+    throw ApplicationFailure.nonRetryable('the rail has answered already: its answer stands', CONFLICT);
+  }
+  if (run.stage !== 'awaiting_outcome') {
+    throw ApplicationFailure.nonRetryable(`the payment is not waiting for its rail's answer (stage ${run.stage})`, CONFLICT);
+  }
+}
+
+// The payer reads the order's events and failure reason: who decided and the evidence stay on the four-eyes
+// request the text names.
+const resolvedNote = (r: OperatorResolution): string =>
+  `settled on the rail's evidence, resolved by operators (four-eyes request ${r.requestId})`;
+
+/** Operators' resolution as the rail's definite answer: `sent` settles, `not_sent` gives the hold back and fails. */
+function operatorsAnswer(r: OperatorResolution): RailOutcomeSignal {
+  if (r.outcome === 'sent') return { state: 'succeeded', reference: '' };
+  return {
+    state: 'failed',
+    reference: '',
+    failureCode: NOT_SENT_FAILURE_CODE,
+    reason: `the rail never sent the transfer, on its evidence, resolved by operators (four-eyes request ${r.requestId})`,
+  };
 }
 
 function finished(run: OrderRun, status: 'completed' | 'failed', result: PaymentResult): PaymentResult {

@@ -1,4 +1,4 @@
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 /** Types and message definitions shared by the order workflows (payment, trade), their activities and their clients. */
 
@@ -72,6 +72,26 @@ export const screeningDecisionSignal = defineSignal<[ScreeningDecisionSignal]>('
 
 /** Delivered by the rail's callback endpoint. */
 export const railOutcomeSignal = defineSignal<[RailOutcomeSignal]>('railOutcome');
+/**
+ * Operators' answer for a payout whose rail never gave one (docs/payments.md#unknown-outcomes): approved by a
+ * second staff member, with the rail's evidence. The workflow takes it as the rail's definite answer unless
+ * the rail answered first.
+ */
+export interface OperatorResolution {
+  /** The four-eyes request that carried it: delivering the same one again is taken as already delivered. */
+  requestId: string;
+  outcome: 'sent' | 'not_sent';
+  /** The rail's reference or statement line the operators read. */
+  evidence: string;
+  requestedBy: string;
+  approvedBy: string;
+}
+
+export const NOT_SENT_FAILURE_CODE = 'resolved_not_sent';
+
+/** Delivered by the approval of an operators' resolution; refused (`conflict`) once the rail has answered. */
+export const resolveOutcomeUpdate = defineUpdate<{ taken: true }, [OperatorResolution]>('resolveOutcome');
+
 /** Where the workflow is, for operators and tests. */
 export const paymentStageQuery = defineQuery<PaymentStage>('stage');
 

@@ -83,9 +83,11 @@ export class ApprovalsController extends Controller {
 
   /**
    * Approve a pending request as the second staff member: its action runs now (for
-   * `assign_unmatched_deposit`, the assignment, within the wallet's cap) and the request is `approved` with
-   * what it did. The staff member who asked gets 403; an action that cannot run (the cap: 422
-   * `kyc_required` or `limit_exceeded`; the deposit no longer unmatched: 409) leaves the request pending.
+   * `assign_unmatched_deposit`, the assignment, within the wallet's cap; for `resolve_unresolved_payout`, the
+   * resolution handed to the payment, which settles or fails it) and the request is `approved` with what it
+   * did. The staff member who asked, or the payer of the payout, gets 403; an action that cannot run (the cap:
+   * 422 `kyc_required` or `limit_exceeded`; the deposit no longer unmatched, or the rail answered the payout
+   * first: 409) leaves the request pending, to be rejected.
    * @summary Approve a four-eyes request
    */
   @Post('{request_id}/approve')

@@ -443,6 +443,47 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
       ok('Break ', el('code', {}, member(answer, 'break_id')), ' ', el('span', { class: 'status' }, member(answer, 'status'))),
     );
   },
+  async 'unresolved-list'() {
+    const page = await call('GET', '/operations/unresolved-payouts?limit=50');
+    const rows = pageRows(page);
+    show('unresolved-list', table(rows, ['order_id', 'rail', 'reference', 'submission', 'amount', 'currency', 'sent_at']));
+    const first = rows[0];
+    if (first) setField('unresolved-resolve', 'order_id', text(first.order_id));
+  },
+  async 'unresolved-resolve'(f) {
+    const request = await call('POST', `/operations/unresolved-payouts/${encodeURIComponent(f.order_id)}/resolve`, {
+      body: pick(f, ['outcome', 'evidence', 'note']),
+    });
+    const requestId = member(request, 'request_id');
+    show(
+      'unresolved-resolve',
+      ok(
+        'Four-eyes request ',
+        el('code', { class: 'request-id' }, requestId),
+        ' ',
+        el('span', { class: 'status' }, member(request, 'status')),
+      ),
+    );
+    setField('approval-decide', 'request_id', requestId);
+  },
+  async 'approvals-list'() {
+    const page = await call('GET', '/compliance/approvals?status=pending&limit=50');
+    const rows = pageRows(page).map((r): JsonObject => ({
+      ...r,
+      asks: isObject(r.payload) ? Object.values(r.payload).map(text).join(' · ') : '',
+    }));
+    show('approvals-list', table(rows, ['request_id', 'kind', 'subject_id', 'amount', 'currency', 'asks', 'requested_by']));
+  },
+  async 'approval-decide'(f) {
+    const decision = f.decision === 'reject' ? 'reject' : 'approve';
+    const request = await call('POST', `/compliance/approvals/${encodeURIComponent(f.request_id)}/${decision}`, {
+      body: pick(f, ['note']),
+    });
+    show(
+      'approval-decide',
+      ok('Request ', el('code', {}, member(request, 'request_id')), ' ', el('span', { class: 'status' }, member(request, 'status'))),
+    );
+  },
   async report(f) {
     const query = new URLSearchParams({ from: f.from, to: f.to }).toString();
     // The report is computed by a workflow: 503 means "still being computed, ask again".

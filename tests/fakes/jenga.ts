@@ -32,6 +32,11 @@ export interface FakeJenga extends FakeServer {
   returnPayout(p: { payoutReference: string; amount: string }): string;
   /** The operator tops up the account: a credit whose narration carries the PGFLOAT marker. Returns its bank reference. */
   topUp(amount: string): string;
+  /**
+   * When set, a new transfer is executed and its answer held until the returned promise settles: a test
+   * decides what happens to the caller in between (a worker killed while the bank has the transfer).
+   */
+  holdAnswer: ((reference: string) => Promise<void>) | undefined;
 }
 
 const fail = (status: number, code: number, message: string) => ({ status, body: { status: false, code, message } });
@@ -99,7 +104,8 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
       const fault = existing ? undefined : faults.afterExecuting.shift();
       if (fault === 'drop') return Promise.resolve({ status: 0, drop: true });
       if (fault === '5xx') return Promise.resolve(fail(500, 500, 'Internal server error'));
-      return Promise.resolve({
+      const held = existing || !fake.holdAnswer ? Promise.resolve() : fake.holdAnswer(body.transfer.reference);
+      return held.then(() => ({
         status: 200,
         body: {
           status: true,
@@ -107,7 +113,7 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
           message: 'success',
           data: { reference: body.transfer.reference, transactionId: randomBytes(5).toString('hex'), status: 'SUCCESS' },
         },
-      });
+      }));
     }
     const account = /^\/v3-apis\/account-api\/v3\.0\/accounts\/(balances|miniStatement)\/(\w+)\/(\w+)$/.exec(req.path);
     if (req.method === 'GET' && account) {
@@ -181,5 +187,16 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
     credit({ reference, amount, description: 'PGFLOAT operator float top-up' });
     return reference;
   };
-  return { ...server, calls, transfers, setPublicKey: (key) => (publicKey = key), credit, returnPayout, topUp, faults };
+  const fake: FakeJenga = {
+    ...server,
+    calls,
+    transfers,
+    setPublicKey: (key) => (publicKey = key),
+    credit,
+    returnPayout,
+    topUp,
+    faults,
+    holdAnswer: undefined,
+  };
+  return fake;
 }

@@ -8,6 +8,7 @@ import { fundWallets } from '../support/funding';
 import { rows } from '../support/db';
 import { dispatchWebhookEvents } from '../../workers/webhook-delivery';
 import { requestApproval } from '../../services/approvals';
+import { strandedPayout } from '../support/unresolved';
 import { expectSafeProblem as expectProblem } from '../support/problems';
 import { call, specOperations, UNKNOWN_ID, type Method } from './support';
 
@@ -62,6 +63,9 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /compliance/approvals/{request_id}': [401, 403, 'all', 'all'],
   'POST /compliance/approvals/{request_id}/approve': [401, 403, 'all', 'all'],
   'POST /compliance/approvals/{request_id}/reject': [401, 403, 'all', 'all'],
+  // Unresolved payouts (docs/payments.md#unknown-outcomes): staff only; resolving one is a four-eyes request.
+  'GET /operations/unresolved-payouts': [401, 403, 'allow', 'allow'],
+  'POST /operations/unresolved-payouts/{order_id}/resolve': [401, 403, 'all', 'all'],
   // Extensions: the primary bank's account (admin only), webhooks (each caller's own), provider callbacks.
   'GET /platforms/banks/primary/balance': [401, 403, 403, 'allow'],
   'GET /platforms/banks/primary/transactions': [401, 403, 403, 'allow'],
@@ -349,6 +353,12 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
       case 'POST /callbacks/mpesa/c2b/status/{claim_id}':
         return v1('post', `/callbacks/mpesa/c2b/status/${await unprovenClaim()}?token=forged`, {
           body: { Result: { ResultType: 0, ResultCode: 0, ResultDesc: 'ok', OriginatorConversationID: 'o', ConversationID: 'c' } },
+        });
+      case 'GET /operations/unresolved-payouts':
+        return v1('get', '/operations/unresolved-payouts?limit=5');
+      case 'POST /operations/unresolved-payouts/{order_id}/resolve':
+        return v1('post', `/operations/unresolved-payouts/${await strandedPayout(victim.id)}/resolve`, {
+          body: { outcome: 'not_sent', evidence: 'no such transfer on the statement' },
         });
       case 'POST /sandbox/c2b':
         return v1('post', '/sandbox/c2b', { body: { deposit_reference: 'PGUNKNOWNREF', amount: '1.00', phone: '+254712345678' } });

@@ -43,6 +43,8 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   'GET /compliance/approvals/{request_id}': 'forbidden',
   'POST /compliance/approvals/{request_id}/approve': 'forbidden',
   'POST /compliance/approvals/{request_id}/reject': 'forbidden',
+  // Resolving an unresolved payout is staff business, whoever's payout it is.
+  'POST /operations/unresolved-payouts/{order_id}/resolve': 'forbidden',
   'POST /callbacks/mpesa/stk/{order_id}': 'ignored_callback',
   'POST /callbacks/mpesa/b2c/{order_id}/result': 'ignored_callback',
   'POST /callbacks/mpesa/b2c/{order_id}/status': 'ignored_callback',
@@ -81,6 +83,8 @@ const bodyFor = (op: SpecOperation): unknown => {
     case 'POST /compliance/approvals/{request_id}/approve':
     case 'POST /compliance/approvals/{request_id}/reject':
       return { note: 'decided by the wrong person' };
+    case 'POST /operations/unresolved-payouts/{order_id}/resolve':
+      return { outcome: 'not_sent', evidence: 'resolved by the wrong person' };
     case 'POST /callbacks/mpesa/stk/{order_id}':
       return { Body: { stkCallback: { MerchantRequestID: 'm', CheckoutRequestID: 'c', ResultCode: 0, ResultDesc: 'paid' } } };
     case 'POST /callbacks/mpesa/b2c/{order_id}/result':

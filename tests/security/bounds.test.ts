@@ -102,6 +102,11 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
       path: { request_id: UNKNOWN_ID },
       body: { note: 'no' },
     }),
+    'POST /operations/unresolved-payouts/{order_id}/resolve': () => ({
+      token: staff.token,
+      path: { order_id: UNKNOWN_ID },
+      body: { outcome: 'sent', evidence: 'statement line 42', note: 'checked' },
+    }),
     'POST /wallets/unmatched-deposits/{deposit_id}/assign': () => ({
       token: staff.token,
       path: { deposit_id: UNKNOWN_ID },

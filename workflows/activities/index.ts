@@ -176,15 +176,18 @@ export function createActivities({ connectors, config }: ActivityDeps) {
       await inTransaction((tx) => markOverdue(orderId, reason, tx));
     },
 
-    /** Post the settlement and complete the order, once. */
-    async settlePayment({ orderId, reference }: OrderRef & { reference: string }): Promise<void> {
+    /**
+     * Post the settlement and complete the order, once. `note` says why when it is not the rail's own answer
+     * (operators' resolution); an empty `reference` keeps the one recorded.
+     */
+    async settlePayment({ orderId, reference, note }: OrderRef & { reference: string; note?: string }): Promise<void> {
       await inTransaction(async (tx) => {
         const order = await lockedOrder(orderId, tx);
         if (isTerminal(order.status)) return;
         await postPayment(tx, 'settle', ledgerAccountsOf(order));
         await transitionOrder(
           order.id,
-          { from: [order.status], to: 'completed', railReference: reference, note: 'settled by the rail' },
+          { from: [order.status], to: 'completed', railReference: reference || undefined, note: note ?? 'settled by the rail' },
           tx,
         );
       });
