@@ -163,16 +163,22 @@ export async function signalRailOutcome(workflowId: string, outcome: RailOutcome
  * answer says whether the workflow took it. `refused`: its validator said no (the rail answered first);
  * `closed`: the workflow is gone. Anything else (Temporal unreachable or too slow) is thrown.
  */
-export async function resolvePaymentOutcome(
-  workflowId: string,
-  resolution: OperatorResolution,
-): Promise<{ refused?: { type: string; message: string }; closed?: boolean }> {
+export async function resolvePaymentOutcome(workflowId: string, resolution: OperatorResolution): Promise<UpdateAnswer> {
   const client = temporalClient();
   const handle = client.workflow.getHandle(workflowId);
-  try {
-    await client.connection.withDeadline(Date.now() + 2 * CALL_DEADLINE_MS, () =>
+  return updateAnswer(
+    client.connection.withDeadline(Date.now() + 2 * CALL_DEADLINE_MS, () =>
       handle.executeUpdate(resolveOutcomeUpdate, { args: [resolution], updateId: `resolve-${resolution.requestId}` }),
-    );
+    ),
+  );
+}
+
+/** What a workflow said to an Update: taken, `refused` by its validator (type and message), or `closed`. */
+type UpdateAnswer = { refused?: { type: string; message: string }; closed?: boolean };
+
+async function updateAnswer(update: Promise<unknown>): Promise<UpdateAnswer> {
+  try {
+    await update;
     return {};
   } catch (err) {
     const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
@@ -339,15 +345,7 @@ export async function decideAppealWorkflow(
   workflowId: string,
   decision: 'approve' | 'reject',
   args: AppealDecision,
-): Promise<{ refused?: { type: string; message: string }; closed?: boolean }> {
+): Promise<UpdateAnswer> {
   const handle = temporalClient().workflow.getHandle(workflowId);
-  try {
-    await handle.executeUpdate(decision === 'approve' ? approveAppealUpdate : rejectAppealUpdate, { args: [args] });
-    return {};
-  } catch (err) {
-    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-    if (cause instanceof ApplicationFailure && cause.type) return { refused: { type: cause.type, message: cause.message } };
-    if (err instanceof WorkflowNotFoundError) return { closed: true };
-    throw err;
-  }
+  return updateAnswer(handle.executeUpdate(decision === 'approve' ? approveAppealUpdate : rejectAppealUpdate, { args: [args] }));
 }
