@@ -22,6 +22,8 @@ export class Deposit extends Model<InferAttributes<Deposit>, InferCreationAttrib
   declare status: DepositStatus;
   /** The provider's own transaction id: M-Pesa `TransID` or receipt, bank reference, txid. */
   declare providerReference: string | null;
+  /** Which output of that transaction (a crypto deposit's address and memo); empty for the other channels. */
+  declare providerOutput: CreationOptional<string>;
   /** The rail's id of the request Paygate made (an STK Push's CheckoutRequestID), while it is awaited. */
   declare railReference: string | null;
   /** The deposit reference the payer quoted, as received. */
@@ -46,6 +48,7 @@ export class Deposit extends Model<InferAttributes<Deposit>, InferCreationAttrib
         amountMinor: { type: DataTypes.DECIMAL(38, 0), allowNull: false },
         status: { type: DataTypes.TEXT, allowNull: false },
         providerReference: { type: DataTypes.TEXT, allowNull: true },
+        providerOutput: { type: DataTypes.TEXT, allowNull: false, defaultValue: '' },
         railReference: { type: DataTypes.TEXT, allowNull: true },
         quotedReference: { type: DataTypes.TEXT, allowNull: true },
         payerPhone: { type: DataTypes.TEXT, allowNull: true },

@@ -18,6 +18,7 @@ import { ReconciliationBreak } from './reconciliation-break';
 import { Refund } from './refund';
 import { ApiKey } from './api-key';
 import { ApprovalRequest } from './approval-request';
+import { C2bUrlToken, DepositClaim } from './deposit-claim';
 import { SandboxTransfer } from './sandbox-transfer';
 import { ScreeningDecision, ScreeningHit } from './screening-hit';
 import { User } from './user';
@@ -37,7 +38,7 @@ export {
 export { Appeal, P2pAd, P2pAdEvent, P2pTrade };
 export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
-export { ApiKey, ApprovalRequest, ReconciliationBreak };
+export { ApiKey, ApprovalRequest, C2bUrlToken, DepositClaim, ReconciliationBreak };
 export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, Refund, SandboxTransfer, User };
 
 let initialised: Sequelize | undefined;
@@ -61,6 +62,8 @@ export function models(given?: Sequelize): Sequelize {
   LedgerEntry.initModel(sequelize);
   Account.initModel(sequelize);
   Deposit.initModel(sequelize);
+  DepositClaim.initModel(sequelize);
+  C2bUrlToken.initModel(sequelize);
   IdempotencyKey.initModel(sequelize);
   SandboxTransfer.initModel(sequelize);
   Exchange.initModel(sequelize);

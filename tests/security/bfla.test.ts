@@ -9,6 +9,7 @@ import { rows } from '../support/db';
 import { dispatchWebhookEvents } from '../../workers/webhook-delivery';
 import { requestApproval } from '../../services/approvals';
 import { strandedPayout } from '../support/unresolved';
+import { recordBreaks } from '../../repositories/reconciliation';
 import { expectSafeProblem as expectProblem } from '../support/problems';
 import { call, specOperations, UNKNOWN_ID, type Method } from './support';
 
@@ -63,6 +64,10 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /compliance/approvals/{request_id}': [401, 403, 'all', 'all'],
   'POST /compliance/approvals/{request_id}/approve': [401, 403, 'all', 'all'],
   'POST /compliance/approvals/{request_id}/reject': [401, 403, 'all', 'all'],
+  // Reconciliation breaks (docs/wallets.md#reconciliation-line-by-line): staff only.
+  'GET /compliance/reconciliation/breaks': [401, 403, 'allow', 'allow'],
+  'POST /compliance/reconciliation/breaks/{break_id}/resolve': [401, 403, 'all', 'all'],
+  'POST /compliance/reconciliation/runs': [401, 403, 'allow', 'allow'],
   // Unresolved payouts (docs/payments.md#unknown-outcomes): staff only; resolving one is a four-eyes request.
   'GET /operations/unresolved-payouts': [401, 403, 'allow', 'allow'],
   'POST /operations/unresolved-payouts/{order_id}/resolve': [401, 403, 'all', 'all'],
@@ -119,6 +124,26 @@ async function depositFor(userId: string | undefined): Promise<string> {
     payer: {},
   });
   return deposit.deposit_id;
+}
+
+/** An open reconciliation break below the four-eyes threshold, as a run records one, for staff to resolve. */
+async function openBreak(): Promise<string> {
+  const [row] = await recordBreaks('sandbox', 'bank_transfer', [
+    {
+      kind: 'missing_in_ledger',
+      direction: 'in',
+      reference: `BFLA-${randomUUID()}`,
+      currency: 'KES',
+      railAmountMinor: 1_000n,
+      ledgerAmountMinor: null,
+      railLines: 1,
+      ledgerLines: 0,
+      day: new Date().toISOString().slice(0, 10),
+      depositIds: [],
+      orderIds: [],
+    },
+  ]);
+  return row.id;
 }
 
 /** A paybill confirmation refused at the door (kept for staff), readable, so that staff can ask the rail about it. */
@@ -354,6 +379,12 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
         return v1('post', `/callbacks/mpesa/c2b/status/${await unprovenClaim()}?token=forged`, {
           body: { Result: { ResultType: 0, ResultCode: 0, ResultDesc: 'ok', OriginatorConversationID: 'o', ConversationID: 'c' } },
         });
+      case 'GET /compliance/reconciliation/breaks':
+        return v1('get', '/compliance/reconciliation/breaks?limit=5');
+      case 'POST /compliance/reconciliation/breaks/{break_id}/resolve':
+        return v1('post', `/compliance/reconciliation/breaks/${await openBreak()}/resolve`, { body: { note: 'journal 118' } });
+      case 'POST /compliance/reconciliation/runs':
+        return v1('post', '/compliance/reconciliation/runs', { body: { from: new Date(Date.now() - 60_000).toISOString() } });
       case 'GET /operations/unresolved-payouts':
         return v1('get', '/operations/unresolved-payouts?limit=5');
       case 'POST /operations/unresolved-payouts/{order_id}/resolve':

@@ -8,6 +8,7 @@ import { completedPayment, freshScreeningReview, newUser, postAd, postAppeal, se
 import { rows } from '../support/db';
 import { expectSafeProblem as expectProblem } from '../support/problems';
 import { call, fillPath, pathParameters, servedSpec, specOperations, type OpenApiDocument, type SpecOperation } from './support';
+import { recordBreaks } from '../../repositories/reconciliation';
 
 /**
  * OWASP API1 (broken object level authorisation): user B tries every operation of the spec that names an
@@ -43,6 +44,8 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   'GET /compliance/approvals/{request_id}': 'forbidden',
   'POST /compliance/approvals/{request_id}/approve': 'forbidden',
   'POST /compliance/approvals/{request_id}/reject': 'forbidden',
+  // A reconciliation break is the operator's, never a customer's.
+  'POST /compliance/reconciliation/breaks/{break_id}/resolve': 'forbidden',
   // Resolving an unresolved payout is staff business, whoever's payout it is.
   'POST /operations/unresolved-payouts/{order_id}/resolve': 'forbidden',
   'POST /callbacks/mpesa/stk/{order_id}': 'ignored_callback',
@@ -85,6 +88,8 @@ const bodyFor = (op: SpecOperation): unknown => {
       return { note: 'decided by the wrong person' };
     case 'POST /operations/unresolved-payouts/{order_id}/resolve':
       return { outcome: 'not_sent', evidence: 'resolved by the wrong person' };
+    case 'POST /compliance/reconciliation/breaks/{break_id}/resolve':
+      return { note: 'resolved by the wrong person' };
     case 'POST /callbacks/mpesa/stk/{order_id}':
       return { Body: { stkCallback: { MerchantRequestID: 'm', CheckoutRequestID: 'c', ResultCode: 0, ResultDesc: 'paid' } } };
     case 'POST /callbacks/mpesa/b2c/{order_id}/result':
@@ -200,6 +205,23 @@ describe('security: object level authorisation (BOLA)', function () {
       key_id: (key.body as { key_id: string }).key_id,
       review_id: await freshScreeningReview(await newUser({ roles: ['user', 'compliance'] })),
       request_id: await fourEyesRequestFor(alice.id, staff.id),
+      break_id: (
+        await recordBreaks('sandbox', 'bank_transfer', [
+          {
+            kind: 'missing_in_ledger',
+            direction: 'in',
+            reference: `BOLA-${randomUUID()}`,
+            currency: 'KES',
+            railAmountMinor: 1_000n,
+            ledgerAmountMinor: null,
+            railLines: 1,
+            ledgerLines: 0,
+            day: new Date().toISOString().slice(0, 10),
+            depositIds: [],
+            orderIds: [],
+          },
+        ])
+      )[0].id,
       // A paybill confirmation quoting A's deposit reference, refused at the door and kept for staff.
       claim_id: (
         await recordClaim({

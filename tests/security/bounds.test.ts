@@ -102,6 +102,16 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
       path: { request_id: UNKNOWN_ID },
       body: { note: 'no' },
     }),
+    'POST /compliance/reconciliation/breaks/{break_id}/resolve': () => ({
+      token: staff.token,
+      path: { break_id: UNKNOWN_ID },
+      body: { note: 'journal 118' },
+    }),
+    'POST /compliance/reconciliation/runs': () => ({
+      token: staff.token,
+      path: {},
+      body: { from: '2026-11-25T00:00:00Z', to: '2026-11-26T00:00:00Z' },
+    }),
     'POST /operations/unresolved-payouts/{order_id}/resolve': () => ({
       token: staff.token,
       path: { order_id: UNKNOWN_ID },
