@@ -228,8 +228,13 @@ export async function unresolvedPayouts(
 }
 
 /** The rail's reference for an accepted submission. */
-export async function recordRailReference(orderId: string, railReference: string, tx?: Transaction): Promise<void> {
-  await queryRows('UPDATE orders SET rail_reference = $2, updated_at = now() WHERE id = $1', [orderId, railReference], tx);
+/** The rail's answer to the order's request: its reference, and the request `accepted`, in one statement. */
+export async function recordRailAcceptance(orderId: string, railReference: string, tx?: Transaction): Promise<void> {
+  await queryRows(
+    `UPDATE orders SET rail_reference = $2, rail_submission = 'accepted', updated_at = now() WHERE id = $1`,
+    [orderId, railReference],
+    tx,
+  );
 }
 
 /** Recorded by the reconciler once it started an order's workflow (the workflow may not have run yet). */

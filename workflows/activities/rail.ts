@@ -13,7 +13,7 @@ import { recordDepositRailReference } from '../../repositories/deposits';
 import {
   beginRailSubmission,
   nextRailSerial,
-  recordRailReference,
+  recordRailAcceptance,
   recordRailSubmission,
   type RailSubmissionState,
 } from '../../repositories/orders';
@@ -44,11 +44,15 @@ export async function submitAndRecord(connector: Payouts, submission: RailSubmis
     const intent = await recordIntent(connector, orderId);
     previous = intent.previous;
     const accepted = await connector.submit({ ...submission, reference: intent.reference });
-    await inTransaction(async (tx) => {
-      await recordRailReference(orderId, accepted.reference, tx);
-      await recordRailSubmission(orderId, 'accepted', tx);
-      await recordAccepted(connector.name, orderId, accepted, tx);
-    });
+    // One statement when the rail keeps no request of ours to answer later (most do not); with one, both together.
+    if (accepted.request) {
+      await inTransaction(async (tx) => {
+        await recordRailAcceptance(orderId, accepted.reference, tx);
+        await recordAccepted(connector.name, orderId, accepted, tx);
+      });
+    } else {
+      await recordRailAcceptance(orderId, accepted.reference);
+    }
     return { reference: accepted.reference };
   } catch (err) {
     if (!(err instanceof RailError)) throw err;
