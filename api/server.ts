@@ -48,7 +48,7 @@ function keepRegisteringPaybill(log: Logger): () => void {
  */
 async function bootstrapAdmin(admin: { email: string; password: string }, log: Logger): Promise<void> {
   try {
-    const { user, outcome } = await ensureAdmin(admin.email, admin.password);
+    const { user, outcome } = await ensureAdmin(admin.email, admin.password, { by: 'ADMIN_EMAIL at boot' });
     // A creation is logged by ensureAdmin itself.
     if (outcome === 'present') log.info({ email: user.email, user_id: user.user_id }, 'admin account exists: left unchanged');
   } catch (err) {

@@ -12,6 +12,8 @@ export interface Caller {
    * use cases that decide on it use it rather than reading the row again. Absent on callers not made from a request.
    */
   kycStatus?: KycStatus;
+  /** The request's `X-Request-Id`, for the audit trail (docs/compliance.md#audit-trail). Absent on callers not made from a request. */
+  requestId?: string;
 }
 
 export const isStaff = (caller: Caller): boolean => caller.roles.includes('compliance') || caller.roles.includes('admin');

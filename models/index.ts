@@ -18,6 +18,7 @@ import { ReconciliationBreak } from './reconciliation-break';
 import { Refund } from './refund';
 import { ApiKey } from './api-key';
 import { ApprovalRequest } from './approval-request';
+import { AuditEntry } from './audit-entry';
 import { C2bUrlToken, DepositClaim } from './deposit-claim';
 import { SandboxTransfer } from './sandbox-transfer';
 import { ScreeningDecision, ScreeningHit } from './screening-hit';
@@ -38,7 +39,7 @@ export {
 export { Appeal, P2pAd, P2pAdEvent, P2pTrade };
 export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
-export { ApiKey, ApprovalRequest, C2bUrlToken, DepositClaim, ReconciliationBreak };
+export { ApiKey, ApprovalRequest, AuditEntry, C2bUrlToken, DepositClaim, ReconciliationBreak };
 export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, Refund, SandboxTransfer, User };
 
 let initialised: Sequelize | undefined;
@@ -57,6 +58,7 @@ export function models(given?: Sequelize): Sequelize {
   Refund.initModel(sequelize);
   ApiKey.initModel(sequelize);
   ApprovalRequest.initModel(sequelize);
+  AuditEntry.initModel(sequelize);
   ReconciliationBreak.initModel(sequelize);
   LedgerTransaction.initModel(sequelize);
   LedgerEntry.initModel(sequelize);

@@ -1,6 +1,7 @@
 import { Op } from 'sequelize';
 import { ApiKey } from '../models';
 import type { ApiKeyMode } from '../domain/api-keys';
+import type { Tx } from './transaction';
 
 /** API keys (`api_keys`): every read and write of them. Only a hash of each secret is ever stored. */
 
@@ -28,16 +29,19 @@ const record = (k: ApiKey): ApiKeyRecord => ({
   revokedAt: k.revokedAt ?? null,
 });
 
-export async function createApiKey(key: {
-  id: string;
-  userId: string;
-  name: string;
-  mode: ApiKeyMode;
-  prefix: string;
-  secretHash: Buffer;
-  scopes: string[];
-}): Promise<ApiKeyRecord> {
-  return record(await ApiKey.create(key));
+export async function createApiKey(
+  key: {
+    id: string;
+    userId: string;
+    name: string;
+    mode: ApiKeyMode;
+    prefix: string;
+    secretHash: Buffer;
+    scopes: string[];
+  },
+  tx?: Tx,
+): Promise<ApiKeyRecord> {
+  return record(await ApiKey.create(key, { transaction: tx }));
 }
 
 /** The key a presented secret's prefix names, with its hash to compare; revoked keys are not found. */
@@ -62,8 +66,8 @@ export async function findApiKey(keyId: string): Promise<ApiKeyRecord | null> {
 }
 
 /** Revoke the key, once: returns false when it was already revoked (or is not this user's). */
-export async function revokeApiKey(keyId: string, userId: string): Promise<boolean> {
-  const [n] = await ApiKey.update({ revokedAt: new Date() }, { where: { id: keyId, userId, revokedAt: null } });
+export async function revokeApiKey(keyId: string, userId: string, tx?: Tx): Promise<boolean> {
+  const [n] = await ApiKey.update({ revokedAt: new Date() }, { where: { id: keyId, userId, revokedAt: null }, transaction: tx });
   return n > 0;
 }
 

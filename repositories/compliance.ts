@@ -208,26 +208,26 @@ export interface NewEntry {
  * Add an entry. The same (type, match key) again returns the existing entry (`created: false`); one that
  * had expired is renewed with the new reason, source and expiry. Null when the entry changed meanwhile.
  */
-export async function addEntry(entry: NewEntry): Promise<{ row: EntryRow; created: boolean } | null> {
+export async function addEntry(entry: NewEntry, tx?: Tx): Promise<{ row: EntryRow; created: boolean; renewed?: true } | null> {
   const values = { id: uuidv7(), ...entry };
   const [inserted] = await models().query<EntryRow>(
     `INSERT INTO blocklist_entries (id, type, value, match_key, reason, source, created_by, expires_at)
      VALUES (:id, :type, :value, :matchKey, :reason, :source, :createdBy, :expiresAt)
      ON CONFLICT (type, match_key) DO NOTHING
      RETURNING ${ENTRY_COLUMNS}`,
-    { replacements: values, type: QueryTypes.SELECT },
+    { replacements: values, type: QueryTypes.SELECT, transaction: tx },
   );
   if (inserted) return { row: inserted, created: true };
   const [renewed] = await models().query<EntryRow>(
     `UPDATE blocklist_entries SET reason = :reason, source = :source, expires_at = :expiresAt
       WHERE type = :type AND match_key = :matchKey AND expires_at IS NOT NULL AND expires_at <= now()
      RETURNING ${ENTRY_COLUMNS}`,
-    { replacements: values, type: QueryTypes.SELECT },
+    { replacements: values, type: QueryTypes.SELECT, transaction: tx },
   );
-  if (renewed) return { row: renewed, created: false };
+  if (renewed) return { row: renewed, created: false, renewed: true };
   const [existing] = await models().query<EntryRow>(
     `SELECT ${ENTRY_COLUMNS} FROM blocklist_entries WHERE type = :type AND match_key = :matchKey`,
-    { replacements: values, type: QueryTypes.SELECT },
+    { replacements: values, type: QueryTypes.SELECT, transaction: tx },
   );
   return existing ? { row: existing, created: false } : null;
 }

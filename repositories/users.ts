@@ -202,8 +202,8 @@ export async function findUser(userId: string): Promise<UserRecord | null> {
 }
 
 /** Replace the account's roles. */
-export async function setRoles(userId: string, roles: Role[]): Promise<void> {
-  await User.update({ roles, updatedAt: new Date() }, { where: { id: userId } });
+export async function setRoles(userId: string, roles: Role[], tx?: Transaction): Promise<void> {
+  await User.update({ roles, updatedAt: new Date() }, { where: { id: userId }, transaction: tx });
 }
 
 /** Who posts an ad: KYC status and the identifiers screening needs (with the KYC record's ID number). */

@@ -6,6 +6,8 @@ import { API_KEY_MODES, API_KEY_SCOPES, checkScopes, keyPrefix, type ApiKeyMode 
 import { createApiKey, findApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../repositories/api-keys';
 import { apiKeyHash } from '../domain/api-keys';
 import type { Caller } from '../domain/caller';
+import { inTransaction } from '../repositories/transaction';
+import { recordStaffAction } from './audit';
 import { keysetPage, keysetQuery, type Page } from './paging';
 import { keyModeOfDeployment } from './deployment';
 
@@ -72,18 +74,25 @@ export async function createKey(caller: Caller, body: ApiKeyRequest): Promise<Cr
   }
   const random = randomBytes(32).toString('base64url');
   const secret = `sk_${mode}_${random}`;
-  const created = await createApiKey({
-    id: uuidv7(),
-    userId: caller.id,
-    name,
-    mode,
-    prefix: keyPrefix(mode, random),
-    secretHash: apiKeyHash(secret),
-    scopes,
+  const created = await inTransaction(async (tx) => {
+    const key = await createApiKey(
+      { id: uuidv7(), userId: caller.id, name, mode, prefix: keyPrefix(mode, random), secretHash: apiKeyHash(secret), scopes },
+      tx,
+    );
+    await recordStaffAction(tx, { by: caller, ...keyAudit('api_key.created', key) });
+    return key;
   });
   log.info({ keyId: created.id, userId: caller.id, mode, scopes }, 'API key created');
   return { ...view(created), secret };
 }
+
+/** A key's audit entry (docs/compliance.md#audit-trail): what it reaches, never its secret or hash. */
+const keyAudit = (action: 'api_key.created' | 'api_key.revoked', k: ApiKeyRecord) => {
+  const what = { name: k.name, mode: k.mode, prefix: k.prefix, scopes: k.scopes, owner: k.userId };
+  return action === 'api_key.created'
+    ? { action, subjectType: 'api_key' as const, subjectId: k.id, before: null, after: { ...what, revoked: false } }
+    : { action, subjectType: 'api_key' as const, subjectId: k.id, before: { ...what, revoked: false }, after: { ...what, revoked: true } };
+};
 
 /** The caller's keys, revoked ones included, newest first, keyset-paged. */
 export async function listKeys(caller: Caller, q: { limit?: number; cursor?: string }): Promise<Page<ApiKeyView>> {
@@ -97,7 +106,12 @@ export async function revokeKey(caller: Caller, keyId: string): Promise<void> {
   if (!isUuid(keyId)) throw validationError('key_id', 'must be a UUID');
   const key = await findApiKey(keyId);
   if (!key || key.userId !== caller.id) throw notFound(`API key ${keyId}`);
-  if (await revokeApiKey(keyId, caller.id)) log.info({ keyId, userId: caller.id }, 'API key revoked');
+  const revoked = await inTransaction(async (tx) => {
+    const done = await revokeApiKey(keyId, caller.id, tx);
+    if (done) await recordStaffAction(tx, { by: caller, ...keyAudit('api_key.revoked', key) });
+    return done;
+  });
+  if (revoked) log.info({ keyId, userId: caller.id }, 'API key revoked');
 }
 
 /** Why a key of `mode` has no place in a deployment that serves only `served` keys. */

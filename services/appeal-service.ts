@@ -1,5 +1,6 @@
 import type { Caller } from '../domain/caller';
 import { isStaff } from '../domain/caller';
+import { actorOf } from '../domain/audit';
 import { config } from '../platform/config';
 import { AppError, notFound, validationError, type FieldError } from '../platform/errors';
 import { isUuid, uuidv7 } from '../platform/ids';
@@ -239,6 +240,7 @@ export async function decideAppeal(
       note,
       ...(action ? { action: action as AppealAction } : {}),
       ...(amountMinor !== undefined ? { amountMinor } : {}),
+      actor: actorOf(caller),
     });
   } catch (err) {
     log.warn({ appealId, err: (err as Error).message }, 'appeal decision failed');

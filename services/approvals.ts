@@ -14,7 +14,8 @@ import {
   type ApprovalRecord,
   type ApprovalStatus,
 } from '../repositories/approvals';
-import { inTransaction, type Tx } from '../repositories/transaction';
+import { inSavepoint, inTransaction, type Tx } from '../repositories/transaction';
+import { recordStaffAction } from './audit';
 import { filterOneOf, keysetPage, keysetQuery, type Page } from './paging';
 
 /**
@@ -93,19 +94,29 @@ export interface ApprovalAsk {
  * most one pending request of a kind: asking again while one waits is a 409 naming it.
  */
 export async function requestApproval(caller: Caller, ask: ApprovalAsk, tx?: Tx): Promise<ApprovalRequestView> {
-  const created = await createApprovalRequest(
-    {
-      id: uuidv7(),
-      kind: ask.kind,
-      subjectId: ask.subjectId,
-      currency: ask.currency,
-      amountMinor: ask.amountMinor.toString(),
-      kesEquivalentMinor: kesEquivalent(ask.amountMinor, ask.currency).toString(),
-      payload: ask.payload,
-      requestedBy: caller.id,
-    },
-    tx,
-  );
+  // The request and its audit entry commit together; a duplicate (a request already waiting) undoes both.
+  const write = async (t: Tx): Promise<ApprovalRecord> => {
+    const made = await createApprovalRequest(
+      {
+        id: uuidv7(),
+        kind: ask.kind,
+        subjectId: ask.subjectId,
+        currency: ask.currency,
+        amountMinor: ask.amountMinor.toString(),
+        kesEquivalentMinor: kesEquivalent(ask.amountMinor, ask.currency).toString(),
+        payload: ask.payload,
+        requestedBy: caller.id,
+      },
+      t,
+    );
+    if (!made) throw ALREADY_PENDING;
+    await recordStaffAction(t, { by: caller, ...auditOf(made, 'approval.requested', null) });
+    return made;
+  };
+  const created = await (tx ? inSavepoint(tx, write) : inTransaction(write)).catch((err: unknown) => {
+    if (err === ALREADY_PENDING) return undefined;
+    throw err;
+  });
   if (!created) {
     const waiting = await pendingApprovalFor(ask.kind, ask.subjectId, tx);
     throw new AppError(
@@ -116,6 +127,26 @@ export async function requestApproval(caller: Caller, ask: ApprovalAsk, tx?: Tx)
   log.info({ requestId: created.id, kind: ask.kind, subjectId: ask.subjectId, requestedBy: caller.id }, 'four-eyes request recorded');
   return approvalView(created);
 }
+
+const ALREADY_PENDING = new Error('a request of this kind already waits on this subject');
+
+/** A request's audit entry (docs/compliance.md#audit-trail): what was asked, and its state before and after. */
+const auditOf = (r: ApprovalRecord, action: 'approval.requested' | 'approval.decided', before: ApprovalRecord | null) => ({
+  action,
+  subjectType: 'approval_request' as const,
+  subjectId: r.id,
+  before: before ? { status: before.status } : null,
+  after: {
+    status: r.status,
+    kind: r.kind,
+    subject_id: r.subjectId,
+    currency: r.currency,
+    amount_minor: r.amountMinor,
+    payload: r.payload,
+    requested_by: r.requestedBy,
+    ...(r.decidedBy ? { decided_by: r.decidedBy, decision_note: r.decisionNote, result: r.result } : {}),
+  },
+});
 
 /** Approval requests, newest first (staff); `status` filters, e.g. `pending`. */
 export async function listApprovals(q: { status?: string; limit?: number; cursor?: string }): Promise<Page<ApprovalRequestView>> {
@@ -169,6 +200,7 @@ export async function approveRequest(
     const result = await perform(request, caller, tx);
     const decided = await decideApprovalRequest(request.id, { status: 'approved', decidedBy: caller.id, note: decisionNote, result }, tx);
     if (!decided) throw new AppError('conflict', 'the request was decided meanwhile');
+    await recordStaffAction(tx, { by: caller, ...auditOf(decided, 'approval.decided', request) });
     return decided;
   });
   log.info({ requestId, kind: approved.kind, approvedBy: caller.id }, 'four-eyes request approved: its action ran');
@@ -186,6 +218,7 @@ export async function rejectRequest(caller: Caller, requestId: string, note: str
       tx,
     );
     if (!decided) throw new AppError('conflict', 'the request was decided meanwhile');
+    await recordStaffAction(tx, { by: caller, ...auditOf(decided, 'approval.decided', request) });
     return decided;
   });
   log.info({ requestId, kind: rejected.kind, rejectedBy: caller.id }, 'four-eyes request rejected');

@@ -4,11 +4,13 @@ import { AppError, validationError } from '../platform/errors';
 import { uuidv7 } from '../platform/ids';
 import { componentLogger } from '../platform/logger';
 import type { Role } from '../domain/users';
+import { operatorActor } from '../domain/audit';
 import { normaliseKenyanPhone } from '../domain/phone';
 import { inTransaction, isDuplicate } from '../repositories/transaction';
 import { createUser, findUser, findUserByEmail, setRoles, type UserRecord } from '../repositories/users';
 import { issueAccessToken, type IssuedToken } from './tokens';
 import { recordScreeningReview, refuseIfBlocked } from './screening';
+import { recordStaffAction } from './audit';
 import { claimLoginAttempt, clearFailedLogins, limitLoginByIp, limitRegisterByIp } from './rate-limits';
 
 export interface RegisterInput {
@@ -130,8 +132,10 @@ export type AdminOutcome = 'created' | 'present' | 'promoted';
 export async function ensureAdmin(
   emailRaw: string,
   password: string | undefined,
-  options: { promote?: boolean } = {},
+  options: { promote?: boolean; by?: string } = {},
 ): Promise<{ user: UserView; outcome: AdminOutcome }> {
+  // The audit trail names the operator's command (docs/compliance.md#audit-trail): no account acts here.
+  const operator = operatorActor(options.by ?? 'admin:create');
   const email = normaliseEmail(emailRaw);
   if (password !== undefined) checkPassword(password);
   const existing = await findUserByEmail(email);
@@ -140,7 +144,17 @@ export async function ensureAdmin(
     if (!options.promote) throw new AppError('conflict', `an account with the e-mail ${email} exists and is not an admin`);
     const before = existing.roles;
     const roles = Array.from(new Set<Role>([...before, 'compliance', 'admin']));
-    await setRoles(existing.id, roles);
+    await inTransaction(async (tx) => {
+      await setRoles(existing.id, roles, tx);
+      await recordStaffAction(tx, {
+        by: operator,
+        action: 'role.changed',
+        subjectType: 'user',
+        subjectId: existing.id,
+        before: { roles: before },
+        after: { roles },
+      });
+    });
     existing.roles = roles;
     componentLogger('auth').warn(
       { event: 'admin_promoted', user_id: existing.id, email, roles_before: before, roles_after: roles },
@@ -150,13 +164,21 @@ export async function ensureAdmin(
   }
   if (password === undefined) throw validationError('password', 'is needed to create the admin account');
   try {
-    const user = await createUser({
-      id: uuidv7(),
-      email,
-      passwordHash: await hash(password, ARGON2),
-      fullName: 'Administrator',
-      phone: null,
-      roles: ['user', 'compliance', 'admin'],
+    const passwordHash = await hash(password, ARGON2);
+    const user = await inTransaction(async (tx) => {
+      const made = await createUser(
+        { id: uuidv7(), email, passwordHash, fullName: 'Administrator', phone: null, roles: ['user', 'compliance', 'admin'] },
+        tx,
+      );
+      await recordStaffAction(tx, {
+        by: operator,
+        action: 'role.changed',
+        subjectType: 'user',
+        subjectId: made.id,
+        before: null,
+        after: { roles: made.roles },
+      });
+      return made;
     });
     componentLogger('auth').info({ event: 'admin_created', user_id: user.id, email }, 'admin account created');
     return { user: toUserView(user), outcome: 'created' };

@@ -32,6 +32,7 @@ import { inTransaction } from '../repositories/transaction';
 import { screener } from './screening';
 import { limitScreeningSearch } from './rate-limits';
 import type { Caller } from '../domain/caller';
+import { recordStaffAction } from './audit';
 import { parseInstant } from './instants';
 import { decodeCursor, filterOneOf, keysetPage, pageLimit, type Page } from './paging';
 
@@ -104,14 +105,24 @@ export async function addBlocklistEntry(
     throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
   }
 
-  const added = await addEntry({
-    type,
-    value: normalised.value,
-    matchKey: normalised.matchKey,
-    reason,
-    source,
-    createdBy: caller.id,
-    expiresAt,
+  const added = await inTransaction(async (tx) => {
+    const entry = await addEntry(
+      { type, value: normalised.value, matchKey: normalised.matchKey, reason, source, createdBy: caller.id, expiresAt },
+      tx,
+    );
+    if (entry && (entry.created || entry.renewed)) {
+      const view = toEntryView(entry.row);
+      const after = { type: view.type, value: view.value, reason: view.reason, source: view.source, expires_at: view.expires_at };
+      await recordStaffAction(tx, {
+        by: caller,
+        action: 'blocklist.changed',
+        subjectType: 'blocklist_entry',
+        subjectId: entry.row.id,
+        before: entry.created ? null : { type, value: entry.row.value, active: false },
+        after,
+      });
+    }
+    return entry;
   });
   if (!added) throw new AppError('conflict', 'the entry changed while it was being added; retry');
   return { entry: toEntryView(added.row), created: added.created };
@@ -296,6 +307,16 @@ export async function decideScreeningReview(caller: Caller, reviewId: string, in
       ? await inTransaction(async (tx) => {
           const row = await decideReview({ hitId: reviewId, status, decidedBy: caller.id, note: note || null }, tx);
           if (row?.deposit_id && status === 'cleared') await releaseClearedDeposit(row.deposit_id, tx);
+          if (row) {
+            await recordStaffAction(tx, {
+              by: caller,
+              action: 'review.decided',
+              subjectType: 'screening_review',
+              subjectId: reviewId,
+              before: { status: 'needs_review' },
+              after: { status, note: note || null, order_id: row.order_id, deposit_id: row.deposit_id },
+            });
+          }
           return row;
         })
       : null;

@@ -26,7 +26,8 @@ import {
 } from '../repositories/reconciliation';
 import type { ApprovalRecord } from '../repositories/approvals';
 import { sandboxLines } from '../repositories/sandbox-transfers';
-import type { Tx } from '../repositories/transaction';
+import { inTransaction, type Tx } from '../repositories/transaction';
+import { recordStaffAction } from './audit';
 import { needsFourEyes, requestApproval, type ApprovalRequestView } from './approvals';
 import { railConnectors } from './connectors';
 import { parseInstant } from './instants';
@@ -312,7 +313,20 @@ export async function resolveBreak(
     log.info({ breakId, requestedBy: caller.id, requestId: pending.request_id }, 'break resolution waits for a second staff member');
     return { pending };
   }
-  const resolved = await resolveBreakRow(breakId, caller.id, note);
+  const resolved = await inTransaction(async (tx) => {
+    const row = await resolveBreakRow(breakId, caller.id, note, tx);
+    if (row) {
+      await recordStaffAction(tx, {
+        by: caller,
+        action: 'break.resolved',
+        subjectType: 'reconciliation_break',
+        subjectId: breakId,
+        before: { status: found.status },
+        after: { status: row.status, resolution_note: note },
+      });
+    }
+    return row;
+  });
   if (!resolved) throw new AppError('conflict', `break ${breakId} was resolved meanwhile`);
   log.info({ breakId, resolvedBy: caller.id }, 'reconciliation break resolved');
   return { resolved: breakView(resolved) };

@@ -18,6 +18,7 @@ import {
   type UserRow,
 } from '../repositories/users';
 import { isStaff, type Caller } from '../domain/caller';
+import { recordStaffAction } from './audit';
 import { toUserView, type UserView } from './auth-service';
 import { refuseOnScreeningHit } from './screening';
 import { decodeCursor, filterOneOf, keysetPage, pageLimit, type Page } from './paging';
@@ -240,6 +241,7 @@ export async function updateKyc(caller: Caller, userId: string, body: KycUpdateI
     const reviewed = body.submission_id;
     if (typeof reviewed !== 'string' || !isUuid(reviewed))
       failWith([{ field: 'submission_id', message: 'is required with status: the kyc.submission_id that was reviewed (a UUID)' }]);
+    let decidedFrom: KycStatus | undefined;
     await writeKycChange(
       userId,
       caller.id,
@@ -247,6 +249,7 @@ export async function updateKyc(caller: Caller, userId: string, body: KycUpdateI
         if (!STAFF_MAY[from]?.includes(to)) {
           throw conflict(from, to, from === 'unverified' ? 'nothing has been submitted' : 'only a pending submission can be decided');
         }
+        decidedFrom = from;
       },
       to,
       reason,
@@ -256,6 +259,14 @@ export async function updateKyc(caller: Caller, userId: string, body: KycUpdateI
         if (!decided) {
           throw new AppError('conflict', `KYC submission ${reviewed} is not the current one: it was replaced; review the new submission`);
         }
+        await recordStaffAction(tx, {
+          by: caller,
+          action: 'kyc.decided',
+          subjectType: 'user',
+          subjectId: userId,
+          before: { kyc_status: decidedFrom ?? null, submission_id: reviewed },
+          after: { kyc_status: to, submission_id: reviewed, reason },
+        });
       },
     );
     return getUser(caller, userId);

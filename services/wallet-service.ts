@@ -26,6 +26,7 @@ import { accountStatement, heldForUser, postLines, walletBalances } from '../rep
 import { inTransaction } from '../repositories/transaction';
 import { depositReferenceOf, findUser } from '../repositories/users';
 import { isStaff, type Caller } from '../domain/caller';
+import { recordStaffAction } from './audit';
 import { assertKeyReachesRail } from './api-key-service';
 import { decodeCursorKey, encodeCursor, pageLimit, UUID_PATTERN, decodeCursor, type Page } from './paging';
 
@@ -351,10 +352,29 @@ export async function assignDeposit(caller: Caller, depositId: string, userId: s
     );
     return { pending };
   }
-  const assigned = await inTransaction((tx) => assignWithinCap(depositId, userId, caller.id, tx));
+  const assigned = await inTransaction(async (tx) => {
+    const done = await assignWithinCap(depositId, userId, caller.id, tx);
+    await recordStaffAction(tx, { by: caller, ...assignmentAudit(done, null) });
+    return done;
+  });
   log.info({ depositId, userId, assignedBy: caller.id }, 'unmatched deposit assigned');
   return { assigned: depositView(assigned) };
 }
+
+/** An assignment's audit entry (docs/compliance.md#audit-trail); `approvalId` when a four-eyes request was approved. */
+const assignmentAudit = (d: DepositRow, approvalId: string | null) => ({
+  action: 'deposit.assigned' as const,
+  subjectType: 'deposit' as const,
+  subjectId: d.id,
+  before: { status: 'unmatched', user_id: null },
+  after: {
+    status: d.status,
+    user_id: d.user_id,
+    currency: d.currency,
+    amount_minor: String(d.amount_minor),
+    approval_request_id: approvalId,
+  },
+});
 
 const notUnmatched = (d: DepositRow) =>
   new AppError('conflict', `deposit ${d.id} is ${d.status}, not unmatched: it can be assigned only once`);
@@ -392,6 +412,7 @@ export async function performApprovedAssignment(request: ApprovalRecord, approve
   if (typeof userId !== 'string' || !UUID_PATTERN.test(userId)) throw new AppError('conflict', 'the request names no user to assign to');
   if (userId === approver.id) throw selfAssignment();
   const assigned = await assignWithinCap(request.subjectId, userId, request.requestedBy, tx);
+  await recordStaffAction(tx, { by: approver, ...assignmentAudit(assigned, request.id) });
   log.info(
     { depositId: assigned.id, userId, requestedBy: request.requestedBy, approvedBy: approver.id },
     'unmatched deposit assigned on approval',

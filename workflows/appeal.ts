@@ -67,6 +67,7 @@ export async function appeal(input: AppealWorkflowInput): Promise<AppealDecided>
           note: decision.note,
           action: decision.action,
           ...(decision.amountMinor !== undefined ? { amountMinor: decision.amountMinor } : {}),
+          ...(decision.actor ? { actor: decision.actor } : {}),
         });
         const resubmitted = result.resolution?.resubmitted_order_id;
         if (resubmitted) await startResubmission(resubmitted, input);

@@ -122,5 +122,6 @@ export async function expressAuthentication(request: Request, securityName: stri
   if (scopes.length > 0 && !scopes.some((role) => caller.roles.includes(role as Role))) {
     throw new AppError('forbidden', `requires one of the roles: ${scopes.join(', ')}`);
   }
-  return caller;
+  const requestId = (request as { id?: string }).id;
+  return requestId ? { ...caller, requestId } : caller;
 }

@@ -3,6 +3,8 @@
  * messages (the Updates and the Query) are the workflows' (`workflows/appeal-messages.ts`).
  */
 
+import type { AuditActor } from '../audit';
+
 export const APPEAL_WORKFLOW = 'appeal';
 export const appealWorkflowId = (appealId: string): string => `appeal-${appealId}`;
 
@@ -36,6 +38,8 @@ export interface AppealDecision {
   action?: AppealAction;
   /** A partial refund: how much of the payment to give back (minor units). The rest of it when absent. */
   amountMinor?: string;
+  /** Who decides, as the audit trail records them (docs/compliance.md#audit-trail). */
+  actor?: AuditActor;
 }
 
 export interface AppealResolution {

@@ -8,6 +8,8 @@ import { ledgerAccountsOf } from '../../domain/orders';
 import { createResubmission, lockOrder, recordRefund, statusOf, transitionOrder } from '../../repositories/orders';
 import { expireOpenAppeal, lockAppeal as lockAppealRow, recordAppealDecision } from '../../repositories/appeals';
 import { inTransaction } from '../../repositories/transaction';
+import { appendAuditEntry } from '../../repositories/audit';
+import type { AuditActor } from '../../domain/audit';
 import { lockTrade } from '../../repositories/p2p';
 import { paymentWorkflowId } from '../shared';
 import type { AppealAction, AppealDecided, AppealResolution } from '../../domain/appeals/contract';
@@ -181,6 +183,7 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
       note,
       action,
       amountMinor,
+      actor,
     }: {
       appealId: string;
       decision: 'approved' | 'rejected';
@@ -188,6 +191,7 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
       note: string;
       action?: AppealAction;
       amountMinor?: string;
+      actor?: AuditActor;
     }): Promise<AppealDecided> {
       return inTransaction(async (tx) => {
         const appeal = await lockAppeal(appealId, tx);
@@ -201,6 +205,19 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
           resolution.order_status = (await statusOf(appeal.order_id, tx)) ?? '';
         }
         await recordAppealDecision({ appealId, decision, deciderId, note, resolution }, tx);
+        // The audit entry commits with the decision (docs/compliance.md#audit-trail); a decision sent before
+        // the actor was passed along still names its decider.
+        await appendAuditEntry(
+          actor ?? { userId: deciderId, roles: [], credentialKind: 'login', credentialId: null, requestId: null },
+          {
+            action: decision === 'approved' ? 'appeal.approved' : 'appeal.rejected',
+            subjectType: 'appeal',
+            subjectId: appealId,
+            before: { status: appeal.status, order_id: appeal.order_id },
+            after: { status: decision, note, resolution: { ...resolution } },
+          },
+          tx,
+        );
         return { appealId, status: decision, resolution };
       });
     },
