@@ -64,6 +64,8 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /compliance/approvals/{request_id}': [401, 403, 'all', 'all'],
   'POST /compliance/approvals/{request_id}/approve': [401, 403, 'all', 'all'],
   'POST /compliance/approvals/{request_id}/reject': [401, 403, 'all', 'all'],
+  // The audit trail of staff actions (docs/compliance.md#audit-trail): admins only.
+  'GET /compliance/audit': [401, 403, 403, 'allow'],
   // Reconciliation breaks (docs/wallets.md#reconciliation-line-by-line): staff only.
   'GET /compliance/reconciliation/breaks': [401, 403, 'allow', 'allow'],
   'POST /compliance/reconciliation/breaks/{break_id}/resolve': [401, 403, 'all', 'all'],
@@ -365,6 +367,8 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
         return v1('post', `/wallets/unmatched-deposits/${await depositFor(undefined)}/assign`, { body: { user_id: victim.id } });
       case 'GET /compliance/approvals':
         return v1('get', '/compliance/approvals?status=pending&limit=5');
+      case 'GET /compliance/audit':
+        return v1('get', `/compliance/audit?actor=${victim.id}&limit=5`);
       case 'GET /compliance/approvals/{request_id}':
         return v1('get', `/compliance/approvals/${await pendingRequest()}`);
       case 'POST /compliance/approvals/{request_id}/approve':

@@ -327,6 +327,14 @@ describe('security: object level authorisation (BOLA)', function () {
       }
     });
 
+    it('then the audit trail, which names everyone’s objects, is refused to B whatever it filters on', async () => {
+      for (const query of ['', `?actor=${alice.id}`, `?subject_type=user&subject_id=${alice.id}`]) {
+        const res = await call('get', `/compliance/audit${query}`, { token: bob.token });
+        expectProblem(res, 403, 'forbidden');
+        expect(res.text).not.to.include(alice.email);
+      }
+    });
+
     it('then staff filtering by ?user_id= do see A’s objects (control)', async () => {
       const payments = await call('get', `/payments/history?user_id=${alice.id}`, { token: staff.token });
       expect(payments.status).to.equal(200);
