@@ -92,7 +92,7 @@ describe('security: the audit trail', () => {
     });
   });
 
-  describe('API6:2023 Unrestricted Access to Sensitive Business Flows — when a staff member’s body claims another actor', () => {
+  describe('API3:2023 Broken Object Property Level Authorization (mass assignment) — when a staff member’s body claims another actor', () => {
     it('then the entry names the caller, never who the body says', async () => {
       const officer = await newUser({ roles: ['user', 'compliance'], funded: false });
       const res = await call('post', '/compliance/blocklist', {
