@@ -69,10 +69,17 @@ export const c2bStatusToken = (secret: string, claimId: string): string => callb
 export const verifyC2bStatusToken = (secret: string, claimId: string, token: string | undefined): boolean =>
   verifyCallbackToken(secret, `c2b-status:${claimId}`, token);
 
-/** What Daraja's Transaction Status result says of a paybill receipt. */
+/**
+ * What Daraja's Transaction Status result says of a paybill receipt: confirmed (with its facts), refused
+ * (`confirmed: false`), or nothing, when the query failed on its own (`confirmed: null`: ask again).
+ */
 export type C2bStatusFacts =
   | { confirmed: true; amountMinor: bigint | null; creditParty: string | null; account: string | null }
-  | { confirmed: false; reason: string };
+  | { confirmed: false; reason: string }
+  | { confirmed: null; reason: string };
+
+/** The query's own ResultCode when M-Pesa has no transaction with that receipt: a refusal of the claim. */
+const RECEIPT_DOES_NOT_EXIST = 'R000001';
 
 /** Shillings as Daraja writes them (2000, "2000.00") in cents; null when it is not an amount. */
 function shillingsToCents(raw: string | undefined): bigint | null {
@@ -82,14 +89,18 @@ function shillingsToCents(raw: string | undefined): bigint | null {
 
 /**
  * Read a Transaction Status result about a paybill receipt. Its own ResultCode says whether the *query*
- * worked: a non-zero one (not found, bad initiator, busy) confirms nothing. With ResultCode 0, only a
+ * worked: a receipt M-Pesa says does not exist is refused; any other non-zero one (bad initiator, busy, a
+ * queue timeout) says nothing of the payment, and the claim is asked about again. With ResultCode 0, only a
  * `Completed` transaction for this receipt is confirmed, with the amount, the credited party (our
  * shortcode) and, when Daraja names it, the account number the payer typed.
  */
 export function readC2bStatusResult(result: DarajaResult['Result'] | undefined, transId: string): C2bStatusFacts {
   const code = result ? str(result.ResultCode) : undefined;
-  if (!result || code === undefined) return { confirmed: false, reason: 'the status result could not be read' };
-  if (code !== '0') return { confirmed: false, reason: `Daraja could not confirm the receipt: ${result.ResultDesc ?? `code ${code}`}` };
+  if (!result || code === undefined) return { confirmed: null, reason: 'the status result could not be read' };
+  if (code === RECEIPT_DOES_NOT_EXIST) {
+    return { confirmed: false, reason: `Daraja could not confirm the receipt: ${result.ResultDesc ?? `code ${code}`}` };
+  }
+  if (code !== '0') return { confirmed: null, reason: `the status query failed on its own: ${result.ResultDesc ?? `code ${code}`}` };
   const status = resultParameter(result, 'TransactionStatus');
   if (status !== 'Completed') return { confirmed: false, reason: `M-Pesa reports the receipt ${status ?? 'without a status'}` };
   const receipt = resultParameter(result, 'ReceiptNo') ?? result.TransactionID;

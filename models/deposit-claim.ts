@@ -20,6 +20,8 @@ export class DepositClaim extends Model<InferAttributes<DepositClaim>, InferCrea
   declare body: CreationOptional<Record<string, unknown>>;
   declare statusConversationId: string | null;
   declare statusOriginatorConversationId: string | null;
+  declare statusQueries: CreationOptional<number>;
+  declare nextStatusQueryAt: Date | null;
   declare depositId: string | null;
   declare orderId: string | null;
   declare createdAt: CreationOptional<Date>;
@@ -42,6 +44,8 @@ export class DepositClaim extends Model<InferAttributes<DepositClaim>, InferCrea
         body: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
         statusConversationId: { type: DataTypes.TEXT, allowNull: true },
         statusOriginatorConversationId: { type: DataTypes.TEXT, allowNull: true },
+        statusQueries: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+        nextStatusQueryAt: { type: DataTypes.DATE, allowNull: true },
         depositId: { type: DataTypes.UUID, allowNull: true },
         orderId: { type: DataTypes.UUID, allowNull: true },
         createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },

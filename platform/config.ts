@@ -284,6 +284,12 @@ const settings = z.object({
     matchCryptoDepositsEveryMs: fromEnv('MATCH_CRYPTO_DEPOSITS_EVERY_MS', intFrom(60_000, 100)),
     /** How often each rail's own record is reconciled line by line with the ledger (daily by default). */
     reconcileRailsEveryMs: fromEnv('RECONCILE_RAILS_EVERY_MS', intFrom(24 * 3600 * 1000, 1000)),
+    /**
+     * A paybill claim Daraja's Transaction Status has not answered is asked again this long after its last
+     * query, doubling per query (`recheck-c2b-claims`, which runs this often), up to the max interval.
+     */
+    c2bStatusRecheckAfterMs: fromEnv('C2B_STATUS_RECHECK_AFTER_MS', intFrom(60_000, 100)),
+    c2bStatusRecheckMaxIntervalMs: fromEnv('C2B_STATUS_RECHECK_MAX_INTERVAL_MS', intFrom(3600 * 1000, 100)),
   }),
   discovery: z.object({
     primaryBankCode: fromEnv(

@@ -29,6 +29,7 @@ export interface ClaimRow {
   source_address: string | null;
   status_conversation_id: string | null;
   status_originator_conversation_id: string | null;
+  status_queries: number;
   deposit_id: string | null;
   order_id: string | null;
   created_at: Date;
@@ -51,7 +52,7 @@ export interface NewClaim {
 }
 
 const CLAIM_COLUMNS = `id, channel, status, reason, provider_reference, currency, amount_minor::text AS amount_minor, account_reference,
-  payer_phone, payer_name, source_address, status_conversation_id, status_originator_conversation_id, deposit_id, order_id,
+  payer_phone, payer_name, source_address, status_conversation_id, status_originator_conversation_id, status_queries, deposit_id, order_id,
   created_at, updated_at`;
 
 /**
@@ -103,6 +104,41 @@ export async function recordClaimStatusQuery(
             updated_at = now()
       WHERE id = :claimId`,
     { replacements: { claimId, ...ids } },
+  );
+}
+
+/** How a claim's status queries back off: the next is due `afterMs` after one, doubled per query sent, at most `maxMs`. */
+export interface StatusQueryBackoff {
+  afterMs: number;
+  maxMs: number;
+}
+
+/** One more status query for the claim, and when the next one is due if the rail has not answered by then. */
+const NEXT_STATUS_QUERY = `status_queries = status_queries + 1,
+  next_status_query_at = now() + make_interval(secs => least(:afterMs * power(2, least(status_queries, 30)), :maxMs) / 1000.0)`;
+
+/** A status query is about to be sent for the claim: counted, and the next one due after the back-off. */
+export async function noteClaimStatusQuery(claimId: string, backoff: StatusQueryBackoff): Promise<void> {
+  await models().query(`UPDATE deposit_claims SET ${NEXT_STATUS_QUERY} WHERE id = :claimId`, {
+    replacements: { claimId, ...backoff },
+  });
+}
+
+/**
+ * Take the paybill claims still `checking` whose next status query is due (at most `take`, the longest
+ * waiting first), counting the query about to be sent and pushing the next one out by the back-off, in one
+ * statement: of two re-askers at once, each claim is taken by one.
+ */
+export async function takeClaimsDueForStatusQuery(backoff: StatusQueryBackoff, take: number): Promise<ClaimRow[]> {
+  return models().query<ClaimRow>(
+    `UPDATE deposit_claims SET ${NEXT_STATUS_QUERY}
+      WHERE id IN (SELECT id FROM deposit_claims
+                    WHERE status = 'checking' AND channel = 'mpesa_c2b' AND coalesce(next_status_query_at, '-infinity') <= now()
+                    ORDER BY next_status_query_at NULLS FIRST LIMIT :take
+                    FOR UPDATE SKIP LOCKED)
+        AND status = 'checking' AND coalesce(next_status_query_at, '-infinity') <= now()
+      RETURNING ${CLAIM_COLUMNS}`,
+    { replacements: { ...backoff, take }, type: QueryTypes.SELECT },
   );
 }
 

@@ -21,11 +21,14 @@ import {
   listOpenClaims,
   markC2bTokenRegistered,
   moveClaim,
+  noteClaimStatusQuery,
   recordC2bToken,
   recordClaim,
   recordClaimStatusQuery,
+  takeClaimsDueForStatusQuery,
   type ClaimRow,
   type ClaimStatus,
+  type StatusQueryBackoff,
 } from '../repositories/deposit-claims';
 import { railConnectors } from './connectors';
 import { recordMoneyIn } from './money-in';
@@ -167,8 +170,24 @@ export async function receiveC2bConfirmation(
   return C2B_ACCEPTED;
 }
 
-/** Send the Transaction Status query for a claim's receipt; a refusal leaves it `checking`, listed for staff. */
+const statusQueryBackoff = (): StatusQueryBackoff => {
+  const { c2bStatusRecheckAfterMs, c2bStatusRecheckMaxIntervalMs } = config().wallets;
+  return { afterMs: c2bStatusRecheckAfterMs, maxMs: Math.max(c2bStatusRecheckAfterMs, c2bStatusRecheckMaxIntervalMs) };
+};
+
+/**
+ * Send the Transaction Status query for a claim's receipt, counted and with the next one due after the
+ * back-off: a query that fails, or is never answered, leaves it `checking` (listed for staff), and the
+ * `recheck-c2b-claims` job asks again.
+ */
 async function askRailAbout(claim: ClaimRow): Promise<boolean> {
+  if (!railConnectors().paybill || !claim.provider_reference) return false;
+  await noteClaimStatusQuery(claim.id, statusQueryBackoff());
+  return sendStatusQuery(claim);
+}
+
+/** The query itself, for a claim already counted; the ids Daraja gave it are recorded, so only its answer is taken. */
+async function sendStatusQuery(claim: ClaimRow): Promise<boolean> {
   const paybill = railConnectors().paybill;
   if (!paybill || !claim.provider_reference) return false;
   try {
@@ -178,17 +197,36 @@ async function askRailAbout(claim: ClaimRow): Promise<boolean> {
   } catch (err) {
     log.error(
       { claimId: claim.id, transId: claim.provider_reference, err: (err as Error).message },
-      'could not ask Daraja about a paybill receipt: it waits unproven, for staff to ask again',
+      'could not ask Daraja about a paybill receipt: it waits unproven, and is asked again',
     );
     return false;
   }
+}
+
+/** Claims asked about again per run of the job: the rest are due at the next. */
+const RECHECK_BATCH = 100;
+
+/**
+ * The `recheck-c2b-claims` job: ask Daraja again about every paybill claim still `checking` whose next
+ * status query is due (its query failed, or was never answered), the back-off doubling per query from
+ * C2B_STATUS_RECHECK_AFTER_MS up to C2B_STATUS_RECHECK_MAX_INTERVAL_MS. Each due claim is taken by one
+ * re-asker; whatever the answers, a receipt is credited once.
+ */
+export async function askAgainAboutCheckingClaims(): Promise<{ asked: number; failed: number }> {
+  if (!onDaraja() || !railConnectors().paybill) return { asked: 0, failed: 0 };
+  const due = await takeClaimsDueForStatusQuery(statusQueryBackoff(), RECHECK_BATCH);
+  let asked = 0;
+  for (const claim of due) if (await sendStatusQuery(claim)) asked += 1;
+  if (due.length > 0) log.info({ asked, failed: due.length - asked }, 'asked Daraja again about paybill claims it had not answered');
+  return { asked, failed: due.length - asked };
 }
 
 /**
  * The Transaction Status result for a claim, posted to its status URL: taken only with the claim's token,
  * from Daraja's addresses, and with the ids of the query Paygate sent. A confirmation of the same amount,
  * to our shortcode (and the same account when the result names one) credits the wallet once per receipt;
- * anything else leaves the claim `unconfirmed`, listed for staff.
+ * a query that failed on its own leaves it `checking`, to be asked again; anything else leaves the claim
+ * `unconfirmed`, listed for staff.
  */
 export async function receiveC2bStatus(
   claimId: string,
@@ -220,6 +258,15 @@ export async function receiveC2bStatus(
     return C2B_IGNORED;
   }
   const facts = readC2bStatusResult(result, claim.provider_reference);
+  if (facts.confirmed === null) {
+    // The query failed on its own: nothing is said of the payment, and the claim is asked about again.
+    await moveClaim(claim.id, ['checking'], { status: 'checking', reason: facts.reason });
+    log.warn(
+      { claimId, transId: claim.provider_reference, reason: facts.reason },
+      'a paybill status query said nothing: asked again later',
+    );
+    return C2B_ACCEPTED;
+  }
   const mismatch = !facts.confirmed
     ? facts.reason
     : facts.amountMinor === null || facts.amountMinor.toString() !== claim.amount_minor

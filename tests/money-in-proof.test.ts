@@ -3,7 +3,17 @@ import request from 'supertest';
 import { expect } from 'chai';
 import { newUser, type TestUser } from './support/api';
 import { rows } from './support/db';
-import { freePort, startApiProcess, stopApiProcess, until, untilHealthy, type ApiProcess } from './support/processes';
+import {
+  freePort,
+  startApiProcess,
+  startJobsProcess,
+  stopApiProcess,
+  until,
+  untilHealthy,
+  type ApiProcess,
+  type JobsProcess,
+} from './support/processes';
+import { RUN_ID } from './support/env';
 import { startRailFakes, type RailFakes } from './fakes/rails';
 import { callbackToken } from '../connectors/daraja';
 import { database } from '../platform/database';
@@ -18,6 +28,8 @@ import { database } from '../platform/database';
 
 const GRACE_MS = 2_000;
 const SAFARICOM = '196.201.214.200';
+/** The back-off of paybill status queries (the api counts the first query, the jobs the re-asks). */
+const RECHECK_AFTER_MS = 300;
 
 interface Unproven {
   claim_id: string;
@@ -45,6 +57,8 @@ describe('money in, proven before it is credited', function () {
         PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
         TRUST_PROXY: 'loopback',
         DARAJA_C2B_TOKEN_GRACE_MS: String(GRACE_MS),
+        C2B_STATUS_RECHECK_AFTER_MS: String(RECHECK_AFTER_MS),
+        C2B_STATUS_RECHECK_MAX_INTERVAL_MS: String(2 * RECHECK_AFTER_MS),
         LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       },
       port,
@@ -187,6 +201,91 @@ describe('money in, proven before it is credited', function () {
       expect((res.body as Unproven).status).to.equal('checking');
       await until('the credit proven on recheck', async () => ((await kes(user)) === '320.00' ? true : undefined));
       expect((await unproven()).map((c) => c.claim_id)).not.to.include(claim.claim_id);
+    });
+  });
+
+  describe("when Daraja's Transaction Status gives no answer about a paybill payment", () => {
+    // Two jobs processes on queues of their own, each running `recheck-c2b-claims`: two re-askers at once.
+    let rechecks: JobsProcess[] = [];
+    before(() => {
+      const quiet = Object.fromEntries(
+        ['MATCH_BANK_DEPOSITS_EVERY_MS', 'MATCH_CRYPTO_DEPOSITS_EVERY_MS', 'RECONCILE_RAILS_EVERY_MS', 'RECONCILE_INTERVAL_MS'].map((s) => [
+          s,
+          '3600000',
+        ]),
+      );
+      rechecks = ['a', 'b'].map((n) =>
+        startJobsProcess({
+          ...fakes.env,
+          ...quiet,
+          PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+          QUEUE_PREFIX: `paygate-c2b-recheck-${n}-${RUN_ID}`,
+          C2B_STATUS_RECHECK_AFTER_MS: String(RECHECK_AFTER_MS),
+          C2B_STATUS_RECHECK_MAX_INTERVAL_MS: String(2 * RECHECK_AFTER_MS),
+        }),
+      );
+    });
+    after(async () => {
+      fakes.daraja.faults.c2bStatusUnavailable = false;
+      fakes.daraja.faults.statusQueryError = undefined;
+      for (const code of await Promise.all(rechecks.map((j) => j.stop()))) expect(code, 'a jobs process exits cleanly').to.equal(0);
+    });
+
+    const statusQueriesAbout = (id: string) =>
+      fakes.daraja.calls.filter((c) => c.path === '/mpesa/transactionstatus/v1/query' && c.body.TransactionID === id).length;
+    const askedAgain = (id: string, times: number) =>
+      until(`${times} status queries about ${id}`, () => Promise.resolve(statusQueriesAbout(id) >= times || undefined), 20_000, 50);
+
+    it('then, when the query fails at first and later confirms the payment, the claim stays checking until it is asked again, and is credited once', async () => {
+      const user = await newUser({ funded: false });
+      const { deposit_reference: reference } = await walletOf(user);
+      const id = transId();
+      mpesaTook(id, reference, '275.00');
+      fakes.daraja.faults.c2bStatusUnavailable = true;
+      try {
+        expect((await confirm(confirmation(id, reference, '275.00'))).body).to.deep.equal({ ResultCode: 0, ResultDesc: 'Accepted' });
+        // The first query and at least two re-asks are refused: the claim waits, listed, nothing credited.
+        await askedAgain(id, 3);
+        expect((await claimOf(id)).status).to.equal('checking');
+        expect(await kes(user)).to.equal('0.00');
+      } finally {
+        fakes.daraja.faults.c2bStatusUnavailable = false;
+      }
+      await until('the credit once Daraja answers', async () => ((await kes(user)) === '275.00' ? true : undefined), 20_000, 100);
+      // More re-asks would have had their time by now: the receipt is still credited once.
+      await new Promise((r) => setTimeout(r, 4 * RECHECK_AFTER_MS));
+      expect(await kes(user)).to.equal('275.00');
+      expect(await rows('SELECT id FROM deposits WHERE provider_reference = :id', { id })).to.have.length(1);
+      const [claim] = await rows<{ status: string; deposit_id: string | null }>(
+        'SELECT status, deposit_id FROM deposit_claims WHERE provider_reference = :id',
+        { id },
+      );
+      expect(claim.status).to.equal('credited');
+      expect((await unproven()).map((c) => c.provider_reference)).not.to.include(id);
+    });
+
+    it('then, when the query fails on its own and later M-Pesa says the receipt does not exist, the claim is listed as unconfirmed and nothing is credited', async () => {
+      const user = await newUser({ funded: false });
+      const { deposit_reference: reference } = await walletOf(user);
+      const id = transId();
+      fakes.daraja.faults.statusQueryError = { code: 2001, desc: 'The initiator information is invalid.' };
+      try {
+        await confirm(confirmation(id, reference, '640.00'));
+        await askedAgain(id, 3);
+        // The query's own failure says nothing of the payment: still checking, with why.
+        const waiting = await claimOf(id, 'checking');
+        expect(waiting.reason).to.match(/initiator information is invalid/);
+        expect(await kes(user)).to.equal('0.00');
+      } finally {
+        fakes.daraja.faults.statusQueryError = undefined;
+      }
+      const refused = await claimOf(id, 'unconfirmed');
+      expect(refused.reason).to.match(/does not exist/);
+      const queries = statusQueriesAbout(id);
+      await new Promise((r) => setTimeout(r, 4 * RECHECK_AFTER_MS));
+      expect(statusQueriesAbout(id), 'a refused claim is not asked again by itself').to.equal(queries);
+      expect(await kes(user)).to.equal('0.00');
+      expect(await rows('SELECT id FROM deposits WHERE provider_reference = :id', { id })).to.deep.equal([]);
     });
   });
 

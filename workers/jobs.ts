@@ -8,6 +8,7 @@ import { closeTemporal } from '../platform/temporal';
 import { pruneExpiredKeys } from '../repositories/idempotency';
 import { openRepositories } from '../repositories/transaction';
 import { reconcileRails } from '../services/rail-reconciliation-service';
+import { askAgainAboutCheckingClaims } from '../services/deposit-claims';
 import { reconcileUnstartedOrders } from '../workflows/client';
 import { startDiscovery } from './discovery';
 import { matchBankDeposits } from './bank-deposits';
@@ -20,6 +21,7 @@ import {
   MATCH_BANK_DEPOSITS,
   MATCH_CRYPTO_DEPOSITS,
   QUEUES,
+  RECHECK_C2B_CLAIMS,
   RECONCILE_ORDERS,
   RECONCILE_RAILS,
 } from './queues';
@@ -34,6 +36,7 @@ const processors: Record<string, () => Promise<unknown>> = {
   [MATCH_BANK_DEPOSITS]: () => matchBankDeposits(),
   [MATCH_CRYPTO_DEPOSITS]: () => matchCryptoDeposits(),
   [RECONCILE_RAILS]: () => reconcileRails(),
+  [RECHECK_C2B_CLAIMS]: () => askAgainAboutCheckingClaims(),
 };
 
 export async function startJobs(cfg: Config): Promise<{ close: () => Promise<void> }> {
@@ -67,6 +70,11 @@ export async function startJobs(cfg: Config): Promise<{ close: () => Promise<voi
       RECONCILE_RAILS,
       { every: everyMs(cfg, RECONCILE_RAILS) },
       { name: RECONCILE_RAILS, opts: { removeOnComplete: 30, removeOnFail: 100 } },
+    );
+    await queue.upsertJobScheduler(
+      RECHECK_C2B_CLAIMS,
+      { every: everyMs(cfg, RECHECK_C2B_CLAIMS) },
+      { name: RECHECK_C2B_CLAIMS, opts: { removeOnComplete: 100, removeOnFail: 500 } },
     );
     await scheduleSanctionsImport(queue, cfg);
   };

@@ -8,7 +8,7 @@ import type { Config } from '../platform/config';
 
 /**
  * Order reconciliation, idempotency-key expiry, the sanctions-list import, bank- and crypto-deposit matching,
- * and reconciling the rails line by line.
+ * reconciling the rails line by line, and asking Daraja again about unanswered paybill claims.
  */
 export const MAINTENANCE_QUEUE = 'maintenance';
 /** The exchange and bank catalogue refreshes. */
@@ -27,6 +27,8 @@ export const MATCH_BANK_DEPOSITS = 'match-bank-deposits';
 export const MATCH_CRYPTO_DEPOSITS = 'match-crypto-deposits';
 /** Reconciliation line by line: each rail's own record of the previous day against the ledger. */
 export const RECONCILE_RAILS = 'reconcile-rails';
+/** Ask Daraja again about the paybill claims whose Transaction Status has not answered. */
+export const RECHECK_C2B_CLAIMS = 'recheck-c2b-claims';
 export const REFRESH_EXCHANGES = 'refresh-exchanges';
 export const REFRESH_BANKS = 'refresh-banks';
 export const DISPATCH_WEBHOOKS = 'dispatch-webhooks';
@@ -53,6 +55,7 @@ export function schedules(cfg: Config): Schedule[] {
     { queue: MAINTENANCE_QUEUE, job: MATCH_BANK_DEPOSITS, everyMs: cfg.wallets.matchBankDepositsEveryMs },
     { queue: MAINTENANCE_QUEUE, job: MATCH_CRYPTO_DEPOSITS, everyMs: cfg.wallets.matchCryptoDepositsEveryMs },
     { queue: MAINTENANCE_QUEUE, job: RECONCILE_RAILS, everyMs: cfg.wallets.reconcileRailsEveryMs },
+    { queue: MAINTENANCE_QUEUE, job: RECHECK_C2B_CLAIMS, everyMs: cfg.wallets.c2bStatusRecheckAfterMs },
     { queue: DISCOVERY_QUEUE, job: REFRESH_EXCHANGES, everyMs: cfg.discovery.refreshExchangesEveryMs },
     { queue: DISCOVERY_QUEUE, job: REFRESH_BANKS, everyMs: cfg.discovery.refreshBanksEveryMs },
     { queue: WEBHOOK_QUEUE, job: DISPATCH_WEBHOOKS, everyMs: cfg.webhooks.dispatchEveryMs },

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { noFaults, startFakeServer, type FakeFaults, type FakeRequest, type FakeServer } from './http';
+import { noFaults, startFakeServer, type FakeFaults, type FakeRequest, type FakeServer, type HoldAnswer } from './http';
 
 /**
  * A local Binance, for the calls ccxt's `binance` makes when Paygate withdraws: the exchange and currency
@@ -78,6 +78,8 @@ export interface FakeBinance extends FakeServer {
   /** Every signed call: its path and whether the signature verified. */
   signed: { path: string; valid: boolean }[];
   setSecret(secret: string): void;
+  /** Holds a new withdrawal's answer (see `HoldAnswer`), called with its `withdrawOrderId` (else its id). */
+  holdAnswer: HoldAnswer;
   /** A test's failures: a withdrawal applied and then its answer lost or a 5xx; a repeated `withdrawOrderId` refused. */
   faults: FakeFaults;
 }
@@ -241,7 +243,8 @@ export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinan
       const fault = faults.afterExecuting.shift();
       if (fault === 'drop') return Promise.resolve({ status: 0, drop: true });
       if (fault === '5xx') return Promise.resolve({ status: 503 });
-      return Promise.resolve({ status: 200, body: { id: w.id } });
+      const held = fake.holdAnswer ? fake.holdAnswer(withdrawOrderId ?? w.id) : Promise.resolve();
+      return held.then(() => ({ status: 200, body: { id: w.id } }));
     }
     if (route === 'GET /sapi/v1/capital/withdraw/history') {
       // As Binance: filtered by coin, ids (`idList`), `withdrawOrderId` and time, newest first, one page of `limit` (1000).
@@ -339,7 +342,7 @@ export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinan
     }
     return Promise.resolve(problem(404, -1100, `Unknown endpoint ${route}`));
   });
-  return {
+  const fake: FakeBinance = {
     ...server,
     withdrawals,
     deposits,
@@ -349,5 +352,7 @@ export async function startFakeBinance(o: FakeBinanceOptions): Promise<FakeBinan
     signed,
     setSecret: (next) => (secret = next),
     faults,
+    holdAnswer: undefined,
   };
+  return fake;
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { noFaults, startFakeServer, type FakeFaults, type FakeRequest, type FakeServer } from './http';
+import { noFaults, startFakeServer, type FakeFaults, type FakeRequest, type FakeServer, type HoldAnswer } from './http';
 
 /**
  * A local Daraja: OAuth client-credentials tokens (checks the Basic credentials); B2C payouts (checks the
@@ -14,7 +14,8 @@ import { noFaults, startFakeServer, type FakeFaults, type FakeRequest, type Fake
  *
  * `faults` switches a test's B2C failures on: a payout taken and then its acknowledgement lost or a 500, and
  * a repeated OriginatorConversationID refused as a duplicate; `statusQueryError` makes the Transaction Status
- * query itself fail (its result's own ResultCode, e.g. 2001 for a bad initiator), saying nothing of the payout.
+ * query itself fail (its result's own ResultCode, e.g. 2001 for a bad initiator), saying nothing of the payout
+ * or paybill payment it asks about; `c2bStatusUnavailable` refuses the paybill status queries at once.
  */
 export interface FakeDarajaOptions {
   consumerKey: string;
@@ -70,11 +71,20 @@ export interface FakeDaraja extends FakeServer {
     confirmation: unknown;
     body: Record<string, unknown>;
   }>;
-  faults: FakeFaults & { statusQueryError: { code: number; desc: string } | undefined };
+  faults: FakeFaults & {
+    statusQueryError: { code: number; desc: string } | undefined;
+    /** While set, a Transaction Status query about a paybill receipt is refused at once (503, system busy): no result comes. */
+    c2bStatusUnavailable: boolean;
+  };
   /** POST a confirmation body again, as M-Pesa does when it did not see our answer. */
   confirmAgain(body: Record<string, unknown>): Promise<unknown>;
   /** The paybill payments M-Pesa took, by receipt (TransID): what Transaction Status reports of them. */
   c2bPayments: Map<string, C2bPayment>;
+  /**
+   * Holds a new B2C payout's acknowledgement and its `Result` (see `HoldAnswer`), called with the payout's
+   * OriginatorConversationID: M-Pesa has taken the payout, and both answers leave once the hold settles.
+   */
+  holdAnswer: HoldAnswer;
 }
 
 /** A paybill payment the fake took, as Transaction Status reports it. */
@@ -98,7 +108,7 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
   const calls: FakeDaraja['calls'] = [];
   let c2b: FakeDaraja['c2b'];
   const silentPhones = new Set([SILENT]);
-  const faults: FakeDaraja['faults'] = { ...noFaults(), statusQueryError: undefined };
+  const faults: FakeDaraja['faults'] = { ...noFaults(), statusQueryError: undefined, c2bStatusUnavailable: false };
   const error = (status: number, errorCode: string, errorMessage: string) => ({
     status,
     body: { requestId: randomBytes(6).toString('hex'), errorCode, errorMessage },
@@ -233,41 +243,45 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
     if (b.CommandID !== 'TransactionStatusQuery' || b.PartyA !== o.shortcode || typeof b.ResultURL !== 'string') {
       return error(400, '400.002.02', 'Bad Request - Invalid Request');
     }
+    if (faults.c2bStatusUnavailable) return error(503, '503.001.01', 'System is busy. Please try again in few minutes.');
     const query = {
       ConversationID: `AG_${Date.now()}_${randomBytes(8).toString('hex')}`,
       OriginatorConversationID: `${randomBytes(4).toString('hex')}-${Date.now()}-1`,
     };
     const paid = c2bPayments.get(String(b.TransactionID));
-    const result = paid
-      ? {
-          Result: {
-            ResultType: 0,
-            ResultCode: 0,
-            ResultDesc: 'The service request is processed successfully.',
-            ...query,
-            TransactionID: paid.transId,
-            ResultParameters: {
-              ResultParameter: [
-                { Key: 'ReceiptNo', Value: paid.transId },
-                { Key: 'TransactionStatus', Value: 'Completed' },
-                { Key: 'Amount', Value: Number(paid.amount) },
-                { Key: 'DebitPartyName', Value: `${paid.msisdn} - ${paid.firstName}` },
-                { Key: 'CreditPartyName', Value: `${o.shortcode} - Paygate` },
-                { Key: 'BillRefNumber', Value: paid.billRef },
-                { Key: 'ReasonType', Value: 'Pay Bill Online' },
-              ],
+    const failed = faults.statusQueryError;
+    const result = failed
+      ? { Result: { ResultType: 0, ResultCode: failed.code, ResultDesc: failed.desc, ...query, TransactionID: text(b.TransactionID) } }
+      : paid
+        ? {
+            Result: {
+              ResultType: 0,
+              ResultCode: 0,
+              ResultDesc: 'The service request is processed successfully.',
+              ...query,
+              TransactionID: paid.transId,
+              ResultParameters: {
+                ResultParameter: [
+                  { Key: 'ReceiptNo', Value: paid.transId },
+                  { Key: 'TransactionStatus', Value: 'Completed' },
+                  { Key: 'Amount', Value: Number(paid.amount) },
+                  { Key: 'DebitPartyName', Value: `${paid.msisdn} - ${paid.firstName}` },
+                  { Key: 'CreditPartyName', Value: `${o.shortcode} - Paygate` },
+                  { Key: 'BillRefNumber', Value: paid.billRef },
+                  { Key: 'ReasonType', Value: 'Pay Bill Online' },
+                ],
+              },
             },
-          },
-        }
-      : {
-          Result: {
-            ResultType: 0,
-            ResultCode: 'R000001',
-            ResultDesc: 'The transaction receipt number does not exist.',
-            ...query,
-            TransactionID: text(b.TransactionID),
-          },
-        };
+          }
+        : {
+            Result: {
+              ResultType: 0,
+              ResultCode: 'R000001',
+              ResultDesc: 'The transaction receipt number does not exist.',
+              ...query,
+              TransactionID: text(b.TransactionID),
+            },
+          };
     const url = b.ResultURL;
     const transId = text(b.TransactionID);
     const answered = new Promise<void>((resolve) => {
@@ -336,14 +350,16 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
       if (again && faults.refuseDuplicates) {
         return Promise.resolve(error(409, '409.001.01', 'Duplicate OriginatorConversationID'));
       }
+      const held = again || !fake.holdAnswer ? Promise.resolve() : fake.holdAnswer(originator);
       if (!again) {
         payouts.set(payout.conversation, payout);
-        if (!silentPhones.has(phone)) setTimeout(() => void post(payout.resultUrl, payoutResult(payout)), o.callbackDelayMs ?? 100).unref();
+        const sendResult = () => setTimeout(() => void post(payout.resultUrl, payoutResult(payout)), o.callbackDelayMs ?? 100).unref();
+        if (!silentPhones.has(phone)) void held.then(sendResult);
       }
       const fault = again ? undefined : faults.afterExecuting.shift();
       if (fault === 'drop') return Promise.resolve({ status: 0, drop: true });
       if (fault === '5xx') return Promise.resolve(error(500, '500.003.02', 'Internal Server Error'));
-      return Promise.resolve({
+      return held.then(() => ({
         status: 200,
         body: {
           ConversationID: payout.conversation,
@@ -351,7 +367,7 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
           ResponseCode: '0',
           ResponseDescription: 'Accept the service request successfully.',
         },
-      });
+      }));
     }
     if (req.path === '/mpesa/transactionstatus/v1/query') {
       if (body.Initiator !== o.initiatorName || body.SecurityCredential !== o.securityCredential) {
@@ -513,7 +529,7 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
     return answer;
   };
 
-  return {
+  const fake: FakeDaraja = {
     ...server,
     calls,
     pushes,
@@ -527,5 +543,7 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
     confirmAgain,
     faults,
     c2bPayments,
+    holdAnswer: undefined,
   };
+  return fake;
 }

@@ -36,6 +36,14 @@ export interface FakeFaults {
 
 export const noFaults = (): FakeFaults => ({ afterExecuting: [], refuseDuplicates: false });
 
+/**
+ * A test's hold on a provider's answer: when set, a new transfer is executed and its answer (and any result
+ * the provider posts about it) held until the returned promise settles, so that a test decides what happens
+ * to the caller in between (a worker killed while the provider has the transfer). Called with the
+ * reference the transfer was sent under.
+ */
+export type HoldAnswer = ((reference: string) => Promise<void>) | undefined;
+
 export async function startFakeServer(handler: FakeHandler): Promise<FakeServer> {
   const server: Server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];

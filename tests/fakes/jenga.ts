@@ -1,6 +1,6 @@
 import { createVerify, randomBytes, type KeyObject } from 'node:crypto';
 import { JENGA_PATHS, jengaSignedText, type JengaTransferBody, type JengaTransferKind } from '../../connectors/jenga';
-import { noFaults, startFakeServer, type FakeFaults, type FakeServer } from './http';
+import { noFaults, startFakeServer, type FakeFaults, type FakeServer, type HoldAnswer } from './http';
 
 /**
  * A local Jenga (Equity Bank): merchant token (Api-Key header, merchantCode + consumerSecret), and every
@@ -32,11 +32,8 @@ export interface FakeJenga extends FakeServer {
   returnPayout(p: { payoutReference: string; amount: string }): string;
   /** The operator tops up the account: a credit whose narration carries the PGFLOAT marker. Returns its bank reference. */
   topUp(amount: string): string;
-  /**
-   * When set, a new transfer is executed and its answer held until the returned promise settles: a test
-   * decides what happens to the caller in between (a worker killed while the bank has the transfer).
-   */
-  holdAnswer: ((reference: string) => Promise<void>) | undefined;
+  /** Holds a new transfer's answer (see `HoldAnswer`), called with the transfer's reference. */
+  holdAnswer: HoldAnswer;
 }
 
 const fail = (status: number, code: number, message: string) => ({ status, body: { status: false, code, message } });

@@ -95,6 +95,16 @@ async function fund(baseUrl: string, customer: Customer): Promise<void> {
   expect((credited.body.deposit as { status: string }).status).to.equal('completed');
 }
 
+/** A confirmed crypto deposit of `amount` `currency` into the customer's wallet, through the sandbox simulator. */
+export async function fundCrypto(baseUrl: string, customer: Customer, currency: string, amount: string): Promise<void> {
+  const credited = await call(baseUrl, 'POST', '/sandbox/crypto-deposits', {
+    token: await funder(baseUrl),
+    body: { user_id: customer.userId, currency, amount },
+  });
+  expect(credited.status, JSON.stringify(credited.body)).to.equal(202);
+  expect((credited.body.deposit as { status: string }).status).to.equal('completed');
+}
+
 export type PaymentKind = 'mpesa_callback' | 'mpesa_polled' | 'bank_transfer';
 
 /** A payment the sandbox rails complete: by callback, by status polling only, or a PesaLink bank transfer. */
