@@ -1,6 +1,6 @@
 import { QueryTypes, type Transaction } from 'sequelize';
 import { models } from '../models';
-import type { AppealReason, AppealResolution, AppealStatus } from '../domain/appeals/contract';
+import type { AppealReason, AppealResolution, AppealStatus, FirstApproval } from '../domain/appeals/contract';
 
 /** Appeals against orders: every read and write of `appeals`. */
 
@@ -28,6 +28,10 @@ export interface AppealRow {
   decision_note: string | null;
   resolution: AppealResolution | null;
   workflow_id: string;
+  first_approved_by: string | null;
+  first_approved_at: Date | null;
+  first_approval_note: string | null;
+  first_approval: FirstApproval | null;
   order_owner: string;
   counterparty: string | null;
 }
@@ -90,13 +94,18 @@ export async function createAppealRecord(appeal: NewAppeal, andThen: () => Promi
   });
 }
 
+interface LockedAppeal {
+  id: string;
+  order_id: string;
+  status: AppealStatus;
+  resolution: AppealResolution | null;
+  first_approval: FirstApproval | null;
+}
+
 /** The appeal, locked for the rest of `tx`. */
-export async function lockAppeal(
-  appealId: string,
-  tx: Transaction,
-): Promise<{ id: string; order_id: string; status: AppealStatus; resolution: AppealResolution | null } | undefined> {
-  const [appeal] = await models().query<{ id: string; order_id: string; status: AppealStatus; resolution: AppealResolution | null }>(
-    'SELECT id, order_id, status, resolution FROM appeals WHERE id = :appealId FOR UPDATE',
+export async function lockAppeal(appealId: string, tx: Transaction): Promise<LockedAppeal | undefined> {
+  const [appeal] = await models().query<LockedAppeal>(
+    'SELECT id, order_id, status, resolution, first_approval FROM appeals WHERE id = :appealId FOR UPDATE',
     { replacements: { appealId }, type: QueryTypes.SELECT, transaction: tx },
   );
   return appeal;
@@ -112,6 +121,19 @@ export async function recordAppealDecision(
             resolution = :resolution, updated_at = now()
       WHERE id = :appealId`,
     { replacements: { ...d, resolution: JSON.stringify(d.resolution) }, transaction: tx },
+  );
+}
+
+/** A refund at or above `FOUR_EYES_ABOVE_KES` approved once: who, why, and the refund, waiting for a second approver. */
+export async function recordFirstApproval(d: { appealId: string; approval: FirstApproval; note: string }, tx: Transaction): Promise<void> {
+  await models().query(
+    `UPDATE appeals SET first_approved_by = :approverId, first_approved_at = now(), first_approval_note = :note,
+            first_approval = :approval, updated_at = now()
+      WHERE id = :appealId AND status = 'open' AND first_approved_by IS NULL`,
+    {
+      replacements: { appealId: d.appealId, approverId: d.approval.approverId, note: d.note, approval: JSON.stringify(d.approval) },
+      transaction: tx,
+    },
   );
 }
 

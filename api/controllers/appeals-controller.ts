@@ -88,34 +88,47 @@ export class AppealsController extends Controller {
   /**
    * Approve an appeal: the Temporal Update `approve` of its workflow, whose validator admits compliance
    * staff and admins only (403), never the appellant, the order's owner or the trade's counterparty
-   * (403), and only while the appeal is open (409). Answers 200 with the approved appeal once its
-   * resolution has run; a resolution that does not fit the order's state is a 409 and the appeal stays open.
+   * (403), nor anyone with an own interest in it: a party (appellant, payer, payee) who is the staff member
+   * or shares their name, phone, e-mail or ID number (403); and only while the appeal is open (409). Answers
+   * 200 with the approved appeal once its resolution has run; a resolution that does not fit the order's
+   * state is a 409 and the appeal stays open.
+   *
+   * Four eyes: a refund whose KES equivalent is at or above `FOUR_EYES_ABOVE_KES` is paid only on a second,
+   * different staff member's approval. The first approval answers 202 with the appeal still `open` and
+   * `awaiting_second_approval` naming the refund; the same staff member approving again is 403; another staff
+   * member's approval (the workflow's `approve-second` Update) pays that refund, unchanged (an `action` or
+   * `amount` that differs is 409), and answers 200.
    * @summary Approve an appeal
    */
   @Put('{appeal_id}/approve')
   @Security('jwt', ['compliance', 'admin'])
+  @SuccessResponse(200, 'Approved: the resolution has run')
+  @Response<AppealView>(202, 'A refund at or above FOUR_EYES_ABOVE_KES approved once: it waits for a second staff member')
   @Response<Problem>(400, 'Validation failed')
-  @Response<Problem>(403, 'Not allowed to decide this appeal')
+  @Response<Problem>(403, 'Not allowed to decide this appeal (own interest, or the refund’s first approver approving again)')
   @Response<Problem>(404, 'Not found')
-  @Response<Problem>(409, 'The appeal is no longer open, or the action does not fit the order')
+  @Response<Problem>(409, 'The appeal is no longer open, the action does not fit the order, or it differs from the first approval')
   @OperationId('approveAppeal')
   public async approve(
     @Path('appeal_id') appealId: Uuid,
     @Body() body: DecisionBody,
     @Request() req: ExpressRequest & { user: Caller },
   ): Promise<AppealView> {
-    return decideAppeal(req.user, appealId, 'approve', body);
+    const appeal = await decideAppeal(req.user, appealId, 'approve', body);
+    if (appeal.status === 'open') this.setStatus(202);
+    return appeal;
   }
 
   /**
    * Reject an appeal: the Temporal Update `reject`, with the same validator as approval. The order is
-   * left as it is; answers 200 with the rejected appeal.
+   * left as it is; answers 200 with the rejected appeal. A refund waiting for its second approval can be
+   * rejected too: nothing is paid.
    * @summary Reject an appeal
    */
   @Put('{appeal_id}/reject')
   @Security('jwt', ['compliance', 'admin'])
   @Response<Problem>(400, 'Validation failed')
-  @Response<Problem>(403, 'Not allowed to decide this appeal')
+  @Response<Problem>(403, 'Not allowed to decide this appeal (role, party, or own interest)')
   @Response<Problem>(404, 'Not found')
   @Response<Problem>(409, 'The appeal is no longer open')
   @OperationId('rejectAppeal')
