@@ -61,7 +61,13 @@ export function ownInterest(staff: Identity, parties: readonly Party[]): OwnInte
  * A screened value is a party of every kind at once: a screened phone is compared with the staff member's
  * phone, a screened name with their name, and so on (a value of another kind never normalises to a match).
  */
-export const screenedValueParty = (value: string): Party => ({ role: 'screened value', name: value, phone: value, email: value, idNumber: value });
+export const screenedValueParty = (value: string): Party => ({
+  role: 'screened value',
+  name: value,
+  phone: value,
+  email: value,
+  idNumber: value,
+});
 
 /** What the refusal says: which party, and what it shares, never the value itself. */
 export const ownInterestMessage = (found: OwnInterest, what: string): string =>
