@@ -36,15 +36,38 @@ export interface AppealRow {
   counterparty: string | null;
 }
 
+const APPEAL_WITH_PARTIES = `SELECT a.*, o.user_id AS order_owner, t.maker_id AS counterparty
+       FROM appeals a JOIN orders o ON o.id = a.order_id LEFT JOIN p2p_trades t ON t.order_id = a.order_id`;
+
 /** The appeal with its order's parties, or undefined. */
 export async function findAppeal(appealId: string): Promise<AppealRow | undefined> {
-  const [row] = await models().query<AppealRow>(
-    `SELECT a.*, o.user_id AS order_owner, t.maker_id AS counterparty
-       FROM appeals a JOIN orders o ON o.id = a.order_id LEFT JOIN p2p_trades t ON t.order_id = a.order_id
-      WHERE a.id = :appealId`,
-    { replacements: { appealId }, type: QueryTypes.SELECT },
-  );
+  const [row] = await models().query<AppealRow>(`${APPEAL_WITH_PARTIES} WHERE a.id = :appealId`, {
+    replacements: { appealId },
+    type: QueryTypes.SELECT,
+  });
   return row;
+}
+
+/**
+ * Appeals with their order's parties, newest first, keyset-paged on the time-ordered id: in one status (any
+ * when null), and, with `awaitingSecondApproval`, only the open ones whose refund waits for a second approver.
+ */
+export async function listAppealRows(
+  filter: { status: AppealStatus | null; awaitingSecondApproval: boolean },
+  before: string | null,
+  take: number,
+): Promise<AppealRow[]> {
+  return models().query<AppealRow>(
+    `${APPEAL_WITH_PARTIES}
+      WHERE (CAST(:status AS text) IS NULL OR a.status = :status)
+        AND (NOT :awaiting OR (a.status = 'open' AND a.first_approved_by IS NOT NULL))
+        AND (CAST(:before AS uuid) IS NULL OR a.id < CAST(:before AS uuid))
+      ORDER BY a.id DESC LIMIT :take`,
+    {
+      replacements: { status: filter.status, awaiting: filter.awaitingSecondApproval, before, take },
+      type: QueryTypes.SELECT,
+    },
+  );
 }
 
 /** Who may appeal an order: its owner and, for a P2P trade, the ad's owner on the other side. */

@@ -7,6 +7,7 @@ import { componentLogger } from '../platform/logger';
 import {
   APPEAL_ACTIONS,
   APPEAL_REASONS,
+  APPEAL_STATUSES,
   appealWorkflowId,
   type AppealAction,
   type AppealReason,
@@ -18,7 +19,8 @@ import { isDuplicate } from '../repositories/transaction';
 import { findOrder, type OrderRecord } from '../repositories/orders';
 import { formatAmount, isCurrency, parseAmount } from '../domain/money';
 import { refuseOwnInterest } from './own-interest';
-import { createAppealRecord, findAppeal, orderParties, type AppealRow } from '../repositories/appeals';
+import { createAppealRecord, findAppeal, listAppealRows, orderParties, type AppealRow } from '../repositories/appeals';
+import { filterOneOf, keysetPage, keysetQuery, type Page } from './paging';
 import { decideAppealWorkflow, startAppealWorkflow } from '../workflows/client';
 
 const log = componentLogger('appeals');
@@ -218,6 +220,26 @@ export async function getAppeal(caller: Caller, appealId: string): Promise<Appea
   const row = await loadAppeal(appealId);
   if (!row || !mayRead(caller, row)) throw new AppError('not_found', `appeal ${appealId} not found`);
   return toView(row, isStaff(caller));
+}
+
+/**
+ * Appeals, newest first (staff): `status` filters, and `awaiting_second_approval=true` lists the refunds at or
+ * above `FOUR_EYES_ABOVE_KES` approved once and waiting for a second pair of eyes.
+ */
+export async function listAppeals(q: {
+  status?: string;
+  awaitingSecondApproval?: boolean;
+  limit?: number;
+  cursor?: string;
+}): Promise<Page<AppealView>> {
+  const status = filterOneOf('status', q.status, APPEAL_STATUSES);
+  const { limit, before } = keysetQuery(q);
+  const rows = await listAppealRows(
+    { status: status ?? null, awaitingSecondApproval: q.awaitingSecondApproval === true },
+    before,
+    limit + 1,
+  );
+  return keysetPage(rows, limit, (row) => toView(row, true));
 }
 
 const REFUSAL_CODES: Record<string, 'forbidden' | 'conflict'> = { forbidden: 'forbidden', conflict: 'conflict' };

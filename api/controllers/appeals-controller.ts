@@ -1,9 +1,26 @@
 import type { Request as ExpressRequest } from 'express';
-import { Body, Controller, Get, Path, Post, Put, Request, Response, Route, Security, SuccessResponse, Tags, OperationId } from 'tsoa';
+import {
+  Body,
+  Controller,
+  Example,
+  Get,
+  Path,
+  Post,
+  Put,
+  Query,
+  Request,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+  OperationId,
+} from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { AppealActionName, Uuid } from '../schema-types';
-import { createAppeal, decideAppeal, getAppeal, type AppealView, type EvidenceLink } from '../../services/appeal-service';
+import { createAppeal, decideAppeal, getAppeal, listAppeals, type AppealView, type EvidenceLink } from '../../services/appeal-service';
+import type { Page } from '../../services/paging';
 
 interface CreateAppealBody {
   /** @maxLength 36 */
@@ -71,6 +88,63 @@ export class AppealsController extends Controller {
     this.setStatus(201);
     this.setHeader('Location', `/api/v1/appeals/${appeal.appeal_id}`);
     return appeal;
+  }
+
+  /**
+   * Appeals, newest first (compliance and admin). `awaiting_second_approval=true` lists what waits for a second
+   * pair of eyes: open appeals whose refund, at or above `FOUR_EYES_ABOVE_KES`, one staff member has approved.
+   * @param status open, approved, rejected or expired
+   * @param awaiting_second_approval only refunds approved once, waiting for a second staff member
+   * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   * @param cursor `next_cursor` of the previous page
+   * @maxLength cursor 200
+   * @summary List appeals (staff)
+   */
+  @Get()
+  @Security('jwt', ['compliance', 'admin'])
+  @Response<Problem>(400, 'Bad status, limit or cursor')
+  @Response<Problem>(403, 'Not compliance or admin')
+  @Example<Page<AppealView>>({
+    data: [
+      {
+        appeal_id: '01a20610-4c3d-7e2f-8a1b-2c3d4e5f6a7b',
+        order_id: '01a205e6-5b1c-7d2e-9f30-4a5b6c7d8e9f',
+        reason: 'unauthorized',
+        description: 'I did not make this payment.',
+        evidence: [],
+        status: 'open',
+        created_by: '01a205e0-11aa-7bbb-8ccc-0123456789ab',
+        created_at: '2026-11-26T09:00:00.000Z',
+        sla_deadline: '2026-11-29T09:00:00.000Z',
+        decided_by: null,
+        decided_at: null,
+        decision_note: null,
+        resolution: null,
+        awaiting_second_approval: {
+          action: 'refund',
+          amount: '150000.00',
+          currency: 'KES',
+          kes_equivalent: '150000.00',
+          approved_by: '01a205d9-0a0b-7c0d-8e0f-101112131415',
+          approved_at: '2026-11-26T10:00:00.000Z',
+          note: 'the M-Pesa statement shows no such payment',
+        },
+        workflow_id: 'appeal-01a20610-4c3d-7e2f-8a1b-2c3d4e5f6a7b',
+      },
+    ],
+    next_cursor: null,
+  })
+  @OperationId('listAppeals')
+  public async list(
+    @Query() status?: 'open' | 'approved' | 'rejected' | 'expired',
+    @Query() awaiting_second_approval?: boolean,
+    @Query() limit?: number,
+    @Query() cursor?: string,
+  ): Promise<Page<AppealView>> {
+    return listAppeals({ status, awaitingSecondApproval: awaiting_second_approval, limit, cursor });
   }
 
   /**
