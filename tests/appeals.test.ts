@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { Worker } from '@temporalio/worker';
 import { reloadConfig } from '../platform/config';
 import { ledgerImbalanceByCurrency } from '../repositories/ledger';
 import {
@@ -379,6 +380,11 @@ describe('appeals', () => {
         { id: appeal.appeal_id },
       );
       expect(kept).to.deep.equal({ first_approved_by: compliance.id, decided_by: second.id });
+
+      // Two approvals, two refusals: its history replays on this code without a nondeterminism error.
+      const handle = temporalClient().workflow.getHandle(appeal.workflow_id);
+      expect(await handle.result()).to.deep.include({ appealId: appeal.appeal_id, status: 'approved' });
+      await Worker.runReplayHistory({ workflowsPath: require.resolve('../workflows') }, await handle.fetchHistory(), appeal.workflow_id);
     });
 
     it('then a partial refund below the threshold is paid on one approval, as before', async () => {
