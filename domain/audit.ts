@@ -9,6 +9,7 @@ import type { Caller } from './caller';
 export const AUDIT_ACTIONS = [
   'kyc.decided',
   'review.decided',
+  'appeal.first_approved',
   'appeal.approved',
   'appeal.rejected',
   'approval.requested',

@@ -15,6 +15,11 @@ export class Appeal extends Model<InferAttributes<Appeal>, InferCreationAttribut
   declare decidedAt: CreationOptional<Date | null>;
   declare decisionNote: CreationOptional<string | null>;
   declare resolution: CreationOptional<Record<string, unknown> | null>;
+  /** A refund at or above `FOUR_EYES_ABOVE_KES`: its first approver, when, why, and the refund they approved. */
+  declare firstApprovedBy: CreationOptional<string | null>;
+  declare firstApprovedAt: CreationOptional<Date | null>;
+  declare firstApprovalNote: CreationOptional<string | null>;
+  declare firstApproval: CreationOptional<Record<string, unknown> | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -34,6 +39,10 @@ export class Appeal extends Model<InferAttributes<Appeal>, InferCreationAttribut
         decidedAt: { type: DataTypes.DATE, allowNull: true },
         decisionNote: { type: DataTypes.TEXT, allowNull: true },
         resolution: { type: DataTypes.JSONB, allowNull: true },
+        firstApprovedBy: { type: DataTypes.UUID, allowNull: true },
+        firstApprovedAt: { type: DataTypes.DATE, allowNull: true },
+        firstApprovalNote: { type: DataTypes.TEXT, allowNull: true },
+        firstApproval: { type: DataTypes.JSONB, allowNull: true },
         createdAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW, allowNull: false },
         updatedAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW, allowNull: false },
       },

@@ -49,10 +49,14 @@ export class ScreeningHit extends Model<InferAttributes<ScreeningHit>, InferCrea
   }
 }
 
-/** A decided pair (listed entry, screened value): confirmed blocks the next screening, cleared passes it. */
+/**
+ * A decided pair (listed entry, screened value) for one customer: confirmed blocks that customer's next
+ * screening of the value, cleared passes it; other customers' screenings of the value are reviewed afresh.
+ */
 export class ScreeningDecision extends Model<InferAttributes<ScreeningDecision>, InferCreationAttributes<ScreeningDecision>> {
   declare entryId: string;
   declare screenedValue: string;
+  declare customerId: string;
   declare decision: 'confirmed' | 'cleared';
   declare hitId: string;
   declare decidedBy: string;
@@ -63,6 +67,7 @@ export class ScreeningDecision extends Model<InferAttributes<ScreeningDecision>,
       {
         entryId: { type: DataTypes.UUID, primaryKey: true },
         screenedValue: { type: DataTypes.TEXT, primaryKey: true },
+        customerId: { type: DataTypes.UUID, primaryKey: true },
         decision: { type: DataTypes.TEXT, allowNull: false },
         hitId: { type: DataTypes.UUID, allowNull: false },
         decidedBy: { type: DataTypes.UUID, allowNull: false },

@@ -1,6 +1,6 @@
 import { QueryTypes, type Transaction } from 'sequelize';
 import { models } from '../models';
-import type { AppealReason, AppealResolution, AppealStatus } from '../domain/appeals/contract';
+import type { AppealReason, AppealResolution, AppealStatus, FirstApproval } from '../domain/appeals/contract';
 
 /** Appeals against orders: every read and write of `appeals`. */
 
@@ -28,19 +28,46 @@ export interface AppealRow {
   decision_note: string | null;
   resolution: AppealResolution | null;
   workflow_id: string;
+  first_approved_by: string | null;
+  first_approved_at: Date | null;
+  first_approval_note: string | null;
+  first_approval: FirstApproval | null;
   order_owner: string;
   counterparty: string | null;
 }
 
+const APPEAL_WITH_PARTIES = `SELECT a.*, o.user_id AS order_owner, t.maker_id AS counterparty
+       FROM appeals a JOIN orders o ON o.id = a.order_id LEFT JOIN p2p_trades t ON t.order_id = a.order_id`;
+
 /** The appeal with its order's parties, or undefined. */
 export async function findAppeal(appealId: string): Promise<AppealRow | undefined> {
-  const [row] = await models().query<AppealRow>(
-    `SELECT a.*, o.user_id AS order_owner, t.maker_id AS counterparty
-       FROM appeals a JOIN orders o ON o.id = a.order_id LEFT JOIN p2p_trades t ON t.order_id = a.order_id
-      WHERE a.id = :appealId`,
-    { replacements: { appealId }, type: QueryTypes.SELECT },
-  );
+  const [row] = await models().query<AppealRow>(`${APPEAL_WITH_PARTIES} WHERE a.id = :appealId`, {
+    replacements: { appealId },
+    type: QueryTypes.SELECT,
+  });
   return row;
+}
+
+/**
+ * Appeals with their order's parties, newest first, keyset-paged on the time-ordered id: in one status (any
+ * when null), and, with `awaitingSecondApproval`, only the open ones whose refund waits for a second approver.
+ */
+export async function listAppealRows(
+  filter: { status: AppealStatus | null; awaitingSecondApproval: boolean },
+  before: string | null,
+  take: number,
+): Promise<AppealRow[]> {
+  return models().query<AppealRow>(
+    `${APPEAL_WITH_PARTIES}
+      WHERE (CAST(:status AS text) IS NULL OR a.status = :status)
+        AND (NOT :awaiting OR (a.status = 'open' AND a.first_approved_by IS NOT NULL))
+        AND (CAST(:before AS uuid) IS NULL OR a.id < CAST(:before AS uuid))
+      ORDER BY a.id DESC LIMIT :take`,
+    {
+      replacements: { status: filter.status, awaiting: filter.awaitingSecondApproval, before, take },
+      type: QueryTypes.SELECT,
+    },
+  );
 }
 
 /** Who may appeal an order: its owner and, for a P2P trade, the ad's owner on the other side. */
@@ -90,13 +117,18 @@ export async function createAppealRecord(appeal: NewAppeal, andThen: () => Promi
   });
 }
 
+interface LockedAppeal {
+  id: string;
+  order_id: string;
+  status: AppealStatus;
+  resolution: AppealResolution | null;
+  first_approval: FirstApproval | null;
+}
+
 /** The appeal, locked for the rest of `tx`. */
-export async function lockAppeal(
-  appealId: string,
-  tx: Transaction,
-): Promise<{ id: string; order_id: string; status: AppealStatus; resolution: AppealResolution | null } | undefined> {
-  const [appeal] = await models().query<{ id: string; order_id: string; status: AppealStatus; resolution: AppealResolution | null }>(
-    'SELECT id, order_id, status, resolution FROM appeals WHERE id = :appealId FOR UPDATE',
+export async function lockAppeal(appealId: string, tx: Transaction): Promise<LockedAppeal | undefined> {
+  const [appeal] = await models().query<LockedAppeal>(
+    'SELECT id, order_id, status, resolution, first_approval FROM appeals WHERE id = :appealId FOR UPDATE',
     { replacements: { appealId }, type: QueryTypes.SELECT, transaction: tx },
   );
   return appeal;
@@ -112,6 +144,19 @@ export async function recordAppealDecision(
             resolution = :resolution, updated_at = now()
       WHERE id = :appealId`,
     { replacements: { ...d, resolution: JSON.stringify(d.resolution) }, transaction: tx },
+  );
+}
+
+/** A refund at or above `FOUR_EYES_ABOVE_KES` approved once: who, why, and the refund, waiting for a second approver. */
+export async function recordFirstApproval(d: { appealId: string; approval: FirstApproval; note: string }, tx: Transaction): Promise<void> {
+  await models().query(
+    `UPDATE appeals SET first_approved_by = :approverId, first_approved_at = now(), first_approval_note = :note,
+            first_approval = :approval, updated_at = now()
+      WHERE id = :appealId AND status = 'open' AND first_approved_by IS NULL`,
+    {
+      replacements: { appealId: d.appealId, approverId: d.approval.approverId, note: d.note, approval: JSON.stringify(d.approval) },
+      transaction: tx,
+    },
   );
 }
 

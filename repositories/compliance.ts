@@ -63,25 +63,32 @@ export async function recordScreeningHit(
   return id;
 }
 
-/** Staff's earlier decisions on these pairs (listed entry, screened value), by `decisionKey`. */
-export async function decisionsOn(pairs: { entryId: string; screenedValue: string }[]): Promise<Map<string, 'confirmed' | 'cleared'>> {
+/**
+ * Staff's earlier decisions on these pairs (listed entry, screened value) for this customer, by `decisionKey`.
+ * A decision is the customer's own: none applies to a screening with no customer yet (registration).
+ */
+export async function decisionsOn(
+  pairs: { entryId: string; screenedValue: string }[],
+  customerId: string | null,
+): Promise<Map<string, 'confirmed' | 'cleared'>> {
   const decided = new Map<string, 'confirmed' | 'cleared'>();
-  if (pairs.length === 0) return decided;
+  if (pairs.length === 0 || customerId === null) return decided;
   const found = await queryRows<{ entry_id: string; screened_value: string; decision: 'confirmed' | 'cleared' }>(
     `SELECT d.entry_id, d.screened_value, d.decision
        FROM screening_decisions d JOIN unnest($1::uuid[], $2::text[]) AS p (entry_id, screened_value)
-         ON p.entry_id = d.entry_id AND p.screened_value = d.screened_value`,
-    [pairs.map((p) => p.entryId), pairs.map((p) => p.screenedValue)],
+         ON p.entry_id = d.entry_id AND p.screened_value = d.screened_value
+      WHERE d.customer_id = $3`,
+    [pairs.map((p) => p.entryId), pairs.map((p) => p.screenedValue), customerId],
   );
   for (const row of found) decided.set(decisionKey(row.entry_id, row.screened_value), row.decision);
   return decided;
 }
 
-/** Screen the items and apply staff's earlier decisions on the review matches (see `withDecisions`). */
-export async function screenRemembering(screener: Screener, items: ScreeningItem[]): Promise<ScreeningMatch[]> {
+/** Screen the items of `customerId` (null: no account yet) and apply staff's earlier decisions for them (see `withDecisions`). */
+export async function screenRemembering(screener: Screener, items: ScreeningItem[], customerId: string | null): Promise<ScreeningMatch[]> {
   const found = await screener.screen(items);
   const reviews = found.filter((m) => m.verdict === 'review');
-  return reviews.length > 0 ? withDecisions(found, await decisionsOn(reviews)) : found;
+  return reviews.length > 0 ? withDecisions(found, await decisionsOn(reviews, customerId)) : found;
 }
 
 /** A review hit as staff see it: what was screened, what it matched (with its list and entry), and its decision. */
@@ -129,6 +136,36 @@ export async function findReview(hitId: string): Promise<ReviewRow | null> {
   return row ?? null;
 }
 
+export interface ReviewPartiesRow {
+  user_id: string | null;
+  screened_value: string;
+  order_owner: string | null;
+  destination: Record<string, string> | null;
+  counterparty: string | null;
+  deposit_owner: string | null;
+  payer_name: string | null;
+  payer_phone: string | null;
+}
+
+/**
+ * Who has a stake in a review, for the own-interest rule: the customer screened (the hit's user, the held
+ * order's owner or the held deposit's owner), a payment's payee (its destination, and a trade's other side)
+ * and a deposit's payer.
+ */
+export async function reviewParties(hitId: string): Promise<ReviewPartiesRow | undefined> {
+  const [row] = await queryRows<ReviewPartiesRow>(
+    `SELECT h.user_id, h.screened_value, o.user_id AS order_owner, o.destination, t.maker_id AS counterparty,
+            d.user_id AS deposit_owner, d.payer_name, d.payer_phone
+       FROM screening_hits h
+       LEFT JOIN orders o ON o.id = h.order_id
+       LEFT JOIN p2p_trades t ON t.order_id = h.order_id
+       LEFT JOIN deposits d ON d.id = h.deposit_id
+      WHERE h.id = $1`,
+    [hitId],
+  );
+  return row;
+}
+
 /** The review a payment is held for, if any. */
 export async function reviewOfOrder(orderId: string): Promise<{ id: string; status: ReviewStatus } | null> {
   const [row] = await queryRows<{ id: string; status: ReviewStatus }>(
@@ -154,10 +191,16 @@ export async function decideReview(
     tx,
   );
   if (!updated) return null;
+  // Remembered for the review's customer only (its user, the held order's or deposit's owner); a review with
+  // no customer is decided once and remembered for nobody.
   await queryRows(
-    `INSERT INTO screening_decisions (entry_id, screened_value, decision, hit_id, decided_by)
-     VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (entry_id, screened_value) DO UPDATE
+    `INSERT INTO screening_decisions (entry_id, screened_value, customer_id, decision, hit_id, decided_by)
+     SELECT $1, $2, c.customer_id, $3, $4, $5
+       FROM (SELECT COALESCE(h.user_id, o.user_id, d.user_id) AS customer_id
+               FROM screening_hits h LEFT JOIN orders o ON o.id = h.order_id LEFT JOIN deposits d ON d.id = h.deposit_id
+              WHERE h.id = $4) c
+      WHERE c.customer_id IS NOT NULL
+     ON CONFLICT (entry_id, screened_value, customer_id) DO UPDATE
        SET decision = EXCLUDED.decision, hit_id = EXCLUDED.hit_id, decided_by = EXCLUDED.decided_by, decided_at = now()`,
     [updated.entry_id, updated.screened_value, decision.status, decision.hitId, decision.decidedBy],
     tx,

@@ -243,3 +243,15 @@ export async function depositReferenceOf(userId: string): Promise<string | null>
   const user = await User.findByPk(userId, { attributes: ['depositReference'], raw: true });
   return user?.depositReference ?? null;
 }
+
+/** Who these users are, for the own-interest rule (domain/own-interest.ts): name, phone, e-mail and KYC ID number. */
+export async function identitiesOf(
+  userIds: string[],
+): Promise<{ id: string; full_name: string; phone: string | null; email: string; id_number: string | null }[]> {
+  if (userIds.length === 0) return [];
+  return queryRows(
+    `SELECT u.id, u.full_name, u.phone, u.email, k.id_number
+       FROM users u LEFT JOIN kyc_records k ON k.user_id = u.id WHERE u.id = ANY($1::uuid[])`,
+    [userIds],
+  );
+}

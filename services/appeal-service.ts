@@ -8,6 +8,7 @@ import { componentLogger } from '../platform/logger';
 import {
   APPEAL_ACTIONS,
   APPEAL_REASONS,
+  APPEAL_STATUSES,
   appealWorkflowId,
   type AppealAction,
   type AppealReason,
@@ -16,9 +17,11 @@ import {
   type AppealWorkflowInput,
 } from '../domain/appeals/contract';
 import { isDuplicate } from '../repositories/transaction';
-import { findOrder } from '../repositories/orders';
-import { isCurrency, parseAmount } from '../domain/money';
-import { createAppealRecord, findAppeal, orderParties, type AppealRow } from '../repositories/appeals';
+import { findOrder, type OrderRecord } from '../repositories/orders';
+import { formatAmount, isCurrency, parseAmount } from '../domain/money';
+import { refuseOwnInterest } from './own-interest';
+import { createAppealRecord, findAppeal, listAppealRows, orderParties, type AppealRow } from '../repositories/appeals';
+import { filterOneOf, keysetPage, keysetQuery, type Page } from './paging';
 import { decideAppealWorkflow, startAppealWorkflow } from '../workflows/client';
 
 const log = componentLogger('appeals');
@@ -52,7 +55,25 @@ export interface AppealView {
   decided_at: string | null;
   decision_note: string | null;
   resolution: AppealResolution | null;
+  /**
+   * A refund at or above `FOUR_EYES_ABOVE_KES` approved once and waiting, open, for a second, different staff
+   * member's approval (staff only); null otherwise.
+   */
+  awaiting_second_approval?: AwaitingSecondApprovalView | null;
   workflow_id: string;
+}
+
+export interface AwaitingSecondApprovalView {
+  /** The refund the first approver approved, which the second approval pays unchanged. */
+  action: AppealAction;
+  /** @example "150000.00" */
+  amount: string;
+  currency: string;
+  /** Its KES equivalent at the reference rate: what is set against `FOUR_EYES_ABOVE_KES`. */
+  kes_equivalent: string;
+  approved_by: string;
+  approved_at: string;
+  note: string | null;
 }
 
 export interface AppealInput {
@@ -82,8 +103,24 @@ const toView = (row: AppealRow, staff: boolean): AppealView => ({
   decided_at: row.decided_at ? new Date(row.decided_at).toISOString() : null,
   decision_note: row.decision_note,
   resolution: row.resolution,
+  ...(staff ? { awaiting_second_approval: awaitingView(row) } : {}),
   workflow_id: row.workflow_id,
 });
+
+const awaitingView = (row: AppealRow): AwaitingSecondApprovalView | null => {
+  const first = row.first_approval;
+  if (row.status !== 'open' || !first || !row.first_approved_at) return null;
+  const currency = isCurrency(first.currency) ? first.currency : 'KES';
+  return {
+    action: first.action,
+    amount: formatAmount(BigInt(first.amountMinor), currency),
+    currency: first.currency,
+    kes_equivalent: formatAmount(BigInt(first.kesEquivalentMinor), 'KES'),
+    approved_by: first.approverId,
+    approved_at: new Date(row.first_approved_at).toISOString(),
+    note: row.first_approval_note,
+  };
+};
 
 const mayRead = (caller: Caller, row: AppealRow): boolean =>
   isStaff(caller) || [row.created_by, row.order_owner, row.counterparty].includes(caller.id);
@@ -186,6 +223,26 @@ export async function getAppeal(caller: Caller, appealId: string): Promise<Appea
   return toView(row, isStaff(caller));
 }
 
+/**
+ * Appeals, newest first (staff): `status` filters, and `awaiting_second_approval=true` lists the refunds at or
+ * above `FOUR_EYES_ABOVE_KES` approved once and waiting for a second pair of eyes.
+ */
+export async function listAppeals(q: {
+  status?: string;
+  awaitingSecondApproval?: boolean;
+  limit?: number;
+  cursor?: string;
+}): Promise<Page<AppealView>> {
+  const status = filterOneOf('status', q.status, APPEAL_STATUSES);
+  const { limit, before } = keysetQuery(q);
+  const rows = await listAppealRows(
+    { status: status ?? null, awaitingSecondApproval: q.awaitingSecondApproval === true },
+    before,
+    limit + 1,
+  );
+  return keysetPage(rows, limit, (row) => toView(row, true));
+}
+
 const REFUSAL_CODES: Record<string, 'forbidden' | 'conflict'> = { forbidden: 'forbidden', conflict: 'conflict' };
 
 /** A partial refund's amount, in minor units of the appealed payment's currency. */
@@ -193,6 +250,26 @@ async function refundAmountMinor(orderId: string, amount: unknown): Promise<stri
   const order = await findOrder(orderId);
   if (!order || !isCurrency(order.currency)) throw notFound(`order ${orderId}`);
   return parseAmount(amount, order.currency, 'amount').toString();
+}
+
+/**
+ * Nobody decides an appeal in which they have an own interest (docs/compliance.md#own-interest): the
+ * appellant, the payer (the order's owner), the payee (the trade's other side, or the destination's name and
+ * phone) must not be the staff member nor share their name, phone, e-mail or ID number.
+ */
+async function refuseOwnAppealInterest(caller: Caller, row: AppealRow): Promise<void> {
+  const order: OrderRecord | null = await findOrder(row.order_id);
+  const destination = order?.destination ?? {};
+  await refuseOwnInterest(
+    caller,
+    'an appeal',
+    [
+      { role: 'appellant', userId: row.created_by },
+      { role: 'payer', userId: row.order_owner },
+      { role: 'payee', userId: row.counterparty },
+    ],
+    [{ role: 'payee', name: destination.account_name, phone: destination.phone }],
+  );
 }
 
 /**
@@ -232,9 +309,12 @@ export async function decideAppeal(
     );
   // A decided or expired appeal's workflow has closed: nothing left to ask it.
   if (row.status !== 'open' && isStaff(caller)) throw new AppError('conflict', `the appeal is ${row.status}`);
+  if (isStaff(caller)) await refuseOwnAppealInterest(caller, row);
+  // A refund approved once waits for its second approval: an approval now is that one.
+  const update = decision === 'approve' && row.first_approval ? 'approve-second' : decision;
   let answer: Awaited<ReturnType<typeof decideAppealWorkflow>>;
   try {
-    answer = await decideAppealWorkflow(row.workflow_id, decision, {
+    answer = await decideAppealWorkflow(row.workflow_id, update, {
       deciderId: caller.id,
       deciderRoles: caller.roles,
       note,

@@ -18,6 +18,7 @@ import { type ReviewStatus, type ScreeningContext } from '../domain/compliance/s
 import {
   addEntry,
   decideReview,
+  reviewParties,
   findReview,
   listEntries,
   listReviews,
@@ -34,6 +35,8 @@ import { limitScreeningSearch } from './rate-limits';
 import type { Caller } from '../domain/caller';
 import { recordStaffAction } from './audit';
 import { parseInstant } from './instants';
+import { refuseOwnInterest } from './own-interest';
+import { screenedValueParty } from '../domain/own-interest';
 import { decodeCursor, filterOneOf, keysetPage, pageLimit, type Page } from './paging';
 
 const log = componentLogger('compliance');
@@ -284,6 +287,32 @@ export interface ReviewDecisionInput {
 }
 
 /**
+ * A review is never decided by a staff member who is, or shares a name, phone, e-mail or ID number with, the
+ * customer screened, the payee of the held payment (its destination, or the trade's other side), the payer
+ * of the held deposit, or the screened value itself (docs/compliance.md#own-interest).
+ */
+async function refuseOwnReviewInterest(caller: Caller, reviewId: string): Promise<void> {
+  const parties = await reviewParties(reviewId);
+  if (!parties) return;
+  const destination = parties.destination ?? {};
+  await refuseOwnInterest(
+    caller,
+    'a screening review',
+    [
+      { role: 'customer under review', userId: parties.user_id ?? parties.order_owner ?? parties.deposit_owner },
+      { role: 'payer', userId: parties.order_owner },
+      { role: 'payee', userId: parties.counterparty },
+      { role: 'deposit’s owner', userId: parties.deposit_owner },
+    ],
+    [
+      { role: 'payee', name: destination.account_name, phone: destination.phone },
+      { role: 'payer', name: parties.payer_name, phone: parties.payer_phone },
+      screenedValueParty(parties.screened_value),
+    ],
+  );
+}
+
+/**
  * Decide a review: `confirm` (the match stands: a held payment is rejected, and the pair blocks from now
  * on) or `clear` (a false match: a held payment goes on, and the pair passes from now on). Never on one's
  * own screening; once only (409 after that, or when a held payment's SLA ran out first).
@@ -299,6 +328,7 @@ export async function decideScreeningReview(caller: Caller, reviewId: string, in
   const review = await findReview(reviewId);
   if (!review) throw new AppError('not_found', `screening review ${reviewId} not found`);
   if (review.user_id === caller.id) throw new AppError('forbidden', 'a screening of one’s own name is decided by someone else');
+  await refuseOwnReviewInterest(caller, reviewId);
   const status = input.decision === 'confirm' ? 'confirmed' : 'cleared';
   // A deposit held for the review is released with a `clear`, in the decision's transaction: decided and
   // released together, or neither.

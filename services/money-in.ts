@@ -151,11 +151,15 @@ export async function recordMoneyIn(incoming: IncomingMoney): Promise<{ row: Dep
   const owner =
     incoming.userId ??
     (incoming.quotedReference ? (await userByDepositReference(normaliseDepositReference(incoming.quotedReference)))?.id : undefined);
-  const [hit] = await screenRemembering(screener(), [
-    { field: 'payer.phone', type: 'phone', value: incoming.payer.phone },
-    { field: 'payer.name', type: 'name', value: incoming.payer.name },
-    { field: 'payer.address', type: 'crypto_address', value: incoming.payer.address },
-  ]);
+  const [hit] = await screenRemembering(
+    screener(),
+    [
+      { field: 'payer.phone', type: 'phone', value: incoming.payer.phone },
+      { field: 'payer.name', type: 'name', value: incoming.payer.name },
+      { field: 'payer.address', type: 'crypto_address', value: incoming.payer.address },
+    ],
+    owner ?? null,
+  );
   const status: DepositStatus = hit ? 'held' : owner ? 'completed' : 'unmatched';
   const result = await inTransaction(async (tx) => {
     const recorded = await recordDeposit(

@@ -58,7 +58,7 @@ export async function refuseIfBlocked(
   userId: string | null,
   items: ScreeningItem[],
 ): Promise<ScreeningMatch | null> {
-  const [best] = await screenRemembering(screener(), items);
+  const [best] = await screenRemembering(screener(), items, userId);
   if (!best) return null;
   if (best.verdict === 'review') return best;
   await recordScreeningHit({ context, match: best, userId });

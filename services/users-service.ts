@@ -21,6 +21,7 @@ import { isStaff, type Caller } from '../domain/caller';
 import { recordStaffAction } from './audit';
 import { toUserView, type UserView } from './auth-service';
 import { refuseOnScreeningHit } from './screening';
+import { refuseOwnInterest } from './own-interest';
 import { decodeCursor, filterOneOf, keysetPage, pageLimit, type Page } from './paging';
 
 export interface KycChangeView {
@@ -242,6 +243,8 @@ export async function updateKyc(caller: Caller, userId: string, body: KycUpdateI
     if (typeof reviewed !== 'string' || !isUuid(reviewed))
       failWith([{ field: 'submission_id', message: 'is required with status: the kyc.submission_id that was reviewed (a UUID)' }]);
     let decidedFrom: KycStatus | undefined;
+    // Nor on someone who shares the officer's name, phone, e-mail or ID number (docs/compliance.md#own-interest).
+    await refuseOwnInterest(caller, 'a KYC submission', [{ role: 'customer under review', userId }]);
     await writeKycChange(
       userId,
       caller.id,

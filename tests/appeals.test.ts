@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { Worker } from '@temporalio/worker';
 import { reloadConfig } from '../platform/config';
 import { ledgerImbalanceByCurrency } from '../repositories/ledger';
 import {
@@ -21,6 +22,7 @@ import { ledgerKindsOf, rows } from './support/db';
 import { SELLER_PHONE } from './support/rails';
 import { temporalClient } from './support/stack';
 import { expectProblem } from './support/problems';
+import { withEnv } from './support/config-env';
 
 interface Appeal {
   appeal_id: string;
@@ -34,6 +36,14 @@ interface Appeal {
   decided_at: string | null;
   decision_note: string | null;
   resolution: { action: string | null; summary: string; order_status: string; resubmitted_order_id?: string } | null;
+  awaiting_second_approval?: {
+    action: string;
+    amount: string;
+    currency: string;
+    kes_equivalent: string;
+    approved_by: string;
+    note: string | null;
+  } | null;
   workflow_id: string;
 }
 
@@ -318,6 +328,102 @@ describe('appeals', () => {
         'trade_fiat_reverse',
         'trade_asset_reverse',
       ]);
+    });
+  });
+
+  describe('when a refund’s KES equivalent is at or above FOUR_EYES_ABOVE_KES', () => {
+    let restore: () => void;
+    let second: TestUser;
+    before(async () => {
+      // The test payments are KES 1,500: exactly at the threshold.
+      restore = withEnv({ FOUR_EYES_ABOVE_KES: '1500' });
+      second = await newUser({ roles: ['admin'] });
+    });
+    after(() => restore());
+
+    it('then the first approval answers 202 and pays nothing, the same staff member approving again is 403, and a second one pays it', async () => {
+      const owner = await newUser();
+      const order = await completedPayment(owner);
+      const appeal = await openAppeal(owner, order.order_id);
+
+      const first = await decide(compliance, appeal.appeal_id, 'approve', { note: 'the statement shows no such payment' });
+      expect(first.status, JSON.stringify(first.body)).to.equal(202);
+      const waiting = first.body as Appeal;
+      expect(waiting.status).to.equal('open');
+      expect(waiting.awaiting_second_approval).to.include({
+        action: 'refund',
+        amount: '1500.00',
+        currency: 'KES',
+        kes_equivalent: '1500.00',
+        approved_by: compliance.id,
+        note: 'the statement shows no such payment',
+      });
+      expect((await waitForOrder(owner, order.order_id)).status).to.equal('completed');
+      expect(await ledgerKindsOf(order.order_id)).to.deep.equal(['hold', 'settle']);
+      // The customer never sees who approved, nor the pending approval.
+      const asOwner = (await api().get(`/api/v1/appeals/${appeal.appeal_id}`).set(owner.auth)).body as Appeal;
+      expect(asOwner).to.not.have.property('awaiting_second_approval');
+
+      expectProblem(await decide(compliance, appeal.appeal_id, 'approve', { note: 'approving twice' }), 403, 'forbidden');
+      expectProblem(await decide(second, appeal.appeal_id, 'approve', { note: 'a smaller one', amount: '100.00' }), 409, 'conflict');
+      expect(await ledgerKindsOf(order.order_id)).to.deep.equal(['hold', 'settle']);
+
+      const paid = await decide(second, appeal.appeal_id, 'approve', { note: 'countersigned' });
+      expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
+      const approved = paid.body as Appeal;
+      expect(approved).to.include({ status: 'approved', decided_by: second.id, awaiting_second_approval: null });
+      expect(approved.resolution).to.include({ action: 'refund', order_status: 'reversed' });
+      expect((await waitForOrder(owner, order.order_id)).status).to.equal('reversed');
+      expect(await ledgerKindsOf(order.order_id)).to.deep.equal(['hold', 'settle', 'refund']);
+      const [kept] = await rows<{ first_approved_by: string; decided_by: string }>(
+        'SELECT first_approved_by, decided_by FROM appeals WHERE id = :id',
+        { id: appeal.appeal_id },
+      );
+      expect(kept).to.deep.equal({ first_approved_by: compliance.id, decided_by: second.id });
+
+      // Two approvals, two refusals: its history replays on this code without a nondeterminism error.
+      const handle = temporalClient().workflow.getHandle(appeal.workflow_id);
+      expect(await handle.result()).to.deep.include({ appealId: appeal.appeal_id, status: 'approved' });
+      await Worker.runReplayHistory({ workflowsPath: require.resolve('../workflows') }, await handle.fetchHistory(), appeal.workflow_id);
+    });
+
+    it('then a partial refund below the threshold is paid on one approval, as before', async () => {
+      const owner = await newUser();
+      const order = await completedPayment(owner);
+      const appeal = await openAppeal(owner, order.order_id, { reason: 'wrong_amount' });
+      const res = await decide(compliance, appeal.appeal_id, 'approve', { note: 'overcharged', action: 'refund', amount: '400.00' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body as Appeal).to.include({ status: 'approved', decided_by: compliance.id });
+      expect(await ledgerKindsOf(order.order_id)).to.deep.equal(['hold', 'settle', 'refund']);
+    });
+
+    it('then a refund waiting for its second approval can be rejected, and nothing is paid', async () => {
+      const owner = await newUser();
+      const order = await completedPayment(owner);
+      const appeal = await openAppeal(owner, order.order_id);
+      expect((await decide(compliance, appeal.appeal_id, 'approve', { note: 'looks right' })).status).to.equal(202);
+      const res = await decide(second, appeal.appeal_id, 'reject', { note: 'the payer confirmed the payment' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body as Appeal).to.include({ status: 'rejected', decided_by: second.id });
+      expect(await ledgerKindsOf(order.order_id)).to.deep.equal(['hold', 'settle']);
+      expect((await waitForOrder(owner, order.order_id)).status).to.equal('completed');
+    });
+  });
+
+  describe('when a staff member has an own interest in the appeal', () => {
+    it('then a staff member sharing the payer’s phone, or named as the payee, is refused 403 and the appeal stays open', async () => {
+      const phone = uniqueKenyanPhone();
+      const owner = await newUser({ phone });
+      const order = await completedPayment(owner);
+      const appeal = await openAppeal(owner, order.order_id);
+      const samePhone = await newUser({ roles: ['compliance'], phone });
+      expectProblem(await decide(samePhone, appeal.appeal_id, 'approve', { note: 'fine' }), 403, 'forbidden');
+      expectProblem(await decide(samePhone, appeal.appeal_id, 'reject', { note: 'fine' }), 403, 'forbidden');
+
+      const payee = await newUser({ roles: ['compliance'], phone: '+254712345678' });
+      expectProblem(await decide(payee, appeal.appeal_id, 'approve', { note: 'paid to me' }), 403, 'forbidden');
+      expect((await api().get(`/api/v1/appeals/${appeal.appeal_id}`).set(compliance.auth)).body as Appeal).to.include({ status: 'open' });
+      expect(await ledgerKindsOf(order.order_id)).to.deep.equal(['hold', 'settle']);
     });
   });
 

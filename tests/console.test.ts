@@ -3,7 +3,18 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { Locator, Page } from 'playwright-core';
 import { User } from '../models';
-import { api, blocklist, initiate, mpesaPayment, newUser, uniqueKenyanPhone, waitForOrder } from './support/api';
+import {
+  api,
+  blocklist,
+  completedPayment,
+  initiate,
+  mpesaPayment,
+  newUser,
+  postAppeal,
+  uniqueKenyanPhone,
+  waitForOrder,
+} from './support/api';
+import { withEnv } from './support/config-env';
 import { ARTIFACTS, launchBrowser, type ConsoleBrowser } from './support/browser';
 import { ROOT } from './support/local-tools';
 import { stack } from './support/stack';
@@ -341,6 +352,38 @@ describe('console (headless Chromium)', function () {
     await s.getByRole('button', { name: 'Decide request' }).click();
     await s.locator('[data-result="approval-decide"] .status').filter({ hasText: 'rejected' }).waitFor();
     await shot('unresolved-payouts');
+  });
+
+  it('as a second staff member, lists the refunds waiting for a second approver and approves one: it is paid', async () => {
+    const restore = withEnv({ FOUR_EYES_ABOVE_KES: '1000' });
+    try {
+      const owner = await newUser();
+      const order = await completedPayment(owner);
+      const opened = await postAppeal(owner, { order_id: order.order_id, reason: 'unauthorized', description: 'not me' });
+      const appealId = (opened.body as { appeal_id: string }).appeal_id;
+      const maker = await newUser({ roles: ['compliance'], funded: false });
+      const first = await api().put(`/api/v1/appeals/${appealId}/approve`).set(maker.auth).send({ note: 'statement checked' });
+      expect(first.status, JSON.stringify(first.body)).to.equal(202);
+
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await page.locator('#session-state').filter({ hasText: 'Logged out' }).waitFor();
+      const checker = await newUser({ roles: ['user', 'compliance'], funded: false });
+      await logIn(checker.email);
+      const s = section('unresolved');
+      await s.getByRole('button', { name: 'List refunds waiting for a second approver' }).click();
+      const row = s.locator('[data-result="refunds-awaiting"] tbody tr').filter({ hasText: appealId });
+      await row.waitFor();
+      expect(await row.textContent())
+        .to.contain('1500.00')
+        .and.contain(maker.id);
+      await s.getByLabel('Appeal id').fill(appealId);
+      await s.getByLabel('Refund checked against').fill('the M-Pesa statement');
+      await s.getByRole('button', { name: 'Approve the refund (second pair of eyes)' }).click();
+      await s.locator('[data-result="refund-second-approval"] .status').filter({ hasText: 'approved' }).waitFor();
+      expect((await waitForOrder(owner, order.order_id)).status).to.equal('reversed');
+    } finally {
+      restore();
+    }
   });
 
   it('fits a phone-sized screen and is reachable by keyboard', async () => {

@@ -14,8 +14,14 @@ import type { AppealActivities } from './activities/appeals';
 import { LOCAL_DB_STEP, withNonRetryable } from './presets';
 import { CONFLICT, FORBIDDEN } from './failure-types';
 import { failureOfType } from './outcome';
-import { appealStatusQuery, approveAppealUpdate, rejectAppealUpdate } from './appeal-messages';
-import { type AppealDecided, type AppealDecision, type AppealStatus, type AppealWorkflowInput } from '../domain/appeals/contract';
+import { appealStatusQuery, approveAppealUpdate, rejectAppealUpdate, secondApproveAppealUpdate } from './appeal-messages';
+import {
+  type AppealDecided,
+  type AppealDecision,
+  type AppealStatus,
+  type AppealWorkflowInput,
+  type FirstApproval,
+} from '../domain/appeals/contract';
 import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentWorkflowInput } from './shared';
 import { PAYGATE_ORDER_ID, PAYGATE_STATUS, orderSearchAttributes } from './search-attributes';
 
@@ -29,11 +35,16 @@ const DECIDERS = ['compliance', 'admin'];
  * then the appeal is `expired`. An Update's validator refuses, before anything is written to the
  * history, a decider without the role, a decider who is the appellant, the order's owner or the other
  * side of the trade, and an appeal no longer open. Its handler returns once the resolution has run.
+ *
+ * A refund at or above `FOUR_EYES_ABOVE_KES` (docs/appeals.md#four-eyes-on-large-refunds): its first `approve`
+ * only records the approval, and the appeal waits, open, for the `approve-second` Update, whose validator
+ * refuses the first approver. The second approval pays the refund the first one approved.
  */
 export async function appeal(input: AppealWorkflowInput): Promise<AppealDecided> {
   let status: AppealStatus = 'open';
   let deciding = false;
   let decided: AppealDecided | undefined;
+  let awaiting: FirstApproval | undefined;
   setHandler(appealStatusQuery, () => status);
   // As in the payment workflow: only a run started with the search attributes upserts them.
   const tracked = carriesSearchAttributes();
@@ -52,12 +63,30 @@ export async function appeal(input: AppealWorkflowInput): Promise<AppealDecided>
       throw ApplicationFailure.nonRetryable(`the appeal is ${deciding ? 'being decided' : status}`, CONFLICT);
     }
   };
+  const validateFirst = (decision: AppealDecision): void => {
+    validate(decision);
+    if (awaiting) throw ApplicationFailure.nonRetryable('the refund already awaits a second approval', CONFLICT);
+  };
+  const validateSecond = (decision: AppealDecision): void => {
+    validate(decision);
+    if (!awaiting) throw ApplicationFailure.nonRetryable('no refund of this appeal awaits a second approval', CONFLICT);
+    if (decision.deciderId === awaiting.approverId) {
+      throw ApplicationFailure.nonRetryable('a refund is approved a second time by a different staff member', FORBIDDEN);
+    }
+    if (
+      (decision.action ?? awaiting.action) !== awaiting.action ||
+      (decision.amountMinor ?? awaiting.amountMinor) !== awaiting.amountMinor
+    ) {
+      throw ApplicationFailure.nonRetryable('a second approval pays the refund approved first, unchanged', CONFLICT);
+    }
+  };
 
   const decide =
-    (outcome: 'approved' | 'rejected') =>
+    (outcome: 'approved' | 'rejected', check: (decision: AppealDecision) => void, second = false) =>
     async (decision: AppealDecision): Promise<AppealDecided> => {
       // The validator ran; still refuse a decision that raced another one into this handler.
-      validate(decision);
+      check(decision);
+      const first = second ? awaiting : undefined;
       deciding = true;
       try {
         const result = await db.decideAppeal({
@@ -65,10 +94,19 @@ export async function appeal(input: AppealWorkflowInput): Promise<AppealDecided>
           decision: outcome,
           deciderId: decision.deciderId,
           note: decision.note,
-          action: decision.action,
-          ...(decision.amountMinor !== undefined ? { amountMinor: decision.amountMinor } : {}),
+          ...(first
+            ? { action: first.action, amountMinor: first.amountMinor, firstApproverId: first.approverId }
+            : {
+                action: decision.action,
+                ...(decision.amountMinor !== undefined ? { amountMinor: decision.amountMinor } : {}),
+              }),
           ...(decision.actor ? { actor: decision.actor } : {}),
         });
+        if (result.awaitingSecondApproval) {
+          // Approved once: the appeal stays open for a second staff member.
+          awaiting = result.awaitingSecondApproval;
+          return result;
+        }
         const resubmitted = result.resolution?.resubmitted_order_id;
         if (resubmitted) await startResubmission(resubmitted, input);
         status = result.status;
@@ -84,8 +122,9 @@ export async function appeal(input: AppealWorkflowInput): Promise<AppealDecided>
       }
     };
 
-  setHandler(approveAppealUpdate, decide('approved'), { validator: validate });
-  setHandler(rejectAppealUpdate, decide('rejected'), { validator: validate });
+  setHandler(approveAppealUpdate, decide('approved', validateFirst), { validator: validateFirst });
+  setHandler(secondApproveAppealUpdate, decide('approved', validateSecond, true), { validator: validateSecond });
+  setHandler(rejectAppealUpdate, decide('rejected', validate), { validator: validate });
 
   const deadline = Date.now() + input.slaMs;
   while (!decided) {

@@ -27,7 +27,7 @@ import {
 import { paymentSummary, type OrderFacts } from '../domain/orders';
 import { findOrder, markWorkflowStarted, unstartedOrders } from '../repositories/orders';
 import { PAYGATE_SEARCH_ATTRIBUTES, orderSearchAttributes } from './search-attributes';
-import { approveAppealUpdate, rejectAppealUpdate } from './appeal-messages';
+import { approveAppealUpdate, rejectAppealUpdate, secondApproveAppealUpdate } from './appeal-messages';
 import {
   DEPOSIT_WORKFLOW,
   PAYMENT_WORKFLOW,
@@ -336,16 +336,19 @@ export async function startAppealWorkflow(input: AppealWorkflowInput, meta: { re
   );
 }
 
+const APPEAL_UPDATES = { approve: approveAppealUpdate, 'approve-second': secondApproveAppealUpdate, reject: rejectAppealUpdate };
+
 /**
- * Approve or reject an appeal through its workflow's Update; the answer comes once the resolution has run.
- * `refused`: the workflow's validator said no (its failure type and message); `closed`: the workflow has
- * closed (the appeal was decided or expired). Anything else (Temporal unreachable) is thrown.
+ * Approve or reject an appeal through its workflow's Update (`approve-second`: the second approval of a refund
+ * at or above `FOUR_EYES_ABOVE_KES`); the answer comes once the resolution has run. `refused`: the workflow's
+ * validator said no (its failure type and message); `closed`: the workflow has closed (the appeal was decided
+ * or expired). Anything else (Temporal unreachable) is thrown.
  */
 export async function decideAppealWorkflow(
   workflowId: string,
-  decision: 'approve' | 'reject',
+  decision: keyof typeof APPEAL_UPDATES,
   args: AppealDecision,
 ): Promise<UpdateAnswer> {
   const handle = temporalClient().workflow.getHandle(workflowId);
-  return updateAnswer(handle.executeUpdate(decision === 'approve' ? approveAppealUpdate : rejectAppealUpdate, { args: [args] }));
+  return updateAnswer(handle.executeUpdate(APPEAL_UPDATES[decision], { args: [args] }));
 }

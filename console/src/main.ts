@@ -484,6 +484,28 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
       ok('Request ', el('code', {}, member(request, 'request_id')), ' ', el('span', { class: 'status' }, member(request, 'status'))),
     );
   },
+  async 'refunds-awaiting'() {
+    const page = await call('GET', '/appeals?awaiting_second_approval=true&limit=50');
+    const rows = pageRows(page).map((r): JsonObject => {
+      const first = isObject(r.awaiting_second_approval) ? r.awaiting_second_approval : {};
+      return {
+        appeal_id: r.appeal_id,
+        order_id: r.order_id,
+        amount: first.amount ?? '',
+        currency: first.currency ?? '',
+        kes_equivalent: first.kes_equivalent ?? '',
+        approved_by: first.approved_by ?? '',
+      };
+    });
+    show('refunds-awaiting', table(rows, ['appeal_id', 'order_id', 'amount', 'currency', 'kes_equivalent', 'approved_by']));
+  },
+  async 'refund-second-approval'(f) {
+    const appeal = await call('PUT', `/appeals/${encodeURIComponent(f.appeal_id)}/approve`, { body: pick(f, ['note']) });
+    show(
+      'refund-second-approval',
+      ok('Appeal ', el('code', {}, member(appeal, 'appeal_id')), ' ', el('span', { class: 'status' }, member(appeal, 'status'))),
+    );
+  },
   async report(f) {
     const query = new URLSearchParams({ from: f.from, to: f.to }).toString();
     // The report is computed by a workflow: 503 means "still being computed, ask again".

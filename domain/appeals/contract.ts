@@ -55,10 +55,25 @@ export interface AppealResolution {
   fee_refunded_minor?: string;
 }
 
+/**
+ * A refund at or above `FOUR_EYES_ABOVE_KES`, approved once: it waits for a second, different staff member
+ * (the `approve-second` Update), who pays exactly this refund.
+ */
+export interface FirstApproval {
+  approverId: string;
+  action: AppealAction;
+  /** The refund, in minor units of the payment's currency, and its KES equivalent (KES cents). */
+  amountMinor: string;
+  currency: string;
+  kesEquivalentMinor: string;
+}
+
 export interface AppealDecided {
   appealId: string;
   status: AppealStatus;
   resolution: AppealResolution | null;
+  /** Set when the approval was a first one: the appeal stays open until a second staff member approves. */
+  awaitingSecondApproval?: FirstApproval;
 }
 
 /** Error types an update is refused with; the api maps them to problem codes. */

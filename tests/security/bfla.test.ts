@@ -61,6 +61,7 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'POST /compliance/reviews/{review_id}/decision': [401, 403, 'all', 'all'],
   // Four-eyes requests: staff only, decided by a staff member other than the one who asked.
   'GET /compliance/approvals': [401, 403, 'allow', 'allow'],
+  'GET /appeals': [401, 403, 'allow', 'allow'],
   'GET /compliance/approvals/{request_id}': [401, 403, 'all', 'all'],
   'POST /compliance/approvals/{request_id}/approve': [401, 403, 'all', 'all'],
   'POST /compliance/approvals/{request_id}/reject': [401, 403, 'all', 'all'],
@@ -369,6 +370,8 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
         return v1('get', '/compliance/approvals?status=pending&limit=5');
       case 'GET /compliance/audit':
         return v1('get', `/compliance/audit?actor=${victim.id}&limit=5`);
+      case 'GET /appeals':
+        return v1('get', '/appeals?awaiting_second_approval=true&limit=5');
       case 'GET /compliance/approvals/{request_id}':
         return v1('get', `/compliance/approvals/${await pendingRequest()}`);
       case 'POST /compliance/approvals/{request_id}/approve':

@@ -32,13 +32,24 @@ export const registerWithPassword = (body: Record<string, unknown>) => register(
  * Register and log in a fresh user through the API; KYC status and roles are set directly for the arrangement.
  * The user's wallets are funded (`fundWallets`) unless `funded: false`: a payer needs money in first.
  */
+/** A name token made of letters only, from random hex (digits shifted to letters past `f`). */
+const lettersOnly = (hex: string): string => {
+  const letters = hex
+    .replace(/-/g, '')
+    .slice(0, 10)
+    .replace(/[0-9]/g, (d) => String.fromCharCode(103 + Number(d)));
+  return letters.charAt(0).toUpperCase() + letters.slice(1);
+};
+
 export async function newUser(
   options: { kycStatus?: KycStatus; roles?: Role[]; phone?: string; funded?: boolean; fullName?: string; emailTag?: string } = {},
 ): Promise<TestUser> {
   counter += 1;
   const email = `${options.emailTag ?? 'user'}-${Date.now()}-${counter}-${randomUUID().slice(0, 6)}@example.com`;
   const password = TEST_PASSWORD;
-  const registered = await register({ email, password, full_name: options.fullName ?? 'Test User', phone: options.phone });
+  // Staff get a name of their own: nobody decides for a customer who shares their name (docs/compliance.md#own-interest).
+  const fullName = options.fullName ?? (options.roles && options.roles.length > 0 ? `Officer ${lettersOnly(randomUUID())}` : 'Test User');
+  const registered = await register({ email, password, full_name: fullName, phone: options.phone });
   expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
   const id = (registered.body as { user_id: string }).user_id;
   if (options.funded !== false) await fundWallets(id);

@@ -3,18 +3,19 @@ import type { Transaction } from 'sequelize';
 import { uuidv7 } from '../../platform/ids';
 import { holdPayer, postLines, postPayment, postedKinds } from '../../repositories/ledger';
 import { EXPENSE_REFUNDS, FEE_REVENUE, payerWallet, transfer } from '../../domain/ledger';
-import { formatAmount, type Currency } from '../../domain/money';
+import { CURRENCY_SCALE, decimalToScaled, formatAmount, toKesMinor, type Currency } from '../../domain/money';
+import { config } from '../../platform/config';
 import { ledgerAccountsOf } from '../../domain/orders';
 import { createResubmission, lockOrder, recordRefund, statusOf, transitionOrder } from '../../repositories/orders';
-import { expireOpenAppeal, lockAppeal as lockAppealRow, recordAppealDecision } from '../../repositories/appeals';
+import { expireOpenAppeal, lockAppeal as lockAppealRow, recordAppealDecision, recordFirstApproval } from '../../repositories/appeals';
 import { inTransaction } from '../../repositories/transaction';
 import { appendAuditEntry } from '../../repositories/audit';
 import type { AuditActor } from '../../domain/audit';
 import { lockTrade } from '../../repositories/p2p';
 import { paymentWorkflowId } from '../shared';
-import type { AppealAction, AppealDecided, AppealResolution } from '../../domain/appeals/contract';
+import type { AppealAction, AppealDecided, AppealResolution, FirstApproval } from '../../domain/appeals/contract';
 import { postEscrow, releaseEscrow, reverseWalletTrade } from './p2p';
-import { APPEAL_NOT_FOUND, CONFLICT, ORDER_NOT_FOUND } from '../failure-types';
+import { APPEAL_NOT_FOUND, CONFLICT, FORBIDDEN, ORDER_NOT_FOUND } from '../failure-types';
 
 /** Nothing yet: the appeal activities reach their tables through the repositories. */
 export type AppealActivityDeps = Record<string, never>;
@@ -32,15 +33,8 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
     return appeal;
   };
 
-  /** Run the approved action on the appealed order; the order's state follows. */
-  const resolve = async (
-    appealId: string,
-    orderId: string,
-    requested: AppealAction | undefined,
-    approverId: string,
-    tx: Transaction,
-    amountMinor?: string,
-  ): Promise<AppealResolution> => {
+  /** The appealed order and (P2P) its trade, locked, and the action an approval takes: the one asked, or what fits the order. */
+  const lockSubject = async (orderId: string, requested: AppealAction | undefined, tx: Transaction) => {
     const order = await lockOrder(orderId, tx);
     if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, ORDER_NOT_FOUND);
     const trade = order.method === 'p2p' ? await lockTrade(orderId, tx) : undefined;
@@ -53,12 +47,55 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
           : order.status === 'rejected'
             ? 'resubmit'
             : 'refund');
+    return { order, trade, action };
+  };
+
+  /**
+   * A refund at or above `FOUR_EYES_ABOVE_KES` (its KES equivalent at the reference rate) takes a second staff
+   * member: the refund this approval would pay, or undefined when one approval is enough. A refund that does
+   * not fit the order is refused here as it would be when paid.
+   */
+  const refundAwaitingSecond = async (
+    orderId: string,
+    requested: AppealAction | undefined,
+    approverId: string,
+    amountMinor: string | undefined,
+    tx: Transaction,
+  ): Promise<FirstApproval | undefined> => {
+    const { order, trade, action } = await lockSubject(orderId, requested, tx);
+    if (action !== 'refund' || order.status !== 'completed') return undefined;
+    const currency = order.currency as Currency;
+    const left = BigInt(order.amountMinor) - BigInt(order.refundedMinor);
+    if (trade && amountMinor !== undefined) throw notApplicable('a P2P trade is reversed whole: leave out the amount');
+    const amount = trade ? BigInt(order.amountMinor) : amountMinor === undefined ? left : BigInt(amountMinor);
+    if (!trade && (amount <= 0n || amount > left)) {
+      throw notApplicable(`only ${currency} ${formatAmount(left, currency)} of this payment is left to refund`);
+    }
+    const cfg = config();
+    const kes = toKesMinor(amount, currency, cfg.limits.fxToKes);
+    if (kes < decimalToScaled(cfg.fourEyes.aboveKes, CURRENCY_SCALE.KES)) return undefined;
+    return { approverId, action, amountMinor: amount.toString(), currency, kesEquivalentMinor: kes.toString() };
+  };
+
+  /** Run the approved action on the appealed order; the order's state follows. */
+  const resolve = async (
+    appealId: string,
+    orderId: string,
+    requested: AppealAction | undefined,
+    approverId: string,
+    tx: Transaction,
+    amountMinor?: string,
+  ): Promise<AppealResolution> => {
+    const { order, trade, action } = await lockSubject(orderId, requested, tx);
 
     switch (action) {
       case 'refund': {
         if (order.status !== 'completed') throw notApplicable(`only a completed payment can be refunded; this one is ${order.status}`);
         if (!trade) return refundPayment(appealId, order, amountMinor, tx);
-        if (amountMinor !== undefined) throw notApplicable('a P2P trade is reversed whole: leave out the amount');
+        // A trade is reversed whole (a second approval names its whole amount).
+        if (amountMinor !== undefined && amountMinor !== order.amountMinor) {
+          throw notApplicable('a P2P trade is reversed whole: leave out the amount');
+        }
         // A trade settled between wallets is mirrored between the same wallets; older trades as before.
         const onWallets = trade ? await reverseWalletTrade(tx, trade, order.amountMinor) : false;
         if (!onWallets) {
@@ -175,7 +212,11 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
   };
 
   return {
-    /** Approve or reject an open appeal; approval runs the resolution in the same transaction. */
+    /**
+     * Approve or reject an open appeal; approval runs the resolution in the same transaction. A first approval
+     * of a refund at or above `FOUR_EYES_ABOVE_KES` only records itself (docs/appeals.md#four-eyes-on-large-refunds);
+     * the second, by someone else (`firstApproverId` names the first), pays it.
+     */
     async decideAppeal({
       appealId,
       decision,
@@ -184,6 +225,7 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
       action,
       amountMinor,
       actor,
+      firstApproverId,
     }: {
       appealId: string;
       decision: 'approved' | 'rejected';
@@ -192,23 +234,64 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
       action?: AppealAction;
       amountMinor?: string;
       actor?: AuditActor;
+      /** The second approval of a refund at or above `FOUR_EYES_ABOVE_KES`: who approved it first. */
+      firstApproverId?: string;
     }): Promise<AppealDecided> {
+      // A decision sent before the actor was passed along still names its decider.
+      const auditActor: AuditActor = actor ?? {
+        userId: deciderId,
+        roles: [],
+        credentialKind: 'login',
+        credentialId: null,
+        requestId: null,
+      };
       return inTransaction(async (tx) => {
         const appeal = await lockAppeal(appealId, tx);
         if (appeal.status === decision) return { appealId, status: appeal.status, resolution: appeal.resolution };
         if (appeal.status !== 'open') throw notApplicable(`the appeal is ${appeal.status}`);
+        if (decision === 'approved' && firstApproverId === undefined) {
+          // A retry of a first approval already recorded answers what it recorded.
+          if (appeal.first_approval) {
+            if (appeal.first_approval.approverId !== deciderId) throw notApplicable('the refund already awaits a second approval');
+            return { appealId, status: 'open', resolution: null, awaitingSecondApproval: appeal.first_approval };
+          }
+          const first = await refundAwaitingSecond(appeal.order_id, action, deciderId, amountMinor, tx);
+          if (first) {
+            await recordFirstApproval({ appealId, approval: first, note }, tx);
+            await appendAuditEntry(
+              auditActor,
+              {
+                action: 'appeal.first_approved',
+                subjectType: 'appeal',
+                subjectId: appealId,
+                before: { status: appeal.status, order_id: appeal.order_id },
+                after: { status: 'open', note, awaiting_second_approval: { ...first } },
+              },
+              tx,
+            );
+            return { appealId, status: 'open', resolution: null, awaitingSecondApproval: first };
+          }
+        }
+        if (firstApproverId !== undefined) {
+          if (appeal.first_approval?.approverId !== firstApproverId)
+            throw notApplicable('no refund of this appeal awaits a second approval');
+          if (deciderId === firstApproverId) {
+            throw ApplicationFailure.nonRetryable('a refund is approved a second time by a different staff member', FORBIDDEN);
+          }
+        }
+        // A second approval pays exactly the refund approved first.
+        const approved = firstApproverId !== undefined && appeal.first_approval ? appeal.first_approval : undefined;
         const resolution =
           decision === 'approved'
-            ? await resolve(appealId, appeal.order_id, action, deciderId, tx, amountMinor)
+            ? await resolve(appealId, appeal.order_id, approved?.action ?? action, deciderId, tx, approved?.amountMinor ?? amountMinor)
             : { action: null, summary: 'the appeal was rejected; the order is unchanged', order_status: '' };
         if (decision === 'rejected') {
           resolution.order_status = (await statusOf(appeal.order_id, tx)) ?? '';
         }
         await recordAppealDecision({ appealId, decision, deciderId, note, resolution }, tx);
-        // The audit entry commits with the decision (docs/compliance.md#audit-trail); a decision sent before
-        // the actor was passed along still names its decider.
+        // The audit entry commits with the decision (docs/compliance.md#audit-trail).
         await appendAuditEntry(
-          actor ?? { userId: deciderId, roles: [], credentialKind: 'login', credentialId: null, requestId: null },
+          auditActor,
           {
             action: decision === 'approved' ? 'appeal.approved' : 'appeal.rejected',
             subjectType: 'appeal',

@@ -88,7 +88,9 @@ export function createComplianceActivities({ config, screener }: ComplianceActiv
 
       // A resubmission approved on appeal is screened in full again; only the one entry the approver
       // cleared (the match that rejected the original order) is excused, never one listed since.
-      const [best] = (await screenRemembering(screening, paymentScreeningItems(order))).filter((m) => m.entryId !== order.cleared_entry_id);
+      const [best] = (await screenRemembering(screening, paymentScreeningItems(order), order.user_id)).filter(
+        (m) => m.entryId !== order.cleared_entry_id,
+      );
       if (!best) {
         // One statement (the status and its event): no transaction around it.
         await transitionOrder(orderId, { from: ['pending'], to: 'screening', note: 'screened against the blocklist: no match' });
