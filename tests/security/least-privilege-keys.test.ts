@@ -136,6 +136,24 @@ describe('security: least privilege for API keys', function () {
     });
   });
 
+  describe('when a staff member who has since lost the role repeats a staff call with its Idempotency-Key', () => {
+    it('API5:2023 Broken Function Level Authorization — then the role is checked before any replay: 403, not the stored answer', async () => {
+      const officer = await newUser({ funded: false, roles: ['user', 'compliance'] });
+      const idempotencyKey = randomUUID();
+      const body = { type: 'email', value: `listed-${randomUUID()}@example.invalid`, reason: 'least privilege', source: 'manual' };
+      const send = () => api().post('/api/v1/compliance/blocklist').set(officer.auth).set('Idempotency-Key', idempotencyKey).send(body);
+      const first = await send();
+      expect(first.status, first.text).to.equal(201);
+      // Control: while the role holds, the repeat is a replay.
+      expect((await send()).headers['idempotent-replayed']).to.equal('true');
+
+      await database().query(`UPDATE users SET roles = ARRAY['user'] WHERE id = :id`, { replacements: { id: officer.id } });
+      const repeated = await send();
+      expectProblem(repeated, 403, 'forbidden');
+      expect(repeated.headers['idempotent-replayed']).to.equal(undefined);
+    });
+  });
+
   describe('when a key tries to make or revoke keys', () => {
     it('API5:2023 Broken Function Level Authorization — then it is 403 even holding api-keys:write, and its owner signed in still can', async () => {
       const owner = await newUser({ funded: false });
