@@ -3,7 +3,7 @@ import { AppError, notFound, validationError } from '../platform/errors';
 import { isUuid, uuidv7 } from '../platform/ids';
 import { componentLogger } from '../platform/logger';
 import { config } from '../platform/config';
-import { API_KEY_MODES, API_KEY_SCOPES, checkScopes, keyPrefix, type ApiKeyMode } from '../domain/api-keys';
+import { API_KEY_MODES, checkScopes, KEY_GRANTABLE_SCOPES, keyPrefix, type ApiKeyMode } from '../domain/api-keys';
 import { createApiKeyWithin, findApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../repositories/api-keys';
 import { apiKeyHash } from '../domain/api-keys';
 import type { Caller } from '../domain/caller';
@@ -71,7 +71,8 @@ export async function createKey(caller: Caller, body: ApiKeyRequest): Promise<Cr
   if (served !== null && mode !== served) throw new AppError('key_mode_not_served', notServed(mode, served));
   if (!Array.isArray(body.scopes) || body.scopes.length === 0) throw validationError('scopes', 'must list at least one scope');
   const { scopes, unknown, forbidden } = checkScopes(body.scopes);
-  if (unknown.length > 0) throw validationError('scopes', `unknown: ${unknown.join(', ')}; scopes are ${API_KEY_SCOPES.join(', ')}`);
+  if (unknown.length > 0)
+    throw validationError('scopes', `unknown: ${unknown.join(', ')}; a key's scopes are ${KEY_GRANTABLE_SCOPES.join(', ')}`);
   if (forbidden.length > 0) {
     const message = `no key may hold ${forbidden.join(', ')}: staff work and key management are done signed in, never with a key`;
     throw new AppError('scope_not_grantable', `scopes: ${message}`, { errors: [{ field: 'scopes', message }] });
