@@ -10,14 +10,16 @@
  * - request bodies may carry fields the API does not know: they are ignored (tsoa's
  *   `silently-remove-extras`, e.g. a `role` sent to /auth/register), so no schema forbids them;
  * - every operation behind `jwt` also takes an API key (`api_key`, docs/access.md#scopes), needing the one scope
- *   `scopeFor` reads off its method and path, and answers 403 to a key without it;
+ *   `scopeFor` reads off its method and path, and answers 403 to a key without it; but for the operations no key
+ *   may call (staff areas, making or revoking keys: docs/access.md#what-a-key-can-never-do), which take a login only
+ *   and answer 403 to any key;
  * - every operation can answer 500 (an unexpected error, as a problem that reveals nothing), and every
  *   operation but the provider callbacks counts against the caller's quota: its answers carry the IETF
  *   `RateLimit` and `RateLimit-Policy` fields, and past the quota it answers 429 with `Retry-After`
  *   (api/middleware/rate-limit.ts).
  */
 
-import { scopeFor } from '../domain/api-keys';
+import { scopeFor, scopeForbiddenToKeys } from '../domain/api-keys';
 
 const PROBLEM_JSON = 'application/problem+json';
 
@@ -60,8 +62,9 @@ const API_KEY_SCHEME = {
   scheme: 'bearer',
   bearerFormat: 'sk_test_… or sk_live_…',
   description:
-    'An API key (POST /api-keys), sent as `Authorization: Bearer sk_…`. It acts as its owner within its scopes; ' +
-    'a `test` key reaches only sandbox rails, a `live` key only real ones.',
+    'An API key (POST /api-keys, signed in), sent as `Authorization: Bearer sk_…`. It acts as its owner, as a merchant ' +
+    '(never with staff roles), within its scopes, until revoked or its `expires_at`; a `test` key reaches only sandbox ' +
+    'rails, a `live` key only real ones. Staff operations and making or revoking keys take a login, never a key.',
 };
 
 const PROBLEM_SCHEMA = { $ref: '#/components/schemas/Problem' };
@@ -79,13 +82,16 @@ const RATE_LIMIT_HEADERS = {
 
 const HEADERS = {
   RateLimit: {
-    description: 'What is left of the quota (IETF draft-ietf-httpapi-ratelimit-headers): `r` requests for `t` more seconds.',
-    schema: { type: 'string', maxLength: 100, example: '"default";r=1199;t=60' },
+    description:
+      'What is left of each quota of `RateLimit-Policy` (IETF draft-ietf-httpapi-ratelimit-headers): `r` requests for `t` more seconds.',
+    schema: { type: 'string', maxLength: 200, example: '"default";r=1199;t=60, "account";r=2999;t=60' },
   },
   'RateLimit-Policy': {
     description:
-      'The quota: `q` requests per window of `w` seconds, per API key, else per user, else per address (RATE_LIMIT_API_PER_MINUTE).',
-    schema: { type: 'string', maxLength: 100, example: '"default";q=1200;w=60' },
+      'The quotas: `q` requests per window of `w` seconds. `"default"` is per API key, else per user, else per address ' +
+      '(RATE_LIMIT_API_PER_MINUTE); `"account"`, for a signed-in caller, is per account whatever its keys and logins ' +
+      '(RATE_LIMIT_API_PER_ACCOUNT_PER_MINUTE).',
+    schema: { type: 'string', maxLength: 200, example: '"default";q=1200;w=60, "account";q=3000;w=60' },
   },
   'Retry-After': {
     description: 'Seconds until the quota has room again.',
@@ -112,10 +118,11 @@ function completeOperation(operation: Operation, method: string, path: string): 
   if (jwt !== undefined) {
     responses['401'] ??= problemResponse('Unauthenticated: no valid bearer token or API key');
     const scope = scopeFor(method, path);
-    if (scope) operation.security = [...(operation.security ?? []), { api_key: [scope] }];
+    const keys = scope !== null && !scopeForbiddenToKeys(scope);
+    if (keys) operation.security = [...(operation.security ?? []), { api_key: [scope] }];
     const forbidden = [
       ...(jwt.length > 0 ? [`requires one of the roles: ${jwt.join(', ')}`] : []),
-      ...(scope ? [`an API key needs ${scope}`] : []),
+      keys ? `an API key needs ${scope}` : 'not open to API keys: a login only',
     ];
     if (forbidden.length > 0) responses['403'] ??= problemResponse(`Forbidden: ${forbidden.join('; ')}`);
   }

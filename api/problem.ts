@@ -16,17 +16,19 @@ export interface Problem {
 
 const log = componentLogger('http');
 
+/** The problem an error is rendered as, for the request `requestId`. */
+export const problemOf = (err: AppError, requestId: string): Problem => ({
+  type: `https://paygate.dev/problems/${err.code.replace(/_/g, '-')}`,
+  title: err.title,
+  status: err.status,
+  detail: err.detail ?? err.title,
+  code: err.code,
+  ...(err.options.errors ? { errors: err.options.errors } : {}),
+  request_id: requestId,
+});
+
 export function sendProblem(res: Response, err: AppError): void {
-  const requestId = String(res.getHeader('X-Request-Id') ?? '');
-  const problem: Problem = {
-    type: `https://paygate.dev/problems/${err.code.replace(/_/g, '-')}`,
-    title: err.title,
-    status: err.status,
-    detail: err.detail ?? err.title,
-    code: err.code,
-    ...(err.options.errors ? { errors: err.options.errors } : {}),
-    request_id: requestId,
-  };
+  const problem = problemOf(err, String(res.getHeader('X-Request-Id') ?? ''));
   for (const [name, value] of Object.entries(err.options.headers ?? {})) res.setHeader(name, value);
   res.status(err.status).type('application/problem+json').send(JSON.stringify(problem));
 }

@@ -1,7 +1,8 @@
 /**
  * API keys (docs/access.md#api-keys), as pure rules. A key is `sk_<mode>_` and 43 base64url characters (32 random bytes);
  * its `prefix` (the mode and the first 8 random characters) names it in lists and finds it on a request.
- * A request with a key acts as the key's owner, with the owner's roles, within the key's scopes.
+ * A request with a key acts as the key's owner, as a merchant (never with the owner's staff roles), within the
+ * key's scopes.
  *
  * Each operation needs one scope, read off its path and method: `<area>:read` for GET, `<area>:write`
  * otherwise, where the area is the first segment of the path (`/payments/initiate` → `payments:write`).
@@ -64,6 +65,20 @@ export const API_KEY_SCOPES = [
 ] as const satisfies readonly `${ScopeArea}:${'read' | 'write'}`[];
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
+/**
+ * Areas whose operations are staff work (compliance, operations, the sandbox simulators): done by a person
+ * signed in, never with a key (docs/access.md#what-a-key-can-never-do). Their scopes cannot be granted to a key,
+ * and a key made before that rule (one that still names them) is refused on their operations.
+ */
+export const STAFF_SCOPE_AREAS = ['compliance', 'operations', 'sandbox'] as const satisfies readonly ScopeArea[];
+
+/** Scopes no key may hold, whoever its owner: the staff areas, and making or revoking keys (a key never mints keys). */
+export const scopeForbiddenToKeys = (scope: string): boolean =>
+  scope === 'api-keys:write' || (STAFF_SCOPE_AREAS as readonly string[]).includes(scope.split(':')[0]);
+
+/** The scopes a key can be given: every scope but those `scopeForbiddenToKeys` names. */
+export const KEY_GRANTABLE_SCOPES: readonly ApiKeyScope[] = API_KEY_SCOPES.filter((s) => !scopeForbiddenToKeys(s));
+
 const SECRET = /^sk_(test|live)_([A-Za-z0-9_-]{43})$/;
 const PREFIX_CHARS = 8;
 
@@ -94,8 +109,23 @@ export function scopeFor(method: string, path: string): string | null {
   return `${area}:${method.toUpperCase() === 'GET' ? 'read' : 'write'}`;
 }
 
-/** The scopes asked for, checked and without repeats; the unknown ones listed when any. */
-export function checkScopes(asked: readonly string[]): { scopes: string[]; unknown: string[] } {
+/**
+ * The scopes asked for, checked and without repeats; the unknown ones listed when any, and the known ones no
+ * key may hold (`scopeForbiddenToKeys`).
+ */
+export function checkScopes(asked: readonly string[]): { scopes: string[]; unknown: string[]; forbidden: string[] } {
   const scopes = [...new Set(asked)];
-  return { scopes, unknown: scopes.filter((s) => !(API_KEY_SCOPES as readonly string[]).includes(s)) };
+  const unknown = scopes.filter((s) => !(API_KEY_SCOPES as readonly string[]).includes(s));
+  return { scopes, unknown, forbidden: scopes.filter((s) => !unknown.includes(s) && scopeForbiddenToKeys(s)) };
+}
+
+/**
+ * Whether an API key may call an operation whose scope is `needed` (`scopeFor`): it must hold the scope, and
+ * the scope must be one a key can hold at all. Returns why not, or null when it may.
+ */
+export function keyRefusal(keyScopes: readonly string[], needed: string | null): string | null {
+  if (!needed) return 'this operation is not open to API keys';
+  if (scopeForbiddenToKeys(needed)) return `this operation is not open to API keys (${needed} is done signed in, never with a key)`;
+  if (!keyScopes.includes(needed)) return `this API key lacks the scope ${needed}`;
+  return null;
 }

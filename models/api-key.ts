@@ -13,6 +13,8 @@ export class ApiKey extends Model<InferAttributes<ApiKey>, InferCreationAttribut
   declare createdAt: CreationOptional<Date>;
   declare lastUsedAt: CreationOptional<Date | null>;
   declare revokedAt: CreationOptional<Date | null>;
+  /** After this the key is refused, like a revoked one; null for a key that does not expire. */
+  declare expiresAt: CreationOptional<Date | null>;
 
   static initModel(sequelize: Sequelize): typeof ApiKey {
     return ApiKey.init(
@@ -27,6 +29,7 @@ export class ApiKey extends Model<InferAttributes<ApiKey>, InferCreationAttribut
         createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
         lastUsedAt: { type: DataTypes.DATE, allowNull: true },
         revokedAt: { type: DataTypes.DATE, allowNull: true },
+        expiresAt: { type: DataTypes.DATE, allowNull: true },
       },
       { sequelize, tableName: 'api_keys' },
     );

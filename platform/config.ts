@@ -229,6 +229,12 @@ const settings = z.object({
     screenPerMinute: fromEnv('RATE_LIMIT_SCREEN_PER_MINUTE', intFrom(60, 1)),
     /** Requests per minute under /api/v1 per API key, per signed-in user, or per address. */
     apiPerMinute: fromEnv('RATE_LIMIT_API_PER_MINUTE', intFrom(1200, 1)),
+    /** Requests per minute under /api/v1 per account, whatever its credentials (all its keys and logins together). */
+    apiPerAccountPerMinute: fromEnv('RATE_LIMIT_API_PER_ACCOUNT_PER_MINUTE', intFrom(3000, 1)),
+  }),
+  apiKeys: z.object({
+    /** The most keys one user may have in use (neither revoked nor expired). */
+    maxPerUser: fromEnv('API_KEYS_MAX_PER_USER', intFrom(20, 1, 1000)),
   }),
   limits: z.object({
     /** Per payment, per 24 h, and the most any one wallet may hold (its KES equivalent), by tier. */

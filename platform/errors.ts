@@ -21,6 +21,8 @@ export type ErrorCode =
   | 'insufficient_funds'
   | 'blocked_by_compliance'
   | 'key_mode_not_served'
+  | 'scope_not_grantable'
+  | 'secret_not_replayed'
   | 'rate_limited'
   | 'dependency_unavailable'
   | 'internal';
@@ -48,6 +50,8 @@ const STATUS: Record<ErrorCode, number> = {
   insufficient_funds: 422,
   blocked_by_compliance: 422,
   key_mode_not_served: 422,
+  scope_not_grantable: 422,
+  secret_not_replayed: 409,
   rate_limited: 429,
   internal: 500,
   dependency_unavailable: 503,
@@ -71,6 +75,8 @@ const TITLE: Record<ErrorCode, string> = {
   insufficient_funds: 'Insufficient funds',
   blocked_by_compliance: 'Blocked by compliance',
   key_mode_not_served: 'This deployment does not issue keys of that mode',
+  scope_not_grantable: 'A scope no API key may hold',
+  secret_not_replayed: 'The first answer to this Idempotency-Key carried a secret, shown only once',
   rate_limited: 'Too many requests',
   internal: 'Internal server error',
   dependency_unavailable: 'A dependency is unavailable',

@@ -1,5 +1,5 @@
-import { Op } from 'sequelize';
-import { ApiKey } from '../models';
+import { Op, QueryTypes } from 'sequelize';
+import { ApiKey, models } from '../models';
 import type { ApiKeyMode } from '../domain/api-keys';
 import type { Tx } from './transaction';
 
@@ -15,6 +15,7 @@ export interface ApiKeyRecord {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  expiresAt: Date | null;
 }
 
 const record = (k: ApiKey): ApiKeyRecord => ({
@@ -27,9 +28,15 @@ const record = (k: ApiKey): ApiKeyRecord => ({
   createdAt: k.createdAt,
   lastUsedAt: k.lastUsedAt ?? null,
   revokedAt: k.revokedAt ?? null,
+  expiresAt: k.expiresAt ?? null,
 });
 
-export async function createApiKey(
+/**
+ * Create a key unless the user already has `maxActive` keys in use (neither revoked nor expired): then null.
+ * Creations for one user are serialised by a transaction-scoped advisory lock on the user (held until `transaction`
+ * ends), so concurrent requests cannot both see room for the last key.
+ */
+export async function createApiKeyWithin(
   key: {
     id: string;
     userId: string;
@@ -38,15 +45,30 @@ export async function createApiKey(
     prefix: string;
     secretHash: Buffer;
     scopes: string[];
+    expiresAt: Date | null;
   },
-  tx?: Tx,
-): Promise<ApiKeyRecord> {
-  return record(await ApiKey.create(key, { transaction: tx }));
+  maxActive: number,
+  transaction: Tx,
+): Promise<ApiKeyRecord | null> {
+  await models().query(`SELECT pg_advisory_xact_lock(hashtextextended('api_keys:' || CAST(:userId AS text), 0))`, {
+    replacements: { userId: key.userId },
+    transaction,
+  });
+  // A statement of its own: its snapshot is taken after the lock, so it sees what the previous holder inserted.
+  const [count] = await models().query<{ active: number }>(
+    `SELECT count(*)::int AS active FROM api_keys
+      WHERE user_id = :userId AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+    { replacements: { userId: key.userId }, type: QueryTypes.SELECT, transaction },
+  );
+  if ((count?.active ?? 0) >= maxActive) return null;
+  return record(await ApiKey.create(key, { transaction }));
 }
 
-/** The key a presented secret's prefix names, with its hash to compare; revoked keys are not found. */
+/** The key a presented secret's prefix names, with its hash to compare; revoked and expired keys are not found. */
 export async function activeKeyByPrefix(prefix: string): Promise<(ApiKeyRecord & { secretHash: Buffer }) | null> {
-  const key = await ApiKey.findOne({ where: { prefix, revokedAt: null } });
+  const key = await ApiKey.findOne({
+    where: { prefix, revokedAt: null, [Op.or]: [{ expiresAt: null }, { expiresAt: { [Op.gt]: models().fn('now') } }] },
+  });
   return key ? { ...record(key), secretHash: key.secretHash } : null;
 }
 

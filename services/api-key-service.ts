@@ -2,13 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { AppError, notFound, validationError } from '../platform/errors';
 import { isUuid, uuidv7 } from '../platform/ids';
 import { componentLogger } from '../platform/logger';
-import { API_KEY_MODES, API_KEY_SCOPES, checkScopes, keyPrefix, type ApiKeyMode } from '../domain/api-keys';
-import { createApiKey, findApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../repositories/api-keys';
+import { config } from '../platform/config';
+import { API_KEY_MODES, checkScopes, KEY_GRANTABLE_SCOPES, keyPrefix, type ApiKeyMode } from '../domain/api-keys';
+import { createApiKeyWithin, findApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../repositories/api-keys';
 import { apiKeyHash } from '../domain/api-keys';
 import type { Caller } from '../domain/caller';
 import { inTransaction } from '../repositories/transaction';
 import { recordStaffAction } from './audit';
 import { keysetPage, keysetQuery, type Page } from './paging';
+import { parseInstant } from './instants';
 import { keyModeOfDeployment } from './deployment';
 
 const log = componentLogger('api-keys');
@@ -26,6 +28,8 @@ export interface ApiKeyView {
   last_used_at: string | null;
   /** When the key was revoked; null while it works. */
   revoked_at: string | null;
+  /** When the key stops working, refused from then on like a revoked one; null for a key that does not expire. */
+  expires_at: string | null;
 }
 
 /** A key just created: the only answer that carries its secret. */
@@ -38,6 +42,7 @@ export interface ApiKeyRequest {
   name: string;
   scopes: string[];
   mode: string;
+  expires_at?: string;
 }
 
 const view = (k: ApiKeyRecord): ApiKeyView => ({
@@ -49,13 +54,16 @@ const view = (k: ApiKeyRecord): ApiKeyView => ({
   created_at: k.createdAt.toISOString(),
   last_used_at: k.lastUsedAt?.toISOString() ?? null,
   revoked_at: k.revokedAt?.toISOString() ?? null,
+  expires_at: k.expiresAt?.toISOString() ?? null,
 });
 
 /**
- * Create a key for the caller. A request made with a key can only create a key with the same mode and no
- * scope it does not have itself: a key never widens its own reach.
+ * Create a key for the caller, signed in as a person (docs/access.md#what-a-key-can-never-do): a key never
+ * makes keys, no key holds a staff scope or `api-keys:write`, and a user has at most `API_KEYS_MAX_PER_USER`
+ * keys in use.
  */
 export async function createKey(caller: Caller, body: ApiKeyRequest): Promise<CreatedApiKey> {
+  if (caller.key) throw new AppError('forbidden', 'an API key cannot create keys: sign in to create one');
   const name = typeof body.name === 'string' ? body.name.trim() : '';
   if (name.length < 1 || name.length > 100) throw validationError('name', 'must be 1 to 100 characters');
   if (!(API_KEY_MODES as readonly string[]).includes(body.mode))
@@ -64,24 +72,30 @@ export async function createKey(caller: Caller, body: ApiKeyRequest): Promise<Cr
   const served = keyModeOfDeployment();
   if (served !== null && mode !== served) throw new AppError('key_mode_not_served', notServed(mode, served));
   if (!Array.isArray(body.scopes) || body.scopes.length === 0) throw validationError('scopes', 'must list at least one scope');
-  const { scopes, unknown } = checkScopes(body.scopes);
-  if (unknown.length > 0) throw validationError('scopes', `unknown: ${unknown.join(', ')}; scopes are ${API_KEY_SCOPES.join(', ')}`);
-  if (caller.key) {
-    const wider = scopes.filter((s) => !caller.key?.scopes.includes(s));
-    if (wider.length > 0 || mode !== caller.key.mode) {
-      throw new AppError('forbidden', 'a key can create only keys of its own mode, within its own scopes');
-    }
+  const { scopes, unknown, forbidden } = checkScopes(body.scopes);
+  if (unknown.length > 0)
+    throw validationError('scopes', `unknown: ${unknown.join(', ')}; a key's scopes are ${KEY_GRANTABLE_SCOPES.join(', ')}`);
+  if (forbidden.length > 0) {
+    const message = `no key may hold ${forbidden.join(', ')}: staff work and key management are done signed in, never with a key`;
+    throw new AppError('scope_not_grantable', `scopes: ${message}`, { errors: [{ field: 'scopes', message }] });
   }
+  const expiresAt = body.expires_at === undefined || body.expires_at === null ? null : parseInstant(body.expires_at, 'expires_at');
+  if (expiresAt !== null && expiresAt.getTime() <= Date.now()) throw validationError('expires_at', 'must be in the future');
   const random = randomBytes(32).toString('base64url');
   const secret = `sk_${mode}_${random}`;
+  const max = config().apiKeys.maxPerUser;
   const created = await inTransaction(async (tx) => {
-    const key = await createApiKey(
-      { id: uuidv7(), userId: caller.id, name, mode, prefix: keyPrefix(mode, random), secretHash: apiKeyHash(secret), scopes },
+    const key = await createApiKeyWithin(
+      { id: uuidv7(), userId: caller.id, name, mode, prefix: keyPrefix(mode, random), secretHash: apiKeyHash(secret), scopes, expiresAt },
+      max,
       tx,
     );
-    await recordStaffAction(tx, { by: caller, ...keyAudit('api_key.created', key) });
+    if (key) await recordStaffAction(tx, { by: caller, ...keyAudit('api_key.created', key) });
     return key;
   });
+  if (!created) {
+    throw new AppError('limit_exceeded', `a user may have at most ${max} API keys in use (API_KEYS_MAX_PER_USER); revoke one first`);
+  }
   log.info({ keyId: created.id, userId: caller.id, mode, scopes }, 'API key created');
   return { ...view(created), secret };
 }
@@ -103,6 +117,7 @@ export async function listKeys(caller: Caller, q: { limit?: number; cursor?: str
 
 /** Revoke one of the caller's keys, at once: its next request is refused. Another user's key is a 404. */
 export async function revokeKey(caller: Caller, keyId: string): Promise<void> {
+  if (caller.key) throw new AppError('forbidden', 'an API key cannot revoke keys: sign in to revoke one');
   if (!isUuid(keyId)) throw validationError('key_id', 'must be a UUID');
   const key = await findApiKey(keyId);
   if (!key || key.userId !== caller.id) throw notFound(`API key ${keyId}`);

@@ -98,10 +98,13 @@ export async function clearFailedLogins(email: string, ip: string): Promise<void
   await get().loginAccount.reward(email, 1);
 }
 
-// --- the API quota (docs/conventions.md#rate-limits): per API key, per signed-in user, or per address
+// --- the API quota (docs/conventions.md#rate-limits): per credential (an API key, a signed-in user, or an address), and
+// per account across all its credentials
 
-/** Where a caller stands against its quota, for the IETF `RateLimit` and `RateLimit-Policy` fields. */
+/** Where a caller stands against one of its quotas, for the IETF `RateLimit` and `RateLimit-Policy` fields. */
 export interface Quota {
+  /** `default`: the credential's own quota; `account`: the account's, shared by its keys and logins. */
+  name: 'default' | 'account';
   limit: number;
   remaining: number;
   /** Seconds until the window starts again. */
@@ -109,21 +112,29 @@ export interface Quota {
   windowSeconds: number;
 }
 
+/** Who a request counts against: its credential (`key:<id>`, `user:<id>` or `ip:<address>`) and its account, if any. */
+export interface QuotaPartition {
+  credential: string;
+  account?: string;
+}
+
 const API_WINDOW_SECONDS = 60;
-let apiLimiter: { points: number; limiter: RateLimiterRedis } | undefined;
+const apiLimiters = new Map<Quota['name'], { points: number; limiter: RateLimiterRedis }>();
 
 /**
- * The quota's limiter, made again when the configured rate changes. While Redis is not connected it is not
+ * A quota's limiter, made again when the configured rate changes. While Redis is not connected it is not
  * asked at all, and this process's memory counts instead: the quota never makes a request wait on Redis.
  */
-function quotaLimiter(): { points: number; limiter: RateLimiterRedis } {
-  const points = config().rateLimits.apiPerMinute;
-  if (apiLimiter?.points !== points) {
-    apiLimiter = {
+function quotaLimiter(name: Quota['name']): { points: number; limiter: RateLimiterRedis } {
+  const { apiPerMinute, apiPerAccountPerMinute } = config().rateLimits;
+  const points = name === 'default' ? apiPerMinute : apiPerAccountPerMinute;
+  let known = apiLimiters.get(name);
+  if (known?.points !== points) {
+    known = {
       points,
       limiter: new RateLimiterRedis({
         storeClient: redis(),
-        keyPrefix: `${config().queuePrefix}:rl:api`,
+        keyPrefix: `${config().queuePrefix}:rl:${name === 'default' ? 'api' : 'api-account'}`,
         points,
         duration: API_WINDOW_SECONDS,
         // Requests never wait on a Redis that is away: this process's memory counts meanwhile.
@@ -131,39 +142,53 @@ function quotaLimiter(): { points: number; limiter: RateLimiterRedis } {
         insuranceLimiter: new RateLimiterMemory({ points, duration: API_WINDOW_SECONDS }),
       }),
     };
+    apiLimiters.set(name, known);
   }
-  return apiLimiter;
+  return known;
 }
 
-const quotaOf = (points: number, res: RateLimiterRes): Quota => ({
+const quotaOf = (name: Quota['name'], points: number, res: RateLimiterRes): Quota => ({
+  name,
   limit: points,
   remaining: Math.max(0, res.remainingPoints),
   resetSeconds: Math.max(0, Math.ceil(res.msBeforeNext / 1000)),
   windowSeconds: API_WINDOW_SECONDS,
 });
 
-/**
- * Count one request against `partition` (`key:<id>`, `user:<id>` or `ip:<address>`). Resolves to the quota
- * left; past the limit, rejects with 429 `rate_limited` carrying Retry-After and the quota.
- */
-export async function consumeApiQuota(partition: string): Promise<Quota> {
-  const { points, limiter } = quotaLimiter();
+/** Count one request against one quota: where it stands, and whether it is past the limit. */
+async function consumeQuota(name: Quota['name'], key: string): Promise<{ quota: Quota; exceeded: boolean }> {
+  const { points, limiter } = quotaLimiter(name);
   try {
-    return quotaOf(points, await limiter.consume(partition));
+    return { quota: quotaOf(name, points, await limiter.consume(key)), exceeded: false };
   } catch (err) {
     if (!(err instanceof RateLimiterRes)) throw err;
-    const quota = quotaOf(points, err);
-    const retryAfter = Math.max(1, quota.resetSeconds);
-    throw new AppError('rate_limited', `too many requests; retry in ${retryAfter} s`, {
-      headers: { 'Retry-After': String(retryAfter), ...rateLimitHeaders(quota) },
-    });
+    return { quota: quotaOf(name, points, err), exceeded: true };
   }
 }
 
-/** The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers): the policy, and what is left of it. */
-export function rateLimitHeaders(q: Quota): Record<string, string> {
+/**
+ * Count one request against its credential's quota and, when it has one, its account's. Resolves to the
+ * quotas left; past either limit, rejects with 429 `rate_limited` carrying Retry-After and the quotas.
+ */
+export async function consumeApiQuota(partition: QuotaPartition): Promise<Quota[]> {
+  const counted = await Promise.all([
+    consumeQuota('default', partition.credential),
+    ...(partition.account ? [consumeQuota('account', partition.account)] : []),
+  ]);
+  const quotas = counted.map((c) => c.quota);
+  const exceeded = counted.filter((c) => c.exceeded).map((c) => c.quota);
+  if (exceeded.length === 0) return quotas;
+  const retryAfter = Math.max(1, ...exceeded.map((q) => q.resetSeconds));
+  const which = exceeded.some((q) => q.name === 'account') ? 'requests for this account' : 'requests';
+  throw new AppError('rate_limited', `too many ${which}; retry in ${retryAfter} s`, {
+    headers: { 'Retry-After': String(retryAfter), ...rateLimitHeaders(quotas) },
+  });
+}
+
+/** The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers): each policy, and what is left of it. */
+export function rateLimitHeaders(quotas: Quota[]): Record<string, string> {
   return {
-    'RateLimit-Policy': `"default";q=${q.limit};w=${q.windowSeconds}`,
-    RateLimit: `"default";r=${q.remaining};t=${q.resetSeconds}`,
+    'RateLimit-Policy': quotas.map((q) => `"${q.name}";q=${q.limit};w=${q.windowSeconds}`).join(', '),
+    RateLimit: quotas.map((q) => `"${q.name}";r=${q.remaining};t=${q.resetSeconds}`).join(', '),
   };
 }

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { startRailFakes, type RailFakes } from './fakes/rails';
 import { api, mpesaPayment, newUser, type TestUser } from './support/api';
 import { withEnv } from './support/config-env';
+import { database } from '../platform/database';
 import { rows } from './support/db';
 import { realRails } from './support/rails';
 
@@ -20,6 +21,7 @@ interface CreatedKey {
   secret: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  expires_at: string | null;
 }
 
 const bearer = (secret: string) => ({ Authorization: `Bearer ${secret}` });
@@ -117,21 +119,50 @@ describe('API keys', () => {
     });
   });
 
-  describe('when a key asks for a key', () => {
-    it('then it gets one within its own scopes and mode, and nothing wider', async () => {
+  describe('when a key asks for a key, or to revoke one', () => {
+    it('then it is refused with 403, even holding a key scope from before, and nothing is made or revoked', async () => {
       const owner = await newUser({ funded: false });
-      const key = await createKey(owner, { scopes: ['api-keys:write', 'wallets:read'] });
-      const narrower = await api()
+      const key = await createKey(owner, { scopes: ['api-keys:read', 'wallets:read'] });
+      // A key made before keys lost api-keys:write: its scope no longer opens key management.
+      await database().query(`UPDATE api_keys SET scopes = array_append(scopes, 'api-keys:write') WHERE id = :id`, {
+        replacements: { id: key.key_id },
+      });
+      const made = await api()
         .post('/api/v1/api-keys')
         .set(bearer(key.secret))
         .send({ name: 'reader', mode: 'test', scopes: ['wallets:read'] });
-      expect(narrower.status, narrower.text).to.equal(201);
-      for (const body of [
-        { name: 'wider', mode: 'test', scopes: ['payments:write'] },
-        { name: 'live', mode: 'live', scopes: ['wallets:read'] },
-      ]) {
-        const res = await api().post('/api/v1/api-keys').set(bearer(key.secret)).send(body);
-        expect(res.status, JSON.stringify(body)).to.equal(403);
+      expect(made.status, made.text).to.equal(403);
+      const revoked = await api().delete(`/api/v1/api-keys/${key.key_id}`).set(bearer(key.secret));
+      expect(revoked.status, revoked.text).to.equal(403);
+      const listed = ((await api().get('/api/v1/api-keys').set(bearer(key.secret))).body as { data: CreatedKey[] }).data;
+      expect(listed.map((k) => [k.key_id, k.revoked_at])).to.deep.equal([[key.key_id, null]]);
+    });
+  });
+
+  describe('when a key is made with an expiry', () => {
+    it('then it works until then, and is refused like a revoked key after', async () => {
+      const owner = await newUser({ funded: false });
+      const expiresAt = new Date(Date.now() + 60 * 60_000).toISOString();
+      const key = await createKey(owner, { scopes: ['wallets:read'], expires_at: expiresAt });
+      expect(key.expires_at).to.equal(expiresAt);
+      expect((await api().get('/api/v1/wallets').set(bearer(key.secret))).status).to.equal(200);
+      await database().query(
+        `UPDATE api_keys SET expires_at = now() - interval '1 second', created_at = now() - interval '1 hour' WHERE id = :id`,
+        { replacements: { id: key.key_id } },
+      );
+      const refused = await api().get('/api/v1/wallets').set(bearer(key.secret));
+      expect(refused.status, refused.text).to.equal(401);
+    });
+
+    it('then an expiry now or in the past, or not a date-time, is a 400 naming expires_at', async () => {
+      const owner = await newUser({ funded: false });
+      for (const expires_at of [new Date(Date.now() - 1000).toISOString(), '2020-01-01T00:00:00Z', 'tomorrow']) {
+        const res = await api()
+          .post('/api/v1/api-keys')
+          .set(owner.auth)
+          .send({ name: 'k', mode: 'test', scopes: ['wallets:read'], expires_at });
+        expect(res.status, expires_at).to.equal(400);
+        expect(res.text).to.include('expires_at');
       }
     });
   });
@@ -152,11 +183,35 @@ describe('API keys', () => {
     });
   });
 
-  describe("when a key's owner has no staff role", () => {
-    it('then a compliance scope does not make the key staff: 403', async () => {
-      const owner = await newUser({ funded: false });
-      const key = await createKey(owner, { scopes: ['compliance:read'] });
-      expect((await api().get('/api/v1/compliance/blocklist').set(bearer(key.secret))).status).to.equal(403);
+  describe('when a key is asked with a staff scope', () => {
+    it('then it is a 422 scope_not_grantable naming scopes, and no key is made', async () => {
+      const owner = await newUser({ funded: false, roles: ['user', 'compliance', 'admin'] });
+      for (const scope of ['compliance:read', 'compliance:write', 'operations:read', 'sandbox:write', 'api-keys:write']) {
+        const res = await api()
+          .post('/api/v1/api-keys')
+          .set(owner.auth)
+          .send({ name: 'staff', mode: 'test', scopes: ['wallets:read', scope] });
+        expect(res.status, scope).to.equal(422);
+        expect(res.body).to.include({ code: 'scope_not_grantable' });
+        expect((res.body as { errors: { field: string }[] }).errors.map((e) => e.field)).to.deep.equal(['scopes']);
+      }
+      expect(await rows('SELECT id FROM api_keys WHERE user_id = :id', { id: owner.id })).to.deep.equal([]);
+    });
+  });
+
+  describe("when a staff member's key (made before staff scopes were refused) calls a staff operation", () => {
+    it('then the key acts as a merchant: 403, whatever scopes it carries', async () => {
+      const owner = await newUser({ funded: false, roles: ['user', 'compliance', 'admin'] });
+      const key = await createKey(owner, { scopes: ['users:read'] });
+      await database().query(`UPDATE api_keys SET scopes = scopes || ARRAY['compliance:read', 'operations:read'] WHERE id = :id`, {
+        replacements: { id: key.key_id },
+      });
+      for (const path of ['/api/v1/compliance/blocklist', '/api/v1/operations/unresolved-payouts', '/api/v1/users']) {
+        const res = await api().get(path).set(bearer(key.secret));
+        expect(res.status, `${path}: ${res.text}`).to.equal(403);
+      }
+      // Its owner's own things it still reads.
+      expect((await api().get(`/api/v1/users/${owner.id}`).set(bearer(key.secret))).status).to.equal(200);
     });
   });
 
@@ -222,22 +277,22 @@ describe('API keys', () => {
       for (let i = 0; i < 3; i++) {
         const res = await api().get('/api/v1/wallets').set(bearer(key.secret));
         expect(res.status, res.text).to.equal(200);
-        expect(res.headers['ratelimit-policy']).to.equal('"default";q=3;w=60');
-        left.push(/r=(\d+)/.exec(String(res.headers.ratelimit))?.[1] ?? '?');
+        expect(res.headers['ratelimit-policy']).to.match(/^"default";q=3;w=60, "account";q=\d+;w=60$/);
+        left.push(/"default";r=(\d+)/.exec(String(res.headers.ratelimit))?.[1] ?? '?');
       }
       expect(left).to.deep.equal(['2', '1', '0']);
       const limited = await api().get('/api/v1/wallets').set(bearer(key.secret));
       expect(limited.status, limited.text).to.equal(429);
       expect(limited.headers['content-type']).to.match(/^application\/problem\+json/);
       expect(Number(limited.headers['retry-after'])).to.be.within(1, 60);
-      expect(limited.headers.ratelimit).to.match(/^"default";r=0;t=\d+$/);
+      expect(limited.headers.ratelimit).to.match(/^"default";r=0;t=\d+, "account";r=\d+;t=\d+$/);
       // Another caller has a quota of its own.
       expect((await api().get('/api/v1/wallets').set(other.auth)).status).to.equal(200);
     });
   });
 
   describe('when the API description is read', () => {
-    it('then both schemes are documented and every operation behind a login also takes a key with its scope', async () => {
+    it('then both schemes are documented, and every operation behind a login takes a key with its scope but for those no key may call', async () => {
       const spec = (await api().get('/openapi.json')).body as {
         components: { securitySchemes: Record<string, { scheme: string }> };
         paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>>;
@@ -248,10 +303,11 @@ describe('API keys', () => {
       for (const [path, item] of Object.entries(spec.paths)) {
         for (const [method, op] of Object.entries(item)) {
           if (!op.security?.some((s) => 'jwt' in s)) continue;
+          const keysRefused = /^\/(compliance|operations|sandbox)\//.test(path) || (path.startsWith('/api-keys') && method !== 'get');
           expect(
             op.security.some((s) => 'api_key' in s),
             `${method.toUpperCase()} ${path}`,
-          ).to.equal(true);
+          ).to.equal(!keysRefused);
         }
       }
     });

@@ -14,12 +14,12 @@ import { QUEUES } from '../../workers/queues';
  * The queue dashboard (Bull Board) for admins, at /admin/queues: every BullMQ queue of the jobs process,
  * its schedulers, jobs, failures and retries.
  *
- * Access needs an admin's token, checked exactly like the API's bearer tokens. A browser cannot send an
- * Authorization header when following a link, so the first visit may carry the token once as
- * `?access_token=…`: it is moved into an HttpOnly, SameSite=Strict cookie scoped to /admin/queues (lasting
- * as long as the token) and the browser is redirected to the same page without it, so the token does not
- * stay in the address bar or the history. Every later request, including the dashboard's own API calls,
- * is authenticated by that cookie.
+ * Access needs an admin's login (a JWT), checked exactly like the API's bearer tokens; an API key, whoever
+ * its owner, is refused. A browser cannot send an Authorization header when following a link, so the first
+ * visit may carry the token once as `?access_token=…`: it is moved into an HttpOnly, SameSite=Strict cookie
+ * scoped to /admin/queues (lasting as long as the token) and the browser is redirected to the same page
+ * without it, so the token does not stay in the address bar or the history. Every later request, including
+ * the dashboard's own API calls, is authenticated by that cookie.
  */
 
 type BoardServerAdapter = Parameters<typeof createBullBoard>[0]['serverAdapter'];
@@ -36,7 +36,7 @@ function cookieValue(req: Request, name: string): string | undefined {
   return undefined;
 }
 
-/** Admins only: a bearer header, the one-time `access_token` query parameter, or the dashboard cookie. */
+/** Admins signed in only: a bearer header, the one-time `access_token` query parameter, or the dashboard cookie; never a key. */
 export const adminOnly: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
   const fromQuery = typeof req.query.access_token === 'string' ? req.query.access_token : undefined;
   const token = fromQuery ?? cookieValue(req, DASHBOARD_COOKIE);
@@ -44,6 +44,8 @@ export const adminOnly: RequestHandler = (req: Request, res: Response, next: Nex
   if (token && !req.headers.authorization) req.headers.authorization = `Bearer ${token}`;
   authenticateRequest(req)
     .then((caller) => {
+      // Retrying, cleaning or pausing queues is staff work: done signed in, never with a key (docs/access.md#what-a-key-can-never-do).
+      if (caller.key) throw new AppError('forbidden', 'the queue dashboard takes an admin signed in, never an API key');
       if (!caller.roles.includes('admin')) throw new AppError('forbidden', 'the queue dashboard is for admins');
       if (fromQuery === undefined) {
         next();

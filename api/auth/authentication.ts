@@ -7,7 +7,7 @@ import { AppError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
 import { ROLES, type Role } from '../../domain/users';
 import { standingOf } from '../../repositories/users';
-import { apiKeyHash, looksLikeApiKey, parseApiKey, scopeFor } from '../../domain/api-keys';
+import { apiKeyHash, keyRefusal, looksLikeApiKey, parseApiKey, scopeFor } from '../../domain/api-keys';
 import type { Caller } from '../../domain/caller';
 
 export { isStaff, type Caller } from '../../domain/caller';
@@ -75,8 +75,10 @@ async function verifyBearer(request: Request): Promise<Caller> {
 }
 
 /**
- * An API key: found by its prefix, then its hash compared in constant time. A revoked key is not found, so
- * it is refused on its very next request; the owner's roles are read as they are now.
+ * An API key: found by its prefix, then its hash compared in constant time. A revoked or expired key is not
+ * found, so it is refused on its very next request. A key is a merchant's credential: it acts as its owner
+ * with the `user` role only, never the owner's staff roles, which are for the person signed in
+ * (docs/access.md#what-a-key-can-never-do).
  */
 async function verifyApiKey(token: string): Promise<Caller> {
   const refused = new AppError('unauthenticated', 'a valid bearer token or API key is required');
@@ -89,7 +91,7 @@ async function verifyApiKey(token: string): Promise<Caller> {
   touchApiKey(key.id).catch((err: unknown) => log.warn({ err, keyId: key.id }, 'could not note when the key was last used'));
   return {
     id: key.userId,
-    roles: standing.roles.filter((r): r is Role => ROLES.includes(r)),
+    roles: standing.roles.filter((r): r is Role => r === 'user'),
     key: { id: key.id, mode: key.mode, scopes: key.scopes },
     kycStatus: standing.kycStatus,
   };
@@ -108,16 +110,15 @@ function verifySignature(request: Request): Promise<Caller> {
 
 /**
  * tsoa's authentication hook: `@Security('jwt', ['compliance', 'admin'])` admits any listed role. The bearer
- * is a JWT or an API key; a key must also carry the scope the operation needs (`scopeFor`).
+ * is a JWT or an API key; a key must also carry the scope the operation needs (`scopeFor`), and that scope
+ * must be one a key can hold at all (`keyRefusal`).
  */
 export async function expressAuthentication(request: Request, securityName: string, scopes: string[] = []): Promise<Caller> {
   if (securityName !== 'jwt') throw new AppError('unauthenticated', `unknown security scheme ${securityName}`);
   const caller = await authenticateRequest(request);
   if (caller.key) {
-    const needed = scopeFor(request.method, `${request.baseUrl}${request.path}`);
-    if (!needed || !caller.key.scopes.includes(needed)) {
-      throw new AppError('forbidden', needed ? `this API key lacks the scope ${needed}` : 'this operation is not open to API keys');
-    }
+    const refusal = keyRefusal(caller.key.scopes, scopeFor(request.method, `${request.baseUrl}${request.path}`));
+    if (refusal) throw new AppError('forbidden', refusal);
   }
   if (scopes.length > 0 && !scopes.some((role) => caller.roles.includes(role as Role))) {
     throw new AppError('forbidden', `requires one of the roles: ${scopes.join(', ')}`);

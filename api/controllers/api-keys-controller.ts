@@ -32,8 +32,10 @@ interface CreateApiKeyBody {
    */
   name: string;
   /**
-   * What the key may do: `<area>:read` (GET) or `<area>:write` (anything else), for the areas api-keys,
-   * appeals, auth, compliance, events, p2p, payments, platforms, sandbox, users, wallets and webhooks.
+   * What the key may do: `<area>:read` (GET) or `<area>:write` (anything else), for the areas api-keys (read
+   * only), appeals, auth, events, p2p, payments, platforms, users, wallets and webhooks. The staff areas
+   * (compliance, operations, sandbox) and `api-keys:write` are for people signed in: asking for them is 422
+   * `scope_not_grantable`.
    * @minItems 1
    * @maxItems 24
    * @example ["payments:write", "payments:read", "wallets:read"]
@@ -44,12 +46,20 @@ interface CreateApiKeyBody {
    * @example "test"
    */
   mode: 'test' | 'live';
+  /**
+   * When the key stops working (RFC 3339, in the future); from then on it is refused like a revoked key.
+   * Without it the key works until revoked.
+   * @example "2027-06-30T00:00:00Z"
+   * @maxLength 40
+   */
+  expires_at?: string;
 }
 
 /**
- * API keys (docs/access.md#api-keys): long-lived, scoped, revocable secrets for servers. Send one as
- * `Authorization: Bearer sk_…` on any operation: the request acts as the key's owner, with the owner's
- * roles, within the key's scopes. The secret is shown once, when the key is created.
+ * API keys (docs/access.md#api-keys): long-lived, scoped, revocable secrets for merchant servers. Send one as
+ * `Authorization: Bearer sk_…` on any operation open to keys: the request acts as the key's owner, as a
+ * merchant (never with the owner's staff roles), within the key's scopes. The secret is shown once, when the
+ * key is created. Keys are made and revoked by a person signed in, never with a key.
  */
 @Route('api-keys')
 @Tags('API keys')
@@ -61,8 +71,17 @@ export class ApiKeysController extends Controller {
    */
   @Post()
   @SuccessResponse(201, 'Created')
-  @Response<Problem>(400, 'Bad name, mode or scopes')
-  @Response<Problem>(403, 'A key asked for a key beyond its own mode or scopes')
+  @Response<Problem>(400, 'Bad name, mode, scopes or expires_at (which must be in the future)')
+  @Response<Problem>(403, 'forbidden: the request came with an API key; keys are made by a person signed in, never by a key')
+  @Response<Problem>(
+    409,
+    'secret_not_replayed: a repeat of a request that created a key, with the same Idempotency-Key; the secret was shown once and is not replayed',
+  )
+  @Response<Problem>(
+    422,
+    'scope_not_grantable: a staff scope (compliance, operations, sandbox) or api-keys:write, which no key may hold (`errors` names `scopes`); ' +
+      'limit_exceeded: the user already has API_KEYS_MAX_PER_USER keys in use (20 by default); key_mode_not_served',
+  )
   @Example<CreatedApiKey>({
     key_id: '01a205e1-2b3c-7d4e-8f50-6172839405a6',
     name: 'shop backend',
@@ -72,6 +91,7 @@ export class ApiKeysController extends Controller {
     created_at: '2026-11-25T09:58:00.000Z',
     last_used_at: null,
     revoked_at: null,
+    expires_at: '2027-06-30T00:00:00.000Z',
     secret: 'sk_test_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE',
   })
   @OperationId('createApiKey')
@@ -109,6 +129,7 @@ export class ApiKeysController extends Controller {
   @Delete('{key_id}')
   @SuccessResponse(204, 'Revoked')
   @Response<Problem>(400, 'Malformed key id')
+  @Response<Problem>(403, 'forbidden: the request came with an API key; keys are revoked by a person signed in, never by a key')
   @Response<Problem>(404, 'Not found')
   @OperationId('revokeApiKey')
   public async revoke(@Path('key_id') keyId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<void> {

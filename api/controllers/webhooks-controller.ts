@@ -69,6 +69,10 @@ export class WebhooksController extends Controller {
   @Post('endpoints')
   @SuccessResponse(201, 'Registered')
   @Response<Problem>(400, 'Bad or refused URL')
+  @Response<Problem>(
+    409,
+    'secret_not_replayed: a repeat with the same Idempotency-Key of a registration that answered; its secret was shown once and is not replayed',
+  )
   @Response<Problem>(422, 'limit_exceeded: the caller already has the most enabled endpoints allowed (10 by default)')
   @OperationId('registerWebhookEndpoint')
   public async register(

@@ -288,7 +288,7 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
   async 'key-list'() {
     const page = await call('GET', '/api-keys?limit=50');
     const rows = pageRows(page);
-    show('key-list', table(rows, ['key_id', 'name', 'mode', 'prefix', 'scopes', 'last_used_at', 'revoked_at']));
+    show('key-list', table(rows, ['key_id', 'name', 'mode', 'prefix', 'scopes', 'last_used_at', 'revoked_at', 'expires_at']));
   },
   async 'key-revoke'(f) {
     await call('DELETE', `/api-keys/${encodeURIComponent(f.key_id)}`);

@@ -20,6 +20,7 @@ import { startStack, stopStack } from '../support/stack';
 // fuzzer's registrations and logins into 429s. Tokens outlive the run.
 process.env.RATE_LIMIT_LOGIN_PER_IP = '1000000';
 process.env.RATE_LIMIT_API_PER_MINUTE = '1000000';
+process.env.RATE_LIMIT_API_PER_ACCOUNT_PER_MINUTE = '1000000';
 process.env.RATE_LIMIT_LOGIN_PER_ACCOUNT_AND_IP = '1000000';
 process.env.RATE_LIMIT_LOGIN_PER_ACCOUNT = '1000000';
 process.env.RATE_LIMIT_REGISTER_PER_IP = '1000000';

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { apiKeyHash, keyPrefix } from '../../domain/api-keys';
-import { createApiKey } from '../../repositories/api-keys';
+import { createApiKeyWithin } from '../../repositories/api-keys';
+import { inTransaction } from '../../repositories/transaction';
 import { ensureAdmin } from '../../services/auth-service';
 import { newUser, type TestUser } from '../support/api';
 import { rows } from '../support/db';
@@ -21,15 +22,22 @@ interface AuditPage {
 async function keyOf(owner: TestUser, scopes: string[]): Promise<string> {
   const random = randomBytes(32).toString('base64url');
   const secret = `sk_test_${random}`;
-  await createApiKey({
-    id: randomUUID(),
-    userId: owner.id,
-    name: 'audit reader',
-    mode: 'test',
-    prefix: keyPrefix('test', random),
-    secretHash: apiKeyHash(secret),
-    scopes,
-  });
+  await inTransaction((tx) =>
+    createApiKeyWithin(
+      {
+        id: randomUUID(),
+        userId: owner.id,
+        name: 'audit reader',
+        mode: 'test',
+        prefix: keyPrefix('test', random),
+        secretHash: apiKeyHash(secret),
+        scopes,
+        expiresAt: null,
+      },
+      20,
+      tx,
+    ),
+  );
   return secret;
 }
 

@@ -81,7 +81,8 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /webhooks/endpoints': [401, 'own', 'own', 'own'],
   'DELETE /webhooks/endpoints/{endpoint_id}': [401, 'own', 'own', 'own'],
   'GET /webhooks/endpoints/{endpoint_id}/deliveries': [401, 'own', 'own', 'own'],
-  // API keys (docs/access.md#api-keys): each caller's own.
+  // API keys (docs/access.md#api-keys): each caller's own, made and revoked signed in; what a key itself may
+  // do (never make or revoke keys, never a staff operation or the queue dashboard) is least-privilege-keys.test.ts.
   'POST /api-keys': [401, 'own', 'own', 'own'],
   'GET /api-keys': [401, 'own', 'own', 'own'],
   'DELETE /api-keys/{key_id}': [401, 'own', 'own', 'own'],

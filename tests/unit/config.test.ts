@@ -64,8 +64,10 @@ describe('unit: config', () => {
         loginPerAccount: 100,
         registerPerIp: 10,
         apiPerMinute: 1200,
+        apiPerAccountPerMinute: 3000,
         screenPerMinute: 60,
       });
+      expect(cfg.apiKeys).to.deep.equal({ maxPerUser: 20 });
       expect(cfg.limits.fxToKes).to.deep.equal({ KES: '1', USD: '129.00', USDT: '129.00', USDC: '129.00', BTC: '11000000', ETH: '400000' });
     });
 
