@@ -32,7 +32,8 @@ export async function startRailFakes(options: { darajaCallbackDelayMs?: number }
     accountNumber: '1100194977404',
   };
   const daraja = await startFakeDaraja({ ...darajaCreds, callbackDelayMs: options.darajaCallbackDelayMs ?? 100 });
-  const jenga = await startFakeJenga({ ...jengaCreds, publicKey });
+  // The bank charges for each transfer it executes, on its own statement: reconciliation posts it to expense:rail_fees.
+  const jenga = await startFakeJenga({ ...jengaCreds, publicKey, transferCharge: '25.00' });
   const binance = await startFakeBinance({ ...binanceCreds, settleAfterMs: 300, balances: { USDC: 1000 } });
   return {
     daraja,
