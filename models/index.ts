@@ -14,6 +14,7 @@ import { Account, LedgerEntry, LedgerTransaction } from './ledger';
 import { Order, OrderEvent } from './order';
 import { P2pAd, P2pAdEvent, P2pTrade } from './p2p';
 import { LateRailResult, RailRequest, RailStatusQuery } from './rail';
+import { RailBalanceQuery } from './rail-balance-query';
 import { RailCharge } from './rail-charge';
 import { ReconciliationBreak } from './reconciliation-break';
 import { Refund } from './refund';
@@ -39,7 +40,7 @@ export {
 export { Appeal, P2pAd, P2pAdEvent, P2pTrade };
 export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
-export { ApiKey, ApprovalRequest, C2bUrlToken, DepositClaim, RailCharge, ReconciliationBreak };
+export { ApiKey, ApprovalRequest, C2bUrlToken, DepositClaim, RailBalanceQuery, RailCharge, ReconciliationBreak };
 export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, Refund, SandboxTransfer, User };
 
 let initialised: Sequelize | undefined;
@@ -60,6 +61,7 @@ export function models(given?: Sequelize): Sequelize {
   ApprovalRequest.initModel(sequelize);
   ReconciliationBreak.initModel(sequelize);
   RailCharge.initModel(sequelize);
+  RailBalanceQuery.initModel(sequelize);
   LedgerTransaction.initModel(sequelize);
   LedgerEntry.initModel(sequelize);
   Account.initModel(sequelize);
