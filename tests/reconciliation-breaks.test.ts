@@ -90,7 +90,8 @@ describe('reconciliation line by line', () => {
       this.timeout(60_000);
       // The suite shares one database with tests that pay over the real connectors' fakes beside the sandbox, so
       // the sandbox's books never hold all of the ledger's rail accounts: what this run moves is measured as the
-      // change of each rail's difference across it, which nothing planted and nothing lost leaves at zero.
+      // change of each rail's difference across it, which nothing planted and nothing lost leaves at zero. A whole
+      // history explained to zero is the deployment of its own in reconciliation-deployment.test.ts.
       const before = await sandboxDifferences(officer);
       const start = new Date(Math.floor(Date.now() / 1000) * 1000);
       const payer = await newUser({ kycStatus: 'verified' });

@@ -20,6 +20,8 @@ export interface FakeJengaOptions {
   openingBalance?: string;
   /** What the bank charges per executed transfer, as its own debit line on the statement; none by default. */
   transferCharge?: string;
+  /** False: a new account, its statement empty (no lines from before Paygate); true by default. */
+  history?: boolean;
 }
 
 /** One line of the fake's own books, as its mini statement writes it. */
@@ -71,7 +73,7 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
   const calls: FakeJenga['calls'] = [];
   const transfers: FakeJenga['transfers'] = new Map();
   const faults = noFaults();
-  const statement: FakeJengaLine[] = [
+  const history: FakeJengaLine[] = [
     {
       date: '2026-11-21T10:30:00',
       amount: '2500.00',
@@ -89,6 +91,7 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
       reference: 'S1',
     },
   ];
+  const statement: FakeJengaLine[] = o.history === false ? [] : history;
   const cents = (amount: string): bigint => {
     const [whole, fraction = ''] = amount.replace(/,/g, '').split('.');
     return BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0').slice(0, 2));
