@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import request from 'supertest';
+import { balanceQueryToken } from '../connectors/daraja';
 import { ensureDatabase, migrateUp } from '../models/migrate';
 import { reloadConfig } from '../platform/config';
 import { createSequelize } from '../platform/database';
@@ -175,5 +177,68 @@ describe('reconciliation of a whole deployment on the real rails, from its first
       expect(c.ledger_difference, c.currency).to.match(/^0(\.0+)?$/);
       for (const r of c.rails) expect(r.difference, `${c.currency} ${r.method}`).to.match(/^0(\.0+)?$/);
     }
+  });
+
+  describe("when M-Pesa's Account Balance answer fails, or someone else posts one", () => {
+    const mpesaLine = async (staff: { auth: { Authorization: string } }) => {
+      const body = (await call().get('/api/v1/compliance/reconciliation').set(staff.auth)).body as FloatBody;
+      return body.data.find((d) => d.currency === 'KES')?.rails.find((r) => r.method === 'mobile_money');
+    };
+
+    it('then a failed query is recorded as failed and a forged answer is ignored, and the last true answer stands', async () => {
+      const officer = await person('balance-officer', ['compliance']);
+      const answered = await until('a first answer', async () => {
+        const line = await mpesaLine(officer);
+        return line?.reported != null ? line : undefined;
+      });
+      // The query itself fails at Daraja (a bad initiator): that says nothing of the balance.
+      fakes.daraja.faults.statusQueryError = { code: 2001, desc: 'The initiator information is invalid.' };
+      try {
+        const failedBefore = (await q<{ n: number }>(`SELECT count(*)::int AS n FROM rail_balance_queries WHERE status = 'failed'`))[0].n;
+        expect((await mpesaLine(officer))?.reported).to.equal(answered.reported);
+        await until('the failed answer recorded', async () => {
+          const [{ n }] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM rail_balance_queries WHERE status = 'failed'`);
+          return n > failedBefore ? true : undefined;
+        });
+      } finally {
+        fakes.daraja.faults.statusQueryError = undefined;
+      }
+      // A query waiting for its answer, answered with its own token but other ids, or with no token: ignored.
+      const pending = { id: randomUUID() };
+      await db.query(
+        `INSERT INTO rail_balance_queries (id, rail, method, conversation_id, originator_conversation_id)
+         VALUES (:id, 'daraja', 'mobile_money', 'AG_sent', 'sent-1')`,
+        { replacements: pending },
+      );
+      const answer = (ids: { ConversationID: string; OriginatorConversationID: string }) => ({
+        Result: {
+          ResultType: 0,
+          ResultCode: 0,
+          ResultDesc: 'ok',
+          ...ids,
+          ResultParameters: { ResultParameter: [{ Key: 'AccountBalance', Value: 'Utility Account|KES|9999999.00|9999999.00|0.00|0.00' }] },
+        },
+      });
+      const token = balanceQueryToken(fakes.env.DARAJA_CALLBACK_SECRET, pending.id);
+      for (const [path, body] of [
+        // the query's token, another query's ids
+        [
+          `/api/v1/callbacks/mpesa/balance/${pending.id}?token=${token}`,
+          answer({ ConversationID: 'AG_other', OriginatorConversationID: 'other-1' }),
+        ],
+        // the query's ids, without its token or with a forged one
+        [`/api/v1/callbacks/mpesa/balance/${pending.id}`, answer({ ConversationID: 'AG_sent', OriginatorConversationID: 'sent-1' })],
+        [
+          `/api/v1/callbacks/mpesa/balance/${pending.id}?token=forged`,
+          answer({ ConversationID: 'AG_sent', OriginatorConversationID: 'sent-1' }),
+        ],
+      ] as const) {
+        const res = await call().post(path).send(body);
+        expect(res.status, path).to.equal(200);
+        expect(res.body, path).to.deep.equal({ ResultCode: 1, ResultDesc: 'Ignored' });
+      }
+      expect(await q(`SELECT status FROM rail_balance_queries WHERE id = :id`, pending)).to.deep.equal([{ status: 'pending' }]);
+      expect((await mpesaLine(officer))?.reported).to.equal(answered.reported);
+    });
   });
 });
