@@ -4,6 +4,7 @@ import { MPESA_RESULT_CODES } from './mpesa-codes';
 import { ProviderClient, str } from './provider-http';
 import {
   RailError,
+  type BalanceQueries,
   type Collections,
   type PaybillRegistration,
   type RailAccepted,
@@ -240,6 +241,54 @@ export function resultParameter(result: DarajaResult['Result'], key: string): st
   return str(list.find((p) => p.Key === key)?.Value);
 }
 
+/** The token in an Account Balance query's ResultURL: one per query. */
+export const balanceQueryToken = (secret: string, queryId: string): string => callbackToken(secret, `balance:${queryId}`);
+
+export const verifyBalanceQueryToken = (secret: string, queryId: string, token: string | undefined): boolean =>
+  verifyCallbackToken(secret, `balance:${queryId}`, token);
+
+/** One account of the shortcode, as an Account Balance result lists it. */
+export interface MpesaAccountBalance {
+  name: string;
+  currency: string;
+  /** Cents; negative for an account that only pays out (the charges paid account). */
+  amountMinor: bigint;
+}
+
+export type BalanceFacts =
+  { answered: true; accounts: MpesaAccountBalance[]; totalMinor: bigint; currency: string } | { answered: false; reason: string };
+
+/** Shillings as M-Pesa writes them ("481000.00", "-220.00") in cents; null when it is not an amount. */
+function mpesaCents(amount: string): bigint | null {
+  const match = /^(-?)(\d{1,15})(?:\.(\d{1,2}))?$/.exec(amount.trim());
+  if (!match) return null;
+  const cents = BigInt(match[2]) * 100n + BigInt((match[3] ?? '').padEnd(2, '0'));
+  return match[1] === '-' ? -cents : cents;
+}
+
+/**
+ * What an Account Balance result says. Its own ResultCode is the query's: non-zero (a bad initiator, busy)
+ * says nothing of the balance. With 0, the `AccountBalance` parameter lists the shortcode's accounts,
+ * `Name|Currency|Amount|…` joined by `&` (working, utility, charges paid, …); what M-Pesa holds for the
+ * operator is their sum.
+ */
+export function readAccountBalance(result: DarajaResult['Result'] | undefined): BalanceFacts {
+  if (!result) return { answered: false, reason: 'no Result in the body' };
+  if (str(result.ResultCode) !== '0') {
+    return { answered: false, reason: `the query failed: ${str(result.ResultCode) ?? '?'} ${result.ResultDesc ?? ''}`.trim() };
+  }
+  const raw = resultParameter(result, 'AccountBalance');
+  if (!raw) return { answered: false, reason: 'the result carries no AccountBalance' };
+  const accounts: MpesaAccountBalance[] = [];
+  for (const part of raw.split('&')) {
+    const [name, currency, amount] = part.split('|');
+    const amountMinor = amount === undefined ? null : mpesaCents(amount);
+    if (!name || currency !== 'KES' || amountMinor === null) return { answered: false, reason: `an account Paygate cannot read: ${part}` };
+    accounts.push({ name: name.trim(), currency, amountMinor });
+  }
+  return { answered: true, accounts, currency: 'KES', totalMinor: accounts.reduce((sum, a) => sum + a.amountMinor, 0n) };
+}
+
 /**
  * The outcome a Transaction Status result tells about the payout. The result's own ResultCode is the
  * **query's**: non-zero (a bad initiator, a transaction not found yet, busy) says nothing about the payout,
@@ -338,7 +387,7 @@ function refusal(res: { status: number; body: Record<string, unknown> }, what: s
   return new RailError(mapped?.failureCode ?? 'provider_rejected', `M-Pesa refused the ${what}: ${message}`, false, code);
 }
 
-export class DarajaConnector implements RailConnector, Collections, PaybillRegistration {
+export class DarajaConnector implements RailConnector, Collections, PaybillRegistration, BalanceQueries {
   readonly name = 'daraja';
   private readonly client: ProviderClient;
 
@@ -420,6 +469,30 @@ export class DarajaConnector implements RailConnector, Collections, PaybillRegis
       return { conversationId, originatorConversationId };
     }
     throw refusal(res, 'paybill status query');
+  }
+
+  /**
+   * Ask Daraja for the shortcode's balance (Account Balance). The answer is posted later to the query's
+   * URL, and is taken only with the ids returned here.
+   */
+  async queryBalance(queryId: string): Promise<{ conversationId: string; originatorConversationId: string }> {
+    const url = `${this.options.publicBaseUrl}/api/v1/callbacks/mpesa/balance/${queryId}?token=${balanceQueryToken(this.options.callbackSecret, queryId)}`;
+    const res = await this.call('/mpesa/accountbalance/v1/query', {
+      Initiator: this.options.b2c.initiatorName,
+      SecurityCredential: this.options.b2c.securityCredential,
+      CommandID: 'AccountBalance',
+      PartyA: this.options.shortcode,
+      IdentifierType: '4',
+      Remarks: 'Paygate reconciliation',
+      ResultURL: url,
+      QueueTimeOutURL: url,
+    });
+    const conversationId = str(res.body.ConversationID);
+    const originatorConversationId = str(res.body.OriginatorConversationID);
+    if (res.status === 200 && str(res.body.ResponseCode) === '0' && conversationId && originatorConversationId) {
+      return { conversationId, originatorConversationId };
+    }
+    throw refusal(res, 'account balance query');
   }
 
   /** The URLs Daraja posts a payout's results to, each with the order's token. */

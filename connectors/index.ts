@@ -4,6 +4,7 @@ import { DarajaConnector } from './daraja';
 import { JengaConnector } from './jenga';
 import { SandboxConnector, type SandboxBooks } from './sandbox';
 import type {
+  BalanceQueries,
   Balances,
   Collections,
   DepositAddresses,
@@ -34,6 +35,8 @@ export interface Connectors extends Readonly<Record<RailMethod, RailConnector>> 
   readonly sentWithdrawals: SentWithdrawals | null;
   /** The paybill's URL registration (Daraja). */
   readonly paybill: PaybillRegistration | null;
+  /** The mobile-money rail's balance, answered later (Daraja's Account Balance). */
+  readonly mobileMoneyBalance: BalanceQueries | null;
 }
 
 /** What the connectors are given rather than reach for: they read and write nothing of ours themselves. */
@@ -76,6 +79,7 @@ export function createConnectors(cfg: Config, ports: ConnectorPorts): Connectors
     receivedDeposits: exchange,
     sentWithdrawals: exchange,
     paybill: mpesa,
+    mobileMoneyBalance: mpesa,
   };
 }
 

@@ -162,6 +162,15 @@ export interface Balances {
   balance(): Promise<AccountBalance>;
 }
 
+/**
+ * Ask a rail for our balance when it answers later, at a URL we give it (M-Pesa's Account Balance): the
+ * answer is taken only with the ids returned.
+ */
+export interface BalanceQueries {
+  readonly name: string;
+  queryBalance(queryId: string): Promise<{ conversationId: string; originatorConversationId: string }>;
+}
+
 export interface BankStatementLine {
   date: string;
   amount: string;

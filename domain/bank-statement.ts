@@ -19,3 +19,10 @@ export function returnedPayoutReferences(line: { description: string; reference:
   const named = /\b(?:RETURN(?:ED)?|RTN|REVERSAL|RVSL)\b[^A-Z0-9]*([A-Z0-9][A-Z0-9-]{5,})/i.exec(line.description)?.[1];
   return [...new Set([named, line.reference].filter((r): r is string => typeof r === 'string' && r.length > 0))];
 }
+
+/**
+ * Whether a statement debit is the bank's own charge (a transfer charge, a commission, excise duty on a
+ * charge) rather than a payout of ours: its narration says so. Charges are posted to `expense:rail_fees`.
+ */
+export const isBankCharge = (line: { description: string; type: 'Debit' | 'Credit' }): boolean =>
+  line.type === 'Debit' && /\b(?:CHARGES?|COMMISSION|EXCISE\s+DUTY|SERVICE\s+FEE|TRANSACTION\s+FEE)\b/i.test(line.description);

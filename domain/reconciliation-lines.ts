@@ -69,7 +69,9 @@ const dayOf = (at: Date) => at.toISOString().slice(0, 10);
  * Match a period's rail lines with the ledger's lines (read over `ledgerWindow(period)`). A reference is
  * looked at when one of its lines falls in the period, so a line just across the period's edge is matched
  * with its other half rather than reported. Per reference and direction:
- * - two or more lines on either side: `duplicate` (a doubled credit; a transfer the rail made twice);
+ * - as many lines on each side, two or more (a batched transaction's outputs): paired by amount, an
+ *   `amount_mismatch` when the amounts differ;
+ * - otherwise two or more lines on either side: `duplicate` (a doubled credit; a transfer the rail made twice);
  * - rail lines and no ledger line: `missing_in_ledger` (a missing credit, a payout the ledger lacks);
  * - ledger lines and no rail line: `missing_at_rail`;
  * - one line each whose amounts differ, or whose days are further apart than the tolerance: `amount_mismatch`
@@ -104,7 +106,13 @@ export function matchLines(period: Period, railLines: readonly RailLine[], ledge
       depositIds: [...new Set(g.map((l) => l.depositId).filter((x): x is string => x !== null))],
       orderIds: [...new Set(g.map((l) => l.orderId).filter((x): x is string => x !== null))],
     });
-    if (rail.length > 1 || ledger.length > 1) breaks.push(found('duplicate', rail, ledger));
+    if (rail.length > 1 && rail.length === ledger.length) {
+      // One transaction with several lines on each side (a batched crypto transaction's outputs): they pair
+      // off when their amounts do.
+      const amounts = (ls: readonly RailLine[]) => ls.map((l) => l.amountMinor).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const [r, g] = [amounts(rail), amounts(ledger)];
+      if (r.some((a, i) => a !== g[i])) breaks.push(found('amount_mismatch', rail, ledger));
+    } else if (rail.length > 1 || ledger.length > 1) breaks.push(found('duplicate', rail, ledger));
     else if (ledger.length === 0) breaks.push(found('missing_in_ledger', rail, ledger));
     else if (rail.length === 0) breaks.push(found('missing_at_rail', rail, ledger));
     else if (rail[0].amountMinor !== ledger[0].amountMinor) breaks.push(found('amount_mismatch', rail, ledger));

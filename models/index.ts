@@ -14,6 +14,8 @@ import { Account, LedgerEntry, LedgerTransaction } from './ledger';
 import { Order, OrderEvent } from './order';
 import { P2pAd, P2pAdEvent, P2pTrade } from './p2p';
 import { LateRailResult, RailRequest, RailStatusQuery } from './rail';
+import { RailBalanceQuery } from './rail-balance-query';
+import { RailCharge } from './rail-charge';
 import { ReconciliationBreak } from './reconciliation-break';
 import { Refund } from './refund';
 import { ApiKey } from './api-key';
@@ -39,7 +41,7 @@ export {
 export { Appeal, P2pAd, P2pAdEvent, P2pTrade };
 export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
-export { ApiKey, ApprovalRequest, AuditEntry, C2bUrlToken, DepositClaim, ReconciliationBreak };
+export { ApiKey, ApprovalRequest, AuditEntry, C2bUrlToken, DepositClaim, RailBalanceQuery, RailCharge, ReconciliationBreak };
 export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, Refund, SandboxTransfer, User };
 
 let initialised: Sequelize | undefined;
@@ -60,6 +62,8 @@ export function models(given?: Sequelize): Sequelize {
   ApprovalRequest.initModel(sequelize);
   AuditEntry.initModel(sequelize);
   ReconciliationBreak.initModel(sequelize);
+  RailCharge.initModel(sequelize);
+  RailBalanceQuery.initModel(sequelize);
   LedgerTransaction.initModel(sequelize);
   LedgerEntry.initModel(sequelize);
   Account.initModel(sequelize);

@@ -10,6 +10,8 @@ export class LedgerTransaction extends Model<InferAttributes<LedgerTransaction>,
   declare adId: string | null;
   /** A `refund` posting's refund (its order is set too). */
   declare refundId: string | null;
+  /** A `rail_fee` posting's charge (the only subject it has): docs/wallets.md#reconciliation-line-by-line. */
+  declare railChargeId: CreationOptional<string | null>;
   declare kind: LedgerKind;
   declare currency: string;
   declare createdAt: CreationOptional<Date>;
@@ -22,6 +24,7 @@ export class LedgerTransaction extends Model<InferAttributes<LedgerTransaction>,
         depositId: { type: DataTypes.UUID, allowNull: true },
         adId: { type: DataTypes.UUID, allowNull: true },
         refundId: { type: DataTypes.UUID, allowNull: true },
+        railChargeId: { type: DataTypes.UUID, allowNull: true },
         kind: { type: DataTypes.TEXT, allowNull: false },
         currency: { type: DataTypes.TEXT, allowNull: false },
         createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },

@@ -60,9 +60,10 @@ export async function holdPayer(orderId: string, tx: Transaction): Promise<strin
 export async function postLines(
   tx: Transaction,
   posting: (
-    | { orderId: string; depositId?: undefined; adId?: undefined; refundId?: string }
-    | { depositId: string; orderId?: undefined; adId?: undefined }
-    | { adId: string; orderId?: undefined; depositId?: undefined }
+    | { orderId: string; depositId?: undefined; adId?: undefined; refundId?: string; railChargeId?: undefined }
+    | { depositId: string; orderId?: undefined; adId?: undefined; railChargeId?: undefined }
+    | { adId: string; orderId?: undefined; depositId?: undefined; railChargeId?: undefined }
+    | { railChargeId: string; orderId?: undefined; depositId?: undefined; adId?: undefined }
   ) & {
     kind: string;
     currency: string;
@@ -77,8 +78,8 @@ export async function postLines(
   try {
     const [row] = await queryRows<{ posted: boolean }>(
       `WITH t AS (
-         INSERT INTO ledger_transactions (id, order_id, deposit_id, ad_id, refund_id, kind, currency)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         INSERT INTO ledger_transactions (id, order_id, deposit_id, ad_id, refund_id, kind, currency, rail_charge_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $11)
          ON CONFLICT DO NOTHING RETURNING id
        ), e AS (
          INSERT INTO ledger_entries (transaction_id, account, currency, direction, amount_minor)
@@ -98,6 +99,7 @@ export async function postLines(
         lines.map((l) => l.account),
         lines.map((l) => l.direction),
         lines.map((l) => l.amountMinor),
+        posting.railChargeId ?? null,
       ],
       tx,
     );

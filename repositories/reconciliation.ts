@@ -22,22 +22,22 @@ export interface LedgerLineRow {
 /**
  * The movements of `rail:<method>` in a window that belong to the connector `rail`, as lines: a debit
  * (money into the rail: a deposit, a payout returned) is `in`, a credit (a payout) is `out`. Each names its
- * provider reference: the deposit's provider transaction id, or the order's rail reference. Movements of
- * the account that belong to no deposit or order (the operator's float, a provider charge) are matched by
- * their own reconciliation, not here.
+ * provider reference: the deposit's provider transaction id, the order's rail reference, or the charge's
+ * line on the rail's record (a provider charge posted to `expense:rail_fees`).
  */
 export async function ledgerRailLines(method: string, rail: string, window: Period): Promise<LedgerLineRow[]> {
   return models().query<LedgerLineRow>(
     `SELECT CASE e.direction WHEN 'debit' THEN 'in' ELSE 'out' END AS direction,
-            coalesce(d.provider_reference, o.rail_reference, o.rail_client_reference) AS reference,
-            e.currency, e.amount_minor::text AS amount_minor, e.created_at AS at, t.deposit_id, t.order_id
+            coalesce(d.provider_reference, o.rail_reference, o.rail_client_reference, c.provider_reference) AS reference,
+            e.currency, e.amount_minor::text AS amount_minor, coalesce(c.charged_at, e.created_at) AS at, t.deposit_id, t.order_id
        FROM ledger_entries e
        JOIN ledger_transactions t ON t.id = e.transaction_id
        LEFT JOIN deposits d ON d.id = t.deposit_id
        LEFT JOIN orders o ON o.id = t.order_id
-      WHERE e.account = :account AND e.created_at >= :from AND e.created_at < :to
-        AND (t.deposit_id IS NOT NULL OR t.order_id IS NOT NULL)
-        AND coalesce(d.rail, o.rail) = :rail
+       LEFT JOIN rail_charges c ON c.id = t.rail_charge_id
+      WHERE e.account = :account AND coalesce(c.charged_at, e.created_at) >= :from AND coalesce(c.charged_at, e.created_at) < :to
+        AND (t.deposit_id IS NOT NULL OR t.order_id IS NOT NULL OR t.rail_charge_id IS NOT NULL)
+        AND coalesce(d.rail, o.rail, c.rail) = :rail
       ORDER BY e.id`,
     {
       replacements: { account: `rail:${method}`, rail, from: window.from.toISOString(), to: window.to.toISOString() },

@@ -3,6 +3,7 @@ import { AppError, notFound, validationError } from '../platform/errors';
 import { isUuid } from '../platform/ids';
 import { componentLogger } from '../platform/logger';
 import { CURRENCY_SCALE, exactMinor, formatAmount, isCurrency } from '../domain/money';
+import { isBankCharge } from '../domain/bank-statement';
 import { isStaff, type Caller } from '../domain/caller';
 import type { RailMethod } from '../connectors/types';
 import {
@@ -31,6 +32,7 @@ import { recordStaffAction } from './audit';
 import { needsFourEyes, requestApproval, type ApprovalRequestView } from './approvals';
 import { railConnectors } from './connectors';
 import { parseInstant } from './instants';
+import { postRailCharge } from './rail-charges';
 import { filterOneOf, keysetPage, keysetQuery, type Page } from './paging';
 
 /**
@@ -151,7 +153,22 @@ async function providerRecord(method: RailMethod, rail: string, window: Period):
       const statement = railConnectors().bankStatement;
       if (!statement) return { unavailable: 'the primary bank keeps no statement here' };
       for (const l of await statement.miniStatement()) {
-        push(l.reference, l.type === 'Credit' ? 'in' : 'out', 'KES', statementCents(l.amount), new Date(l.date));
+        const cents = statementCents(l.amount);
+        const at = new Date(l.date);
+        // The bank's own charges are the operator's expense: posted once, then matched like any other line.
+        if (isBankCharge(l) && l.reference && cents !== null && cents !== 0n && !Number.isNaN(at.getTime())) {
+          const amountMinor = cents < 0n ? -cents : cents;
+          await postRailCharge({
+            rail,
+            method,
+            providerReference: l.reference,
+            currency: 'KES',
+            amountMinor,
+            description: l.description,
+            chargedAt: at,
+          });
+        }
+        push(l.reference, l.type === 'Credit' ? 'in' : 'out', 'KES', cents === null || cents >= 0n ? cents : -cents, at);
       }
     } else if (rail === 'daraja') {
       for (const r of await recordedMpesaResults(window))

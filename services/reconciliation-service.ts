@@ -7,6 +7,7 @@ import { CRYPTO_ASSETS, type CryptoAsset } from '../domain/wallets';
 import { classBalances } from '../repositories/ledger';
 import { sandboxHoldings } from '../repositories/sandbox-transfers';
 import { railConnectors } from './connectors';
+import { askMpesaBalance, latestMpesaBalance } from './mpesa-balance-service';
 import { primaryBankBalance } from './primary-bank-service';
 
 const log = componentLogger('reconciliation');
@@ -45,6 +46,24 @@ async function bankReport(): Promise<RailReport> {
     log.warn({ err }, 'the primary bank did not report its balance');
     return { method: 'bank_transfer', connector: 'jenga', currency: 'KES', reported_minor: null, note: 'the primary bank did not answer' };
   }
+}
+
+/**
+ * M-Pesa's balance: Daraja answers an Account Balance query only later, at our URL, so each reconciliation
+ * asks again and reports the latest answer recorded, saying when M-Pesa gave it.
+ */
+async function mpesaReport(): Promise<RailReport> {
+  const asked = await askMpesaBalance();
+  const latest = await latestMpesaBalance();
+  const report: RailReport = { method: 'mobile_money', connector: 'daraja', currency: 'KES', reported_minor: null };
+  if (!latest || latest.balance_minor === null) {
+    return {
+      ...report,
+      note: asked ? 'an AccountBalance query was sent; M-Pesa has not answered one yet' : 'Daraja did not take an AccountBalance query',
+    };
+  }
+  const at = latest.answered_at ? new Date(latest.answered_at).toISOString() : 'an unknown time';
+  return { ...report, reported_minor: latest.balance_minor, note: `M-Pesa's AccountBalance as answered at ${at}` };
 }
 
 /**
@@ -88,15 +107,7 @@ export async function floatReconciliation(): Promise<ReconciliationView> {
   const rails = config().rails;
   const reports: RailReport[] = await sandboxReports(rails);
   if (rails.bank_transfer === 'jenga') reports.push(await bankReport());
-  if (rails.mobile_money === 'daraja') {
-    reports.push({
-      method: 'mobile_money',
-      connector: 'daraja',
-      currency: 'KES',
-      reported_minor: null,
-      note: 'Daraja answers an AccountBalance query only by a later result callback; it is not asked here',
-    });
-  }
+  if (rails.mobile_money === 'daraja') reports.push(await mpesaReport());
   if (rails.crypto === 'ccxt') reports.push(...(await exchangeReports()));
   return { generated_at: new Date().toISOString(), data: reconcile(await classBalances(), reports) };
 }

@@ -648,20 +648,26 @@ describe('real rails against local provider fakes', function () {
       const user = await newUser();
       const balance = await rails().get('/api/v1/platforms/banks/primary/balance').set(admin.auth);
       expect(balance.status, JSON.stringify(balance.body)).to.equal(200);
+      // The bank's own books: its opening lines, then every transfer it executed above, each with its charge.
       expect(balance.body).to.include({
         bank_code: '68',
         connector: 'jenga',
         currency: 'KES',
-        available: '997382.57',
-        current: '997382.57',
+        available: fakes.jenga.balance(),
+        current: fakes.jenga.balance(),
       });
       const statement = await rails().get('/api/v1/platforms/banks/primary/transactions').set(admin.auth);
       expect(statement.status).to.equal(200);
       const lines = (statement.body as { data: { type: string; amount: string }[] }).data;
-      expect(lines.map((l) => [l.type, l.amount])).to.deep.equal([
-        ['Credit', '150000.00'],
+      expect(lines.map((l) => [l.type, l.amount])).to.deep.equal(fakes.jenga.statement().map((l) => [l.type, l.amount]));
+      expect(lines.slice(-2).map((l) => [l.type, l.amount])).to.deep.equal([
         ['Debit', '2500.00'],
+        ['Credit', '150000.00'],
       ]);
+      const sent = [...fakes.jenga.transfers.values()].filter((t) => t.status === 'SUCCESS');
+      expect(sent.length, 'transfers executed above').to.be.greaterThan(0);
+      const debits = lines.filter((l) => l.type === 'Debit').length;
+      expect(debits, 'each executed transfer and its charge debit the account').to.equal(1 + 2 * sent.length);
       const forbidden = await rails().get('/api/v1/platforms/banks/primary/balance').set(user.auth);
       expect(forbidden.status).to.equal(403);
       expect(forbidden.body).to.include({ code: 'forbidden' });

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { creditIncoming } from '../services/money-in';
 import { recordSandboxArrival, submitTransfer } from '../repositories/sandbox-transfers';
-import { api, completedPayment, newUser, type TestUser } from './support/api';
+import { api, completedPayment, initiate, newUser, waitForOrder, type TestUser } from './support/api';
 import { withEnv } from './support/config-env';
 import { rows } from './support/db';
 import { realRails } from './support/rails';
+import { currentRailFakes } from './support/stack';
 
 /**
  * Reconciliation line by line (docs/wallets.md#reconciliation-line-by-line): each rail's own record matched
@@ -89,11 +90,21 @@ describe('reconciliation line by line', () => {
       this.timeout(60_000);
       // The suite shares one database with tests that pay over the real connectors' fakes beside the sandbox, so
       // the sandbox's books never hold all of the ledger's rail accounts: what this run moves is measured as the
-      // change of each rail's difference across it, which nothing planted and nothing lost leaves at zero.
+      // change of each rail's difference across it, which nothing planted and nothing lost leaves at zero. A whole
+      // history explained to zero is the deployment of its own in reconciliation-deployment.test.ts.
       const before = await sandboxDifferences(officer);
-      const start = new Date();
-      const payer = await newUser();
+      const start = new Date(Math.floor(Date.now() / 1000) * 1000);
+      const payer = await newUser({ kycStatus: 'verified' });
       await completedPayment(payer);
+      const bank = await initiate(payer, {
+        amount: '1500.00',
+        currency: 'KES',
+        method: 'bank_transfer',
+        destination: { bank_code: '01', account_number: '1234567810', account_name: 'Jane Doe' },
+      });
+      expect(bank.status, JSON.stringify(bank.body)).to.equal(202);
+      const bankPayout = await waitForOrder(payer, (bank.body as { order_id: string }).order_id);
+      expect(bankPayout.status).to.equal('completed');
       if (!realRails) {
         const c2b = await api()
           .post('/api/v1/sandbox/c2b')
@@ -105,7 +116,24 @@ describe('reconciliation line by line', () => {
       const mine = await run(officer, start);
       expect(mine.breaks, JSON.stringify(mine.breaks)).to.deep.equal([]);
       for (const r of mine.rails) expect(r.rail_lines, `${r.rail} ${r.method}: ${r.note ?? ''}`).to.not.equal(null);
-      if (realRails) return;
+      if (realRails) {
+        // The bank charged for the transfer on its statement: the run posted the charge once, to
+        // expense:rail_fees from rail:bank_transfer, and matched it like any other line; a second run posts nothing.
+        await run(officer, start);
+        const charge = `CHG${bankPayout.rail_reference ?? ''}`;
+        const posted = await rows<{ account: string; direction: string; amount_minor: string }>(
+          `SELECT e.account, e.direction, e.amount_minor::text AS amount_minor
+             FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+             JOIN rail_charges c ON c.id = t.rail_charge_id
+            WHERE c.rail = 'jenga' AND c.provider_reference = :charge ORDER BY e.account`,
+          { charge },
+        );
+        expect(posted).to.deep.equal([
+          { account: 'expense:rail_fees', direction: 'debit', amount_minor: '2500' },
+          { account: 'rail:bank_transfer', direction: 'credit', amount_minor: '2500' },
+        ]);
+        return;
+      }
       const sandboxLines = mine.rails.filter((r) => r.rail === 'sandbox').reduce((n, r) => n + (r.rail_lines ?? 0), 0);
       expect(sandboxLines, 'the sandbox read its own books').to.be.greaterThan(0);
       const after = await sandboxDifferences(officer);
@@ -118,10 +146,17 @@ describe('reconciliation line by line', () => {
     const planted = { doubled: '', missing: '', payout: '', mismatch: '' };
 
     before(async function () {
-      if (realRails) return;
       this.timeout(60_000);
-      const start = new Date();
+      // A bank statement dates its lines to the second: the period starts at the second the planting does.
+      const start = new Date(Math.floor(Date.now() / 1000) * 1000);
       const payer = await newUser({ funded: false });
+      if (realRails) await plantAtTheRealRails(payer);
+      else await plantInTheSandbox(payer);
+      found = (await run(officer, start)).breaks;
+    });
+
+    /** The sandbox's own books, and the ledger beside them. */
+    async function plantInTheSandbox(payer: TestUser): Promise<void> {
       // A doubled credit: the paybill took one payment, and the ledger credited it twice (as C2B and as STK).
       const c2b = await api()
         .post('/api/v1/sandbox/c2b')
@@ -170,31 +205,81 @@ describe('reconciliation line by line', () => {
       await rows(`UPDATE sandbox_transfers SET request = jsonb_set(request, '{amount}', '"999.00"') WHERE reference = :ref RETURNING id`, {
         ref: planted.mismatch,
       });
-      found = (await run(officer, start)).breaks;
-    });
+    }
 
-    beforeEach(function () {
-      if (realRails) this.skip(); // planted in the sandbox's books; the real rails' fakes are reconciled by the other cases
-    });
+    /** The real connectors' fakes (the exchange's deposits, the Jenga statement), and the ledger beside them. */
+    async function plantAtTheRealRails(payer: TestUser): Promise<void> {
+      const fakes = currentRailFakes();
+      if (!fakes) throw new Error('TEST_RAILS=real without the provider fakes');
+      // A doubled credit: the exchange took one deposit, and the ledger credited it twice (as two outputs).
+      const arrived = fakes.binance.deposit({ coin: 'USDT', amount: '1.2', tag: await depositReferenceOf(payer), network: 'TRX' });
+      planted.doubled = arrived.txId;
+      for (const output of [`${arrived.address}/`, `${arrived.address}/bogus`]) {
+        await creditIncoming({
+          channel: 'crypto',
+          rail: 'ccxt',
+          providerReference: arrived.txId,
+          providerOutput: output,
+          currency: 'USDT',
+          amountMinor: 1_200_000n,
+          userId: payer.id,
+          payer: { address: arrived.sourceAddress },
+        });
+      }
+      // A missing credit: money arrived at the bank and was never credited.
+      planted.missing = `FTMISSING${randomUUID().slice(0, 8).toUpperCase()}`;
+      fakes.jenga.credit({ reference: planted.missing, amount: '300.00', description: 'pesalink from someone' });
+      // A payout at the rail that the ledger lacks: the bank's statement debits a transfer Paygate never recorded.
+      planted.payout = `FTLOST${randomUUID().slice(0, 8).toUpperCase()}`;
+      fakes.jenga.debit({ reference: planted.payout, amount: '45.00', description: `PESALINK TRANSFER ${planted.payout}` });
+      // An amount mismatch: the bank's statement says 999.00 for a credit the ledger has as 900.00.
+      planted.mismatch = `FTMISMATCH${randomUUID().slice(0, 8).toUpperCase()}`;
+      fakes.jenga.credit({ reference: planted.mismatch, amount: '999.00', description: 'pesalink from jane' });
+      await creditIncoming({
+        channel: 'bank_transfer',
+        rail: 'jenga',
+        providerReference: planted.mismatch,
+        currency: 'KES',
+        amountMinor: 90000n,
+        userId: payer.id,
+        payer: { name: null },
+      });
+    }
+
+    /** Where each planted break is: the rail and the method whose record carries it. */
+    const where = realRails
+      ? {
+          doubled: ['ccxt', 'crypto'],
+          missing: ['jenga', 'bank_transfer'],
+          payout: ['jenga', 'bank_transfer'],
+          mismatch: ['jenga', 'bank_transfer'],
+        }
+      : {
+          doubled: ['sandbox', 'mobile_money'],
+          missing: ['sandbox', 'bank_transfer'],
+          payout: ['sandbox', 'mobile_money'],
+          mismatch: ['sandbox', 'bank_transfer'],
+        };
 
     it('then one run reports a duplicate for the doubled credit', () => {
       const b = found.find((x) => x.reference === planted.doubled);
       expect(b, JSON.stringify(found)).to.include({
         kind: 'duplicate',
-        rail: 'sandbox',
-        method: 'mobile_money',
+        rail: where.doubled[0],
+        method: where.doubled[1],
         direction: 'in',
         rail_lines: 1,
         ledger_lines: 2,
       });
-      expect(b?.ledger_amount).to.equal('240.00');
+      expect(b?.ledger_amount).to.equal(realRails ? '2.400000' : '240.00');
     });
 
     it('then the same run reports the missing credit as at the rail but not in the ledger', () => {
       const b = found.find((x) => x.reference === planted.missing);
       expect(b, JSON.stringify(found)).to.include({
         kind: 'missing_in_ledger',
-        method: 'bank_transfer',
+        rail: where.missing[0],
+        method: where.missing[1],
         direction: 'in',
         rail_amount: '300.00',
         ledger_amount: null,
@@ -205,7 +290,8 @@ describe('reconciliation line by line', () => {
       const b = found.find((x) => x.reference === planted.payout);
       expect(b, JSON.stringify(found)).to.include({
         kind: 'missing_in_ledger',
-        method: 'mobile_money',
+        rail: where.payout[0],
+        method: where.payout[1],
         direction: 'out',
         rail_amount: '45.00',
       });
@@ -213,7 +299,13 @@ describe('reconciliation line by line', () => {
 
     it('then the same run reports the amount mismatch with both figures', () => {
       const b = found.find((x) => x.reference === planted.mismatch);
-      expect(b, JSON.stringify(found)).to.include({ kind: 'amount_mismatch', rail_amount: '999.00', ledger_amount: '900.00' });
+      expect(b, JSON.stringify(found)).to.include({
+        kind: 'amount_mismatch',
+        rail: where.mismatch[0],
+        method: where.mismatch[1],
+        rail_amount: '999.00',
+        ledger_amount: '900.00',
+      });
     });
 
     it('then nothing else breaks, and a second run finds the same breaks without recording them again', async () => {
@@ -243,23 +335,25 @@ describe('reconciliation line by line', () => {
       const theirs = await api().get('/api/v1/events').query({ type: 'reconciliation.*' }).set(customer.auth);
       expect((theirs.body as { data: unknown[] }).data).to.deep.equal([]);
       const metrics = await api().get('/metrics');
-      expect(metrics.text).to.match(/paygate_reconciliation_breaks_total\{rail="sandbox",kind="duplicate"\} [1-9]/);
-      expect(metrics.text).to.match(/paygate_reconciliation_breaks_open\{rail="sandbox"\} [1-9]/);
+      expect(metrics.text).to.match(
+        new RegExp(`paygate_reconciliation_breaks_total\\{rail="${where.doubled[0]}",kind="duplicate"\\} [1-9]`),
+      );
+      expect(metrics.text).to.match(new RegExp(`paygate_reconciliation_breaks_open\\{rail="${where.mismatch[0]}"\\} [1-9]`));
     });
 
     it('then staff list them by rail and status, page by page', async () => {
       const first = await api()
         .get('/api/v1/compliance/reconciliation/breaks')
-        .query({ rail: 'sandbox', status: 'open', limit: 2 })
+        .query({ rail: where.mismatch[0], status: 'open', limit: 2 })
         .set(officer.auth);
       expect(first.status, JSON.stringify(first.body)).to.equal(200);
       const page = first.body as { data: BreakBody[]; next_cursor: string | null };
       expect(page.data).to.have.length(2);
-      expect(page.data.every((b) => b.rail === 'sandbox' && b.status === 'open')).to.equal(true);
+      expect(page.data.every((b) => b.rail === where.mismatch[0] && b.status === 'open')).to.equal(true);
       expect(page.next_cursor).to.be.a('string');
       const second = await api()
         .get('/api/v1/compliance/reconciliation/breaks')
-        .query({ rail: 'sandbox', status: 'open', limit: 2, cursor: page.next_cursor })
+        .query({ rail: where.mismatch[0], status: 'open', limit: 2, cursor: page.next_cursor })
         .set(officer.auth);
       const ids = new Set([...page.data, ...(second.body as { data: BreakBody[] }).data].map((b) => b.break_id));
       expect(ids.size).to.equal(page.data.length + (second.body as { data: BreakBody[] }).data.length);

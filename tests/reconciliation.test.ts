@@ -3,6 +3,7 @@ import { api, newUser } from './support/api';
 import { exactMinor } from '../domain/money';
 import { expectedRails, realRails } from './support/rails';
 import { currentRailFakes } from './support/stack';
+import { until } from './support/wait';
 
 /** Float reconciliation (docs/wallets.md#float-reconciliation): customer liabilities and fee revenue against what the rails hold. */
 
@@ -61,11 +62,26 @@ describe('float reconciliation', () => {
       const kesBank = body.data.find((d) => d.currency === 'KES')?.rails.find((r) => r.method === 'bank_transfer');
       expect(kesBank?.connector).to.equal(expectedRails.bank_transfer);
       if (realRails) {
-        // The primary bank's own current balance, as the Jenga account-balance API answers it.
-        expect(kesBank?.reported).to.equal('997382.57');
-        const mpesa = body.data.find((d) => d.currency === 'KES')?.rails.find((r) => r.method === 'mobile_money');
-        expect(mpesa?.reported).to.equal(null);
-        expect(mpesa?.note).to.match(/AccountBalance/);
+        // The primary bank's own current balance (from the bank's books), as the Jenga account-balance API answers it.
+        expect(kesBank?.reported).to.equal(currentRailFakes()?.jenga.balance());
+        // M-Pesa's balance comes from Daraja's Account Balance query, answered later at our URL: each
+        // reconciliation asks, and reports the latest answer, which is the fake's own books.
+        const daraja = currentRailFakes()?.daraja;
+        const mpesa = await until(
+          "M-Pesa's AccountBalance answered",
+          async () => {
+            const again = (await api().get('/api/v1/compliance/reconciliation').set(officer.auth)).body as Reconciliation;
+            const line = again.data.find((d) => d.currency === 'KES')?.rails.find((r) => r.method === 'mobile_money');
+            return line?.reported === daraja?.balance() ? line : undefined;
+          },
+          10_000,
+          200,
+        );
+        expect(mpesa).to.include({ connector: 'daraja', reported: daraja?.balance() });
+        expect(mpesa.note).to.match(/AccountBalance as answered at \d{4}-/);
+        expect(daraja?.calls.some((c) => c.path === '/mpesa/accountbalance/v1/query' && c.body.CommandID === 'AccountBalance')).to.equal(
+          true,
+        );
         // The exchange account's own balance, from the raw answer to ccxt fetchBalance (never its floats).
         const binance = currentRailFakes()?.binance;
         const before = binance?.accountBalance('USDT');

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { isOperatorTopUp, returnedPayoutReferences } from '../domain/bank-statement';
+import { isBankCharge, isOperatorTopUp, returnedPayoutReferences } from '../domain/bank-statement';
+import { matchLines, type LedgerRailLine, type RailLine } from '../domain/reconciliation-lines';
+import { readAccountBalance } from '../connectors/daraja';
 import { depositOutput } from '../workers/crypto-deposits';
 import { ensureDatabase, migrateUp } from '../models/migrate';
 import { reloadConfig } from '../platform/config';
@@ -30,6 +32,49 @@ describe('unit: what a statement credit is, and which output a crypto deposit is
       'FTA1',
     ]);
     expect(returnedPayoutReferences({ description: 'rvsl: SBX-ABC123', reference: null })).to.deep.equal(['SBX-ABC123']);
+  });
+
+  it('then a debit the bank narrates as its charge is a charge, and a payout or a credit is not', () => {
+    expect(isBankCharge({ type: 'Debit', description: 'TRANSACTION CHARGES 123456789012' })).to.equal(true);
+    expect(isBankCharge({ type: 'Debit', description: 'Excise duty on commission' })).to.equal(true);
+    expect(isBankCharge({ type: 'Debit', description: 'PESALINK TRANSFER 123456789012' })).to.equal(false);
+    expect(isBankCharge({ type: 'Credit', description: 'refund of charges' })).to.equal(false);
+  });
+
+  it("then M-Pesa's AccountBalance is the sum of the shortcode's accounts, and a failed query says nothing", () => {
+    const answered = readAccountBalance({
+      ResultCode: 0,
+      ResultParameters: {
+        ResultParameter: [
+          {
+            Key: 'AccountBalance',
+            Value:
+              'Working Account|KES|0.00|0.00|0.00|0.00&Utility Account|KES|4810.50|4810.50|0.00|0.00&Charges Paid Account|KES|-220.00|-220.00|0.00|0.00',
+          },
+        ],
+      },
+    });
+    expect(answered).to.deep.include({ answered: true, totalMinor: 459050n, currency: 'KES' });
+    expect(readAccountBalance({ ResultCode: 2001, ResultDesc: 'The initiator information is invalid.' })).to.deep.equal({
+      answered: false,
+      reason: 'the query failed: 2001 The initiator information is invalid.',
+    });
+    expect(readAccountBalance({ ResultCode: 0 })).to.include({ answered: false });
+    const garbled = readAccountBalance({
+      ResultCode: 0,
+      ResultParameters: { ResultParameter: { Key: 'AccountBalance', Value: 'Utility|KES|1e9' } },
+    });
+    expect(garbled).to.include({ answered: false });
+  });
+
+  it("then a batched transaction's outputs pair off by amount, and an output the ledger doubled does not", () => {
+    const at = new Date('2026-11-26T10:00:00Z');
+    const period = { from: new Date('2026-11-26T00:00:00Z'), to: new Date('2026-11-27T00:00:00Z') };
+    const rail = (amountMinor: bigint): RailLine => ({ reference: 'tx1', direction: 'in', currency: 'USDT', amountMinor, at });
+    const ledger = (amountMinor: bigint): LedgerRailLine => ({ ...rail(amountMinor), depositId: null, orderId: null });
+    expect(matchLines(period, [rail(5n), rail(7n)], [ledger(7n), ledger(5n)])).to.deep.equal([]);
+    expect(matchLines(period, [rail(5n), rail(7n)], [ledger(5n), ledger(8n)]).map((b) => b.kind)).to.deep.equal(['amount_mismatch']);
+    expect(matchLines(period, [rail(5n)], [ledger(5n), ledger(5n)]).map((b) => b.kind)).to.deep.equal(['duplicate']);
   });
 
   it('then two outputs of one transaction are two outputs, and the same output is the same', () => {

@@ -11,6 +11,7 @@ import {
   type C2bAck,
   type DarajaAck,
 } from '../../services/mpesa-callback-service';
+import { receiveMpesaBalance } from '../../services/mpesa-balance-service';
 
 interface StkCallbackItem {
   Name: string;
@@ -176,5 +177,24 @@ export class MpesaCallbacksController extends Controller {
     @Query() token?: string,
   ): Promise<C2bAck> {
     return handleC2bStatusResult(claimId, req.ip, token, body);
+  }
+
+  /**
+   * The result of the Account Balance query Paygate sends for reconciliation (and that query's queue
+   * timeout). Taken only with the query's `token`, from Daraja's addresses, and with the ConversationID and
+   * OriginatorConversationID of the query Paygate sent; anything else is acknowledged and ignored.
+   * @summary Receive an M-Pesa account balance result
+   * @maxLength token 200
+   */
+  @Post('balance/{query_id}')
+  @Response<Problem>(400, 'A body that is not a Daraja callback')
+  @OperationId('receiveMpesaBalance')
+  public async balance(
+    @Path('query_id') queryId: Uuid,
+    @Body() body: B2cResultBody,
+    @Request() req: ExpressRequest,
+    @Query() token?: string,
+  ): Promise<C2bAck> {
+    return receiveMpesaBalance(queryId, req.ip, token, body);
   }
 }

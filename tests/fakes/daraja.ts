@@ -25,6 +25,10 @@ export interface FakeDarajaOptions {
   initiatorName: string;
   securityCredential: string;
   callbackDelayMs?: number;
+  /** What the shortcode's utility account held before any request the fake saw; default 250000.00. */
+  openingFloat?: string;
+  /** What M-Pesa charges per B2C payout, taken from the charges paid account; none by default. */
+  b2cCharge?: string;
 }
 
 export interface Payout {
@@ -47,6 +51,8 @@ interface Push {
   resultCode: string;
   settlesAt: number;
   callbackUrl: string;
+  /** Whole shillings, as the push asked. */
+  amount: number;
 }
 
 export interface FakeDaraja extends FakeServer {
@@ -85,6 +91,14 @@ export interface FakeDaraja extends FakeServer {
    * OriginatorConversationID: M-Pesa has taken the payout, and both answers leave once the hold settles.
    */
   holdAnswer: HoldAnswer;
+  /**
+   * The shortcode's accounts from the fake's own books, in cents: the utility account (the opening float,
+   * plus every STK collection and paybill payment taken, less every B2C payout made) and the charges paid
+   * account (less each payout's charge). Account Balance answers these.
+   */
+  accounts(): { utility: bigint; charges: bigint };
+  /** What M-Pesa holds for the operator (every account together), as shillings with two decimals. */
+  balance(): string;
 }
 
 /** A paybill payment the fake took, as Transaction Status reports it. */
@@ -291,9 +305,84 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
     return { status: 200, body: { ...query, ResponseCode: '0', ResponseDescription: 'Accept the service request successfully.' } };
   };
 
+  const cents = (amount: string | number): bigint => {
+    const [whole, fraction = ''] = String(amount).split('.');
+    return BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0').slice(0, 2));
+  };
+  const shillings = (c: bigint): string => {
+    const a = c < 0n ? -c : c;
+    return `${c < 0n ? '-' : ''}${a / 100n}.${(a % 100n).toString().padStart(2, '0')}`;
+  };
+  const accounts = () => {
+    const now = Date.now();
+    const settled = <T extends { resultCode: string; settlesAt: number }>(xs: Iterable<T>) =>
+      [...xs].filter((x) => x.resultCode === '0' && x.settlesAt <= now);
+    const paidOut = settled(payouts.values());
+    const utility =
+      cents(o.openingFloat ?? '250000.00') +
+      settled(pushes.values()).reduce((sum, p) => sum + cents(p.amount), 0n) +
+      [...c2bPayments.values()].reduce((sum, p) => sum + cents(p.amount), 0n) -
+      paidOut.reduce((sum, p) => sum + cents(p.amount), 0n);
+    const charges = -BigInt(paidOut.length) * cents(o.b2cCharge ?? '0');
+    return { utility, charges };
+  };
+  const balance = () => {
+    const a = accounts();
+    return shillings(a.utility + a.charges);
+  };
+  /** Account Balance: accepted at once, and its `Result` POSTed to the ResultURL from the fake's own books. */
+  const accountBalance = (b: Record<string, unknown>) => {
+    if (b.Initiator !== o.initiatorName || b.SecurityCredential !== o.securityCredential) {
+      return error(400, '400.002.02', 'Bad Request - Invalid Initiator');
+    }
+    if (b.CommandID !== 'AccountBalance' || b.PartyA !== o.shortcode || typeof b.ResultURL !== 'string') {
+      return error(400, '400.002.02', 'Bad Request - Invalid Request');
+    }
+    const query = {
+      ConversationID: `AG_${Date.now()}_${randomBytes(8).toString('hex')}`,
+      OriginatorConversationID: `${randomBytes(4).toString('hex')}-${Date.now()}-1`,
+    };
+    const url = b.ResultURL;
+    setTimeout(() => {
+      const a = accounts();
+      const line = (name: string, c: bigint) => `${name}|KES|${shillings(c)}|${shillings(c)}|0.00|0.00`;
+      const result = faults.statusQueryError
+        ? { Result: { ResultType: 0, ResultCode: faults.statusQueryError.code, ResultDesc: faults.statusQueryError.desc, ...query } }
+        : {
+            Result: {
+              ResultType: 0,
+              ResultCode: 0,
+              ResultDesc: 'The service request is processed successfully.',
+              ...query,
+              TransactionID: randomBytes(5).toString('hex').toUpperCase(),
+              ResultParameters: {
+                ResultParameter: [
+                  {
+                    Key: 'AccountBalance',
+                    Value: [
+                      line('Working Account', 0n),
+                      line('Utility Account', a.utility),
+                      line('Charges Paid Account', a.charges),
+                      line('Organization Settlement Account', 0n),
+                    ].join('&'),
+                  },
+                  { Key: 'BOCompletedTime', Value: Number(new Date().toISOString().replace(/\D/g, '').slice(0, 14)) },
+                ],
+              },
+            },
+          };
+      void post(url, result);
+    }, o.callbackDelayMs ?? 100).unref();
+    return { status: 200, body: { ...query, ResponseCode: '0', ResponseDescription: 'Accept the service request successfully.' } };
+  };
+
   const server = await startFakeServer((req) => {
     const body = req.json<Record<string, unknown>>();
     calls.push({ path: req.path, body });
+    if (req.path === '/mpesa/accountbalance/v1/query') {
+      if (!authorised(req)) return Promise.resolve(error(401, '404.001.03', 'Invalid Access Token'));
+      return Promise.resolve(accountBalance(body));
+    }
     // A status query about a paybill receipt (not one of the B2C payouts' receipts).
     if (
       req.path === '/mpesa/transactionstatus/v1/query' &&
@@ -420,6 +509,7 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
         resultCode: known.includes(code) ? code : '0',
         settlesAt: Date.now() + (o.callbackDelayMs ?? 100),
         callbackUrl: String(body.CallBackURL),
+        amount,
       };
       pushes.set(push.checkout, push);
       if (!silentPhones.has(phone)) setTimeout(() => void sendCallback(push), o.callbackDelayMs ?? 100).unref();
@@ -544,6 +634,8 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
     faults,
     c2bPayments,
     holdAnswer: undefined,
+    accounts,
+    balance,
   };
   return fake;
 }

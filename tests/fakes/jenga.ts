@@ -6,7 +6,8 @@ import { noFaults, startFakeServer, type FakeFaults, type FakeServer, type HoldA
  * A local Jenga (Equity Bank): merchant token (Api-Key header, merchantCode + consumerSecret), and every
  * protected call checked against the bearer token and the RSA `signature` over the documented fields with
  * the merchant's registered public key. Transfers to an account ending 0000 are refused; an amount with .13
- * cents is accepted and then FAILED for insufficient funds. `faults` switches a test's failures on: a
+ * cents is accepted and then FAILED for insufficient funds. The fake keeps its own books: a statement that
+ * every executed transfer (and its charge) debits and every arrival credits, and the balance they leave. `faults` switches a test's failures on: a
  * transfer executed and then its answer lost or a 500, and a repeated reference refused as a duplicate (409).
  */
 export interface FakeJengaOptions {
@@ -15,6 +16,22 @@ export interface FakeJengaOptions {
   consumerSecret: string;
   publicKey: KeyObject;
   accountNumber: string;
+  /** What the account held before its first statement line (the balance brought forward); default 849882.57. */
+  openingBalance?: string;
+  /** What the bank charges per executed transfer, as its own debit line on the statement; none by default. */
+  transferCharge?: string;
+  /** False: a new account, its statement empty (no lines from before Paygate); true by default. */
+  history?: boolean;
+}
+
+/** One line of the fake's own books, as its mini statement writes it. */
+export interface FakeJengaLine {
+  date: string;
+  amount: string;
+  description: string;
+  chequeNumber: null;
+  type: 'Credit' | 'Debit';
+  reference: string;
 }
 
 export interface FakeJenga extends FakeServer {
@@ -24,6 +41,15 @@ export interface FakeJenga extends FakeServer {
   transfers: Map<string, { kind: JengaTransferKind; body: JengaTransferBody; status: 'SUCCESS' | 'FAILED' }>;
   /** Money arrives on the account: a credit line appears on the statement (newest first), and stays there. */
   credit(line: { reference: string; amount: string; description: string }): void;
+  /** Money leaves the account other than by a transfer Paygate asked for: a debit line on the statement. */
+  debit(line: { reference: string; amount: string; description: string }): void;
+  /**
+   * The account's balance from the fake's own books: the opening balance, plus every credit, less every
+   * debit (executed transfers and their charges included). The balance API answers this.
+   */
+  balance(): string;
+  /** The statement as the bank keeps it, newest first. */
+  statement(): readonly FakeJengaLine[];
   faults: FakeFaults;
   /**
    * One of Paygate's payouts comes back (the beneficiary's bank refused it): a credit whose narration names
@@ -44,15 +70,7 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
   const calls: FakeJenga['calls'] = [];
   const transfers: FakeJenga['transfers'] = new Map();
   const faults = noFaults();
-  const statement = [
-    {
-      date: '2026-11-20T09:00:00',
-      amount: '150000.00',
-      description: 'Settlement inflow',
-      chequeNumber: null,
-      type: 'Credit',
-      reference: 'S1',
-    },
+  const history: FakeJengaLine[] = [
     {
       date: '2026-11-21T10:30:00',
       amount: '2500.00',
@@ -61,7 +79,39 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
       type: 'Debit',
       reference: 'S2',
     },
+    {
+      date: '2026-11-20T09:00:00',
+      amount: '150000.00',
+      description: 'Settlement inflow',
+      chequeNumber: null,
+      type: 'Credit',
+      reference: 'S1',
+    },
   ];
+  const statement: FakeJengaLine[] = o.history === false ? [] : history;
+  const cents = (amount: string): bigint => {
+    const [whole, fraction = ''] = amount.replace(/,/g, '').split('.');
+    return BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0').slice(0, 2));
+  };
+  const shillings = (c: bigint): string => {
+    const sign = c < 0n ? '-' : '';
+    const a = c < 0n ? -c : c;
+    return `${sign}${a / 100n}.${(a % 100n).toString().padStart(2, '0')}`;
+  };
+  const opening = cents(o.openingBalance ?? '849882.57');
+  const balance = () =>
+    shillings(statement.reduce((sum, l) => (l.type === 'Credit' ? sum + cents(l.amount) : sum - cents(l.amount)), opening));
+  const book = (type: 'Credit' | 'Debit', line: { reference: string; amount: string; description: string }) => {
+    statement.unshift({ date: new Date().toISOString().slice(0, 19), chequeNumber: null, type, ...line });
+  };
+  /** A transfer the bank executed leaves the account, with the bank's charge for it when it charges one. */
+  const executed = (kind: JengaTransferKind, body: JengaTransferBody) => {
+    const reference = body.transfer.reference;
+    book('Debit', { reference, amount: body.transfer.amount, description: `${kind.toUpperCase()} TRANSFER ${reference}` });
+    if (o.transferCharge && cents(o.transferCharge) > 0n) {
+      book('Debit', { reference: `CHG${reference}`, amount: o.transferCharge, description: `TRANSACTION CHARGES ${reference}` });
+    }
+  };
   const verify = (text: string, signature: string | undefined) =>
     !!signature && createVerify('RSA-SHA256').update(text).verify(publicKey, signature, 'base64');
   const kindOf: Record<string, JengaTransferKind> = {
@@ -94,10 +144,14 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
       if (!ok) return Promise.resolve(fail(401, 401107, 'Invalid signature'));
       if (body.source.accountNumber !== o.accountNumber) return Promise.resolve(fail(400, 110003, 'Invalid source account'));
       if (body.destination.accountNumber?.endsWith('0000')) return Promise.resolve(fail(400, 110005, 'Invalid destination account number'));
-      const cents = body.transfer.amount.split('.')[1] ?? '';
+      const fraction = body.transfer.amount.split('.')[1] ?? '';
       const existing = transfers.get(body.transfer.reference);
       if (existing && faults.refuseDuplicates) return Promise.resolve(fail(409, 110011, 'Duplicate transaction reference'));
-      if (!existing) transfers.set(body.transfer.reference, { kind, body, status: cents.startsWith('13') ? 'FAILED' : 'SUCCESS' });
+      if (!existing) {
+        const status = fraction.startsWith('13') ? 'FAILED' : 'SUCCESS';
+        transfers.set(body.transfer.reference, { kind, body, status });
+        if (status === 'SUCCESS') executed(kind, body);
+      }
       const fault = existing ? undefined : faults.afterExecuting.shift();
       if (fault === 'drop') return Promise.resolve({ status: 0, drop: true });
       if (fault === '5xx') return Promise.resolve(fail(500, 500, 'Internal server error'));
@@ -129,8 +183,8 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
             data: {
               currency: 'KES',
               balances: [
-                { amount: '997382.57', type: 'Current' },
-                { amount: '997382.57', type: 'Available' },
+                { amount: balance(), type: 'Current' },
+                { amount: balance(), type: 'Available' },
               ],
             },
           },
@@ -142,7 +196,7 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
           status: true,
           code: 0,
           message: 'success',
-          data: { balance: '997382.57', currency: 'KES', accountNumber: acc, transactions: statement },
+          data: { balance: balance(), currency: 'KES', accountNumber: acc, transactions: statement },
         },
       });
     }
@@ -170,9 +224,7 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
     }
     return Promise.resolve(fail(404, 404, 'Not found'));
   });
-  const credit: FakeJenga['credit'] = (line) => {
-    statement.unshift({ date: new Date().toISOString().slice(0, 19), chequeNumber: null, type: 'Credit', ...line });
-  };
+  const credit: FakeJenga['credit'] = (line) => book('Credit', line);
   const bankReference = () => `FT${randomBytes(6).toString('hex').toUpperCase()}`;
   const returnPayout: FakeJenga['returnPayout'] = ({ payoutReference, amount }) => {
     const reference = bankReference();
@@ -190,6 +242,9 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
     transfers,
     setPublicKey: (key) => (publicKey = key),
     credit,
+    debit: (line) => book('Debit', line),
+    balance,
+    statement: () => statement,
     returnPayout,
     topUp,
     faults,

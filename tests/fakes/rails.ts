@@ -13,7 +13,12 @@ export interface RailFakes {
   close(): Promise<void>;
 }
 
-export async function startRailFakes(options: { darajaCallbackDelayMs?: number } = {}): Promise<RailFakes> {
+/**
+ * `fresh`: the accounts of a new deployment, holding nothing and with no history (an empty bank statement, an
+ * M-Pesa shortcode and an exchange account at zero), so that everything they hold later came through Paygate's
+ * own deployment.
+ */
+export async function startRailFakes(options: { darajaCallbackDelayMs?: number; fresh?: boolean } = {}): Promise<RailFakes> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const darajaCreds = {
     consumerKey: 'fake-consumer-key',
@@ -31,9 +36,24 @@ export async function startRailFakes(options: { darajaCallbackDelayMs?: number }
     consumerSecret: 'fake-jenga-secret',
     accountNumber: '1100194977404',
   };
-  const daraja = await startFakeDaraja({ ...darajaCreds, callbackDelayMs: options.darajaCallbackDelayMs ?? 100 });
-  const jenga = await startFakeJenga({ ...jengaCreds, publicKey });
-  const binance = await startFakeBinance({ ...binanceCreds, settleAfterMs: 300, balances: { USDC: 1000 } });
+  const fresh = options.fresh === true;
+  const daraja = await startFakeDaraja({
+    ...darajaCreds,
+    callbackDelayMs: options.darajaCallbackDelayMs ?? 100,
+    ...(fresh ? { openingFloat: '0.00' } : {}),
+  });
+  // The bank charges for each transfer it executes, on its own statement: reconciliation posts it to expense:rail_fees.
+  const jenga = await startFakeJenga({
+    ...jengaCreds,
+    publicKey,
+    transferCharge: '25.00',
+    ...(fresh ? { history: false, openingBalance: '0.00' } : {}),
+  });
+  const binance = await startFakeBinance({
+    ...binanceCreds,
+    settleAfterMs: 300,
+    balances: fresh ? { USDT: 0, USDC: 0, BTC: 0, ETH: 0 } : { USDC: 1000 },
+  });
   return {
     daraja,
     jenga,

@@ -111,6 +111,7 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'POST /callbacks/mpesa/c2b/validation': ['signed', 'signed', 'signed', 'signed'],
   'POST /callbacks/mpesa/c2b/confirmation': ['signed', 'signed', 'signed', 'signed'],
   'POST /callbacks/mpesa/c2b/status/{claim_id}': ['signed', 'signed', 'signed', 'signed'],
+  'POST /callbacks/mpesa/balance/{query_id}': ['signed', 'signed', 'signed', 'signed'],
 };
 
 /** Served only while their rail is the sandbox: with every method on a real rail they are gone (404). */
@@ -479,6 +480,10 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
           body: {
             Result: { ResultType: 0, ResultCode: 2001, ResultDesc: 'initiator', OriginatorConversationID: 'o', ConversationID: 'c' },
           },
+        });
+      case 'POST /callbacks/mpesa/balance/{query_id}':
+        return v1('post', `/callbacks/mpesa/balance/${randomUUID()}?token=forged`, {
+          body: { Result: { ResultType: 0, ResultCode: 0, ResultDesc: 'ok', OriginatorConversationID: 'o', ConversationID: 'c' } },
         });
       case 'POST /callbacks/mpesa/b2c/{order_id}/timeout':
         return v1('post', `/callbacks/mpesa/b2c/${victimOrder}/timeout`, {

@@ -9,6 +9,7 @@ import { rows } from '../support/db';
 import { expectSafeProblem as expectProblem } from '../support/problems';
 import { call, fillPath, pathParameters, servedSpec, specOperations, type OpenApiDocument, type SpecOperation } from './support';
 import { recordBreaks } from '../../repositories/reconciliation';
+import { recordBalanceQuery } from '../../repositories/rail-balance-queries';
 
 /**
  * OWASP API1 (broken object level authorisation): user B tries every operation of the spec that names an
@@ -55,6 +56,8 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   // Unproven money in is staff's to ask about; its status result is taken only with the claim's token.
   'POST /wallets/unproven-deposits/{claim_id}/recheck': 'forbidden',
   'POST /callbacks/mpesa/c2b/status/{claim_id}': 'ignored_callback',
+  // A balance result is taken only with its query's token.
+  'POST /callbacks/mpesa/balance/{query_id}': 'ignored_callback',
 };
 
 /** Ids a request body may carry, and whether they name someone's own object or a public one. */
@@ -96,6 +99,7 @@ const bodyFor = (op: SpecOperation): unknown => {
     case 'POST /callbacks/mpesa/b2c/{order_id}/status':
     case 'POST /callbacks/mpesa/b2c/{order_id}/timeout':
     case 'POST /callbacks/mpesa/c2b/status/{claim_id}':
+    case 'POST /callbacks/mpesa/balance/{query_id}':
       return { Result: { ResultType: 0, ResultCode: 0, ResultDesc: 'paid', OriginatorConversationID: 'o', ConversationID: 'c' } };
     default:
       return op.method === 'get' || op.method === 'delete' ? undefined : {};
@@ -222,6 +226,12 @@ describe('security: object level authorisation (BOLA)', function () {
           },
         ])
       )[0].id,
+      // A balance query Paygate sent to M-Pesa, still waiting for its answer.
+      query_id: await (async () => {
+        const id = randomUUID();
+        await recordBalanceQuery({ id, rail: 'daraja', method: 'mobile_money', conversationId: 'AG_1', originatorConversationId: 'o-1' });
+        return id;
+      })(),
       // A paybill confirmation quoting A's deposit reference, refused at the door and kept for staff.
       claim_id: (
         await recordClaim({
@@ -253,6 +263,7 @@ describe('security: object level authorisation (BOLA)', function () {
       wallet: await rows('SELECT balance_minor::text AS b FROM accounts WHERE account = :a', { a: `wallet:${alice.id}:KES` }),
       ad: await rows('SELECT status, price_minor::text AS price, terms FROM p2p_ads WHERE id = :id', { id: hers.ad_id }),
       review: await rows('SELECT status, decided_by FROM screening_hits WHERE id = :id', { id: hers.review_id }),
+      balanceQuery: await rows('SELECT status FROM rail_balance_queries WHERE id = :id', { id: hers.query_id }),
     };
   }
 

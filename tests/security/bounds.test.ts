@@ -172,6 +172,11 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
       path: { claim_id: UNKNOWN_ID },
       body: { Result: { ResultType: 0, ResultCode: 0, ResultDesc: 'ok', OriginatorConversationID: 'o', ConversationID: 'c' } },
     }),
+    'POST /callbacks/mpesa/balance/{query_id}': () => ({
+      providerCallback: true,
+      path: { query_id: UNKNOWN_ID },
+      body: { Result: { ResultType: 0, ResultCode: 0, ResultDesc: 'ok', OriginatorConversationID: 'o', ConversationID: 'c' } },
+    }),
     'POST /callbacks/mpesa/b2c/{order_id}/timeout': () => ({
       providerCallback: true,
       path: { order_id: UNKNOWN_ID },

@@ -20,9 +20,9 @@ export interface JobsProcess {
   kill(): Promise<void>;
 }
 
-/** `node dist/workers/jobs.js` against the test database, with `env` on top of the test settings. */
-export function startJobsProcess(env: Record<string, string>): JobsProcess {
-  const child = spawn(process.execPath, [JOBS_ENTRY], {
+/** `node <entry>` against the test database, with `env` on top of the test settings. */
+function startNodeProcess(entry: string, env: Record<string, string>): JobsProcess {
+  const child = spawn(process.execPath, [entry], {
     env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -41,6 +41,14 @@ export function startJobsProcess(env: Record<string, string>): JobsProcess {
     },
   };
 }
+
+/** `node dist/workers/jobs.js` against the test database, with `env` on top of the test settings. */
+export const startJobsProcess = (env: Record<string, string>): JobsProcess => startNodeProcess(JOBS_ENTRY, env);
+
+const WORKER_ENTRY = path.resolve(__dirname, '..', '..', 'workers', 'temporal-worker.js');
+
+/** `node dist/workers/temporal-worker.js`, with `env` on top of the test settings (its own task queue, say). */
+export const startWorkerProcess = (env: Record<string, string>): JobsProcess => startNodeProcess(WORKER_ENTRY, env);
 
 const API_ENTRY = path.resolve(__dirname, '..', '..', 'api', 'server.js');
 
