@@ -80,6 +80,7 @@ describe('unit: config', () => {
         NODE_ENV: 'production',
         JWT_SECRET: STRONG_SECRET,
         SANDBOX_CALLBACK_SECRET: STRONG_SECRET,
+        METRICS_TOKEN: STRONG_SECRET,
         PORT: '8080',
         HOST: '0.0.0.0',
         PUBLIC_BASE_URL: 'https://pay.example.com/',
@@ -111,7 +112,7 @@ describe('unit: config', () => {
   });
 
   describe('when a built-in default secret is used', () => {
-    const secrets = ['JWT_SECRET', 'SANDBOX_CALLBACK_SECRET'];
+    const secrets = ['JWT_SECRET', 'SANDBOX_CALLBACK_SECRET', 'METRICS_TOKEN'];
     const others = (name: string) => Object.fromEntries(secrets.filter((s) => s !== name).map((s) => [s, STRONG_SECRET]));
 
     for (const name of secrets) {
@@ -131,7 +132,13 @@ describe('unit: config', () => {
       });
 
       it(`then ${name} set to its public default value explicitly is refused just the same`, () => {
-        const builtIn = name === 'JWT_SECRET' ? loadConfig({}).jwt.secret : loadConfig({}).sandbox.callbackSecret;
+        const defaults = loadConfig({});
+        const builtIns: Record<string, string> = {
+          JWT_SECRET: defaults.jwt.secret,
+          SANDBOX_CALLBACK_SECRET: defaults.sandbox.callbackSecret,
+          METRICS_TOKEN: defaults.metrics.token,
+        };
+        const builtIn = builtIns[name] ?? '';
         expectConfigError({ HOST: '10.0.0.5', [name]: builtIn, ...others(name) }, name);
       });
     }
@@ -144,7 +151,12 @@ describe('unit: config', () => {
     }
 
     it('then a public HOST with real secrets boots', () => {
-      const cfg = loadConfig({ HOST: '0.0.0.0', JWT_SECRET: STRONG_SECRET, SANDBOX_CALLBACK_SECRET: STRONG_SECRET });
+      const cfg = loadConfig({
+        HOST: '0.0.0.0',
+        JWT_SECRET: STRONG_SECRET,
+        SANDBOX_CALLBACK_SECRET: STRONG_SECRET,
+        METRICS_TOKEN: STRONG_SECRET,
+      });
       expect(cfg.http.host).to.equal('0.0.0.0');
     });
   });
@@ -161,7 +173,14 @@ describe('unit: config', () => {
       DARAJA_B2C_SECURITY_CREDENTIAL: 'c',
     };
     // A production deployment is one world: with M-Pesa real, every rail is real.
-    const production = { NODE_ENV: 'production', JWT_SECRET: STRONG_SECRET, SANDBOX_CALLBACK_SECRET: STRONG_SECRET, ...JENGA, ...CCXT };
+    const production = {
+      NODE_ENV: 'production',
+      JWT_SECRET: STRONG_SECRET,
+      SANDBOX_CALLBACK_SECRET: STRONG_SECRET,
+      METRICS_TOKEN: STRONG_SECRET,
+      ...JENGA,
+      ...CCXT,
+    };
 
     it('then a missing PUBLIC_BASE_URL is refused at boot, naming it', () => {
       const err = expectConfigError({ ...daraja }, 'PUBLIC_BASE_URL');
@@ -181,7 +200,7 @@ describe('unit: config', () => {
   });
 
   describe('when sandbox and real rails are mixed', () => {
-    const deployed = { JWT_SECRET: STRONG_SECRET, SANDBOX_CALLBACK_SECRET: STRONG_SECRET };
+    const deployed = { JWT_SECRET: STRONG_SECRET, SANDBOX_CALLBACK_SECRET: STRONG_SECRET, METRICS_TOKEN: STRONG_SECRET };
 
     it('then production refuses to boot, naming every rail and which world each is in', () => {
       const err = expectConfigError({ ...deployed, ...JENGA, NODE_ENV: 'production' }, 'RAIL_BANK_TRANSFER');
