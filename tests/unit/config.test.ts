@@ -50,7 +50,7 @@ describe('unit: config', () => {
         uiUrl: 'http://127.0.0.1:8233',
         registerSearchAttributes: true,
       });
-      expect(cfg.metrics).to.deep.equal({ cacheMs: 5000 });
+      expect(cfg.metrics).to.deep.equal({ cacheMs: 5000, token: 'paygate-dev-metrics-token-change-me' });
       expect(cfg.webhooks).to.include({ allowPrivateTargets: false, maxEndpointsPerUser: 10, maxInFlightPerEndpoint: 2 });
       expect(cfg.payments).to.deep.equal({ pollAfterMs: 5000, settleTimeoutMs: 900_000, maxPollIntervalMs: 60_000 });
       expect(cfg.jwt.issuer).to.equal('paygate');
