@@ -10,6 +10,7 @@ import { ConfigError, loadConfig } from '../../platform/config';
 import { AppError } from '../../platform/errors';
 import { uuidv7 } from '../../platform/ids';
 import { vetWebhookTarget, WebhookTargetError } from '../../connectors/webhook-targets';
+import { ccxtRailError } from '../../connectors/ccxt-transfer';
 import { registerWebhookEndpoint } from '../../services/webhook-service';
 import { api, metricsAuth, newUser, registerEndpoint, type TestUser } from '../support/api';
 import { withEnv } from '../support/config-env';
@@ -312,6 +313,23 @@ describe('security: the smaller holes', function () {
           expect([400, 503], res.text).to.include(res.status);
           expectProblem(res, res.status, res.status === 503 ? 'dependency_unavailable' : 'validation_failed', JSON.stringify(query));
           for (const word of ['API-key', '10.20.30.40', 'ops-treasury-7', '-2015', 'binance']) expect(res.text).not.to.include(word);
+        }
+      });
+    });
+
+    describe("when the exchange refuses a withdrawal (the text an order's failure_reason is made from)", () => {
+      /** Named as ccxt's class is: the connector reads the error's class by name. */
+      class AuthenticationError extends Error {}
+
+      it('then the rail error names the failure in neutral words, and keeps its code', () => {
+        for (const [raw, code] of [
+          [`binance {"code":-2015,"msg":"${PROVIDER_TEXT}"}`, 'provider_auth_failed'],
+          [`binance {"code":-4026,"msg":"You have insufficient balance in ops-treasury-7."}`, 'insufficient_funds'],
+          [`binance {"code":-4003,"msg":"Invalid coin for sub-account ops-treasury-7."}`, 'provider_rejected'],
+        ] as const) {
+          const err = ccxtRailError(code === 'provider_auth_failed' ? new AuthenticationError(raw) : new Error(raw));
+          expect(err.failureCode, raw).to.equal(code);
+          for (const word of ['ops-treasury-7', 'binance', '-40', '-2015', 'API-key']) expect(err.message, raw).not.to.include(word);
         }
       });
     });
