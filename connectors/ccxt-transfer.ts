@@ -123,7 +123,7 @@ const NEUTRAL: Record<string, string> = {
   duplicate_request: 'the exchange already has this withdrawal',
   insufficient_funds: 'the exchange account has too little of the currency',
   invalid_address: 'the exchange refused the destination address',
-  provider_auth_failed: 'the exchange refused our credentials',
+  provider_auth_failed: 'the exchange refused our credentials or request signature',
   exchange_unavailable: 'the exchange could not be reached or is not taking requests now',
   provider_rejected: 'the exchange refused the request',
 };
