@@ -1,8 +1,10 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { config } from '../platform/config';
+import { AppError } from '../platform/errors';
 import { componentLogger } from '../platform/logger';
 import { redis } from '../platform/redis';
 import { deferredStarts } from '../platform/temporal';
@@ -43,7 +45,28 @@ export const httpMetrics: RequestHandler = (req, res, next) => {
   next();
 };
 
-export const metricsEndpoint: RequestHandler = async (_req, res) => {
+/** Whether the request carries `Authorization: Bearer <METRICS_TOKEN>`, compared in constant time. */
+function presentsMetricsToken(req: Request): boolean {
+  const [scheme, token, ...rest] = (req.get('authorization') ?? '').trim().split(/\s+/);
+  if (scheme?.toLowerCase() !== 'bearer' || !token || rest.length > 0) return false;
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(token), digest(config().metrics.token));
+}
+
+/**
+ * Prometheus text, for a scraper presenting METRICS_TOKEN as a bearer token (Prometheus's `authorization`
+ * or `bearer_token_file` in a scrape config; docs/operations.md#metrics). Anyone else gets a 401 problem:
+ * the figures tell an outsider how much money moves and where it is stuck.
+ */
+export const metricsEndpoint: RequestHandler = async (req, res, next) => {
+  if (!presentsMetricsToken(req)) {
+    next(
+      new AppError('unauthenticated', 'send the metrics token as a bearer token (Authorization: Bearer <METRICS_TOKEN>)', {
+        headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' },
+      }),
+    );
+    return;
+  }
   res.type(registry.contentType).send(await registry.metrics());
 };
 

@@ -1,3 +1,4 @@
+import { componentLogger } from '../platform/logger';
 import { loadCcxt } from './exchanges';
 import {
   RailError,
@@ -14,6 +15,8 @@ import {
   type ReceivedDeposits,
   type SentWithdrawals,
 } from './types';
+
+const log = componentLogger('ccxt');
 
 export type { ExchangeDeposit };
 
@@ -115,7 +118,21 @@ const ERROR_MAP: [string, string, boolean, RailErrorOutcome][] = [
 /** An exchange's refusal of a withdrawal whose client id it already has: the earlier request was received. */
 const DUPLICATE = /duplicat/i;
 
-/** A ccxt error as a rail error: by ccxt's error class (and its ancestors), most specific first. */
+/** What a payer or staff member is told of each refusal: never the exchange's own words. */
+const NEUTRAL: Record<string, string> = {
+  duplicate_request: 'the exchange already has this withdrawal',
+  insufficient_funds: 'the exchange account has too little of the currency',
+  invalid_address: 'the exchange refused the destination address',
+  provider_auth_failed: 'the exchange refused our credentials or request signature',
+  exchange_unavailable: 'the exchange could not be reached or is not taking requests now',
+  provider_rejected: 'the exchange refused the request',
+};
+
+/**
+ * A ccxt error as a rail error: by ccxt's error class (and its ancestors), most specific first. The
+ * exchange's own text (which may name our account, its keys' rights or its addresses) goes to the log only;
+ * the error's message, which may reach an order's `failure_reason`, is a neutral one (docs/conventions.md#errors).
+ */
 export function ccxtRailError(err: unknown): RailError {
   const message = err instanceof Error ? err.message : String(err);
   const names = new Set<string>();
@@ -123,18 +140,18 @@ export function ccxtRailError(err: unknown): RailError {
     const name = (proto as { constructor?: { name?: string } }).constructor?.name;
     if (name) names.add(name);
   }
-  if (DUPLICATE.test(message)) {
-    return new RailError('duplicate_request', `the exchange already has this withdrawal: ${message}`, false, undefined, 'duplicate');
-  }
+  const railError = (failureCode: string, retryable: boolean, outcome?: RailErrorOutcome): RailError => {
+    log.warn({ failureCode, providerError: message }, 'the exchange refused a request');
+    return new RailError(failureCode, NEUTRAL[failureCode] ?? NEUTRAL.provider_rejected, retryable, undefined, outcome);
+  };
+  if (DUPLICATE.test(message)) return railError('duplicate_request', false, 'duplicate');
   for (const [name, failureCode, retryable, outcome] of ERROR_MAP) {
-    if (names.has(name)) return new RailError(failureCode, `the exchange said: ${message}`, retryable, undefined, outcome);
+    if (names.has(name)) return railError(failureCode, retryable, outcome);
   }
   // ccxt picks some exchanges' error classes by API host, so through CCXT_API_URL a refusal can arrive as a
   // plain ExchangeError: its message still tells.
-  if (/insufficient (balance|funds)|balance (is )?(not enough|insufficient)/i.test(message)) {
-    return new RailError('insufficient_funds', `the exchange said: ${message}`, false);
-  }
-  return new RailError('provider_rejected', `the exchange refused the transfer: ${message}`, false);
+  if (/insufficient (balance|funds)|balance (is )?(not enough|insufficient)/i.test(message)) return railError('insufficient_funds', false);
+  return railError('provider_rejected', false);
 }
 
 /** A decimal string without insignificant zeros (`"1.50"` → `"1.5"`, `"2.0"` → `"2"`), to compare amounts. */

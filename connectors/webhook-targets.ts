@@ -69,6 +69,8 @@ export const systemResolver: Resolver = async (host) => (await lookup(host, { al
 export interface TargetPolicy {
   /** WEBHOOKS_ALLOW_PRIVATE_TARGETS: any address will do (local development, tests). */
   allowPrivate: boolean;
+  /** Only `https://` targets: everywhere but a local run (docs/events.md#webhooks). */
+  requireHttps?: boolean;
   resolve?: Resolver;
   /** Which resolved addresses may be called; by default the public ones, or all of them when `allowPrivate`. */
   isAllowedAddress?: (address: string) => boolean;
@@ -82,7 +84,7 @@ export interface VettedTarget {
   addresses: string[];
 }
 
-function parseTarget(raw: string): URL {
+function parseTarget(raw: string, requireHttps = false): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -90,6 +92,10 @@ function parseTarget(raw: string): URL {
     throw new WebhookTargetError('must be an absolute http or https URL');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new WebhookTargetError('must be an http or https URL');
+  // Events carry payment details and are signed, not encrypted: in the clear any hop could read them.
+  if (requireHttps && url.protocol !== 'https:') {
+    throw new WebhookTargetError('must be an https URL (plain http is taken only in a local development or test run)');
+  }
   if (url.username || url.password) throw new WebhookTargetError('must not carry credentials');
   return url;
 }
@@ -99,7 +105,7 @@ function parseTarget(raw: string): URL {
  * wrong; answers the addresses to connect to.
  */
 export async function vetWebhookTarget(raw: string, policy: TargetPolicy): Promise<VettedTarget> {
-  const url = parseTarget(raw);
+  const url = parseTarget(raw, policy.requireHttps);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   try {
@@ -118,7 +124,7 @@ export async function vetWebhookTarget(raw: string, policy: TargetPolicy): Promi
  * The registration check: throws WebhookTargetError naming what is wrong with `raw` as a webhook target.
  * With private targets allowed the host need not resolve yet (it is resolved again at every delivery).
  */
-export async function checkWebhookTarget(raw: string, allowPrivate: boolean, resolve?: Resolver): Promise<URL> {
-  if (allowPrivate) return parseTarget(raw);
-  return (await vetWebhookTarget(raw, { allowPrivate, resolve })).url;
+export async function checkWebhookTarget(raw: string, policy: Omit<TargetPolicy, 'isAllowedAddress'>): Promise<URL> {
+  if (policy.allowPrivate) return parseTarget(raw, policy.requireHttps);
+  return (await vetWebhookTarget(raw, policy)).url;
 }

@@ -79,6 +79,8 @@ export class WebhookDelivery extends Model<InferAttributes<WebhookDelivery>, Inf
   declare deliveredAt: CreationOptional<Date | null>;
   declare leasedUntil: CreationOptional<Date | null>;
   declare nextAttemptAt: CreationOptional<Date>;
+  /** How many times it was sent again on request (bounded by WEBHOOK_MAX_MANUAL_RETRIES). */
+  declare manualRetries: CreationOptional<number>;
 
   static initModel(sequelize: Sequelize): typeof WebhookDelivery {
     return WebhookDelivery.init(
@@ -96,6 +98,7 @@ export class WebhookDelivery extends Model<InferAttributes<WebhookDelivery>, Inf
         deliveredAt: { type: DataTypes.DATE, allowNull: true },
         leasedUntil: { type: DataTypes.DATE, allowNull: true },
         nextAttemptAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW, allowNull: false },
+        manualRetries: { type: DataTypes.INTEGER, defaultValue: 0, allowNull: false },
       },
       { sequelize, tableName: 'webhook_deliveries' },
     );

@@ -8,9 +8,14 @@ import { z } from 'zod';
 
 const DEV_JWT_SECRET = 'paygate-dev-secret-change-me-0123456789abcdef';
 const DEV_SANDBOX_CALLBACK_SECRET = 'paygate-sandbox-callback-secret';
+const DEV_METRICS_TOKEN = 'paygate-dev-metrics-token-change-me';
 
 /** The secrets with a built-in (public) default, taken only by a local development or test run. */
-const DEFAULTED_SECRETS = { JWT_SECRET: DEV_JWT_SECRET, SANDBOX_CALLBACK_SECRET: DEV_SANDBOX_CALLBACK_SECRET } as const;
+const DEFAULTED_SECRETS = {
+  JWT_SECRET: DEV_JWT_SECRET,
+  SANDBOX_CALLBACK_SECRET: DEV_SANDBOX_CALLBACK_SECRET,
+  METRICS_TOKEN: DEV_METRICS_TOKEN,
+} as const;
 
 /** A listen address only this machine can reach: 127.0.0.0/8, ::1, localhost. */
 export function isLoopbackHost(host: string): boolean {
@@ -207,8 +212,12 @@ const settings = z.object({
     /** Temporal Cloud API key, sent as a bearer token (with TLS). */
     apiKey: fromEnv('TEMPORAL_API_KEY', z.string().min(1).optional()),
   }),
-  /** How long /metrics reuses what it read from Postgres and Redis. */
-  metrics: z.object({ cacheMs: fromEnv('METRICS_CACHE_MS', intFrom(5000, 0, 300_000)) }),
+  metrics: z.object({
+    /** How long /metrics reuses what it read from Postgres and Redis. */
+    cacheMs: fromEnv('METRICS_CACHE_MS', intFrom(5000, 0, 300_000)),
+    /** The bearer token Prometheus presents to read /metrics (docs/operations.md#metrics). */
+    token: fromEnv('METRICS_TOKEN', z.string().min(24, 'must be at least 24 characters').default(DEV_METRICS_TOKEN)),
+  }),
   jwt: z.object({
     secret: fromEnv('JWT_SECRET', z.string().min(32, 'must be at least 32 characters').default(DEV_JWT_SECRET)),
     issuer: fromEnv('JWT_ISSUER', z.string().min(1).default('paygate')),
@@ -419,6 +428,8 @@ const settings = z.object({
   webhooks: z.object({
     allowPrivateTargets: fromEnv('WEBHOOKS_ALLOW_PRIVATE_TARGETS', boolFrom(false)),
     maxAttempts: fromEnv('WEBHOOK_MAX_ATTEMPTS', intFrom(8, 1, 50)),
+    /** How many times one delivery may be sent again on request (POST …/retry), whatever its status. */
+    maxManualRetries: fromEnv('WEBHOOK_MAX_MANUAL_RETRIES', intFrom(5, 0, 100)),
     backoffMs: fromEnv('WEBHOOK_BACKOFF_MS', intFrom(5000, 10)),
     timeoutMs: fromEnv('WEBHOOK_TIMEOUT_MS', intFrom(5000, 100)),
     dispatchEveryMs: fromEnv('WEBHOOK_DISPATCH_EVERY_MS', intFrom(1000, 50)),
@@ -550,6 +561,8 @@ function withDerivedValues(c: Settings) {
       ...(apiKey ? { apiKey } : {}),
     },
     admin: email && password ? { email, password } : undefined,
+    /** Webhook targets are https only, except in a local run (docs/events.md#webhooks). */
+    webhooks: { ...c.webhooks, httpsOnly: !isLocalRun(c) },
   };
 }
 

@@ -264,26 +264,34 @@ export async function listDeliveries(endpointId: string, before: string | null, 
 }
 
 /**
- * Make one delivery of the endpoint due now, unless an attempt of it is under way. Answers the delivery as
- * the log shows it, `in_flight` when an attempt holds it, or undefined when the endpoint has no such delivery.
+ * Make one delivery of the endpoint due now, unless an attempt of it is under way or it was already sent
+ * again on request `maxRetries` times; the count and its bound are one conditional update, so retries sent
+ * at once never pass the bound. Answers the delivery as the log shows it, `in_flight` when an attempt holds
+ * it, `exhausted` at the bound, or undefined when the endpoint has no such delivery.
  */
-export async function requeueDelivery(endpointId: string, deliveryId: string): Promise<DeliveryLogRow | 'in_flight' | undefined> {
-  const [row] = await models().query<DeliveryLogRow & { requeued: boolean }>(
+export async function requeueDelivery(
+  endpointId: string,
+  deliveryId: string,
+  maxRetries: number,
+): Promise<DeliveryLogRow | 'in_flight' | 'exhausted' | undefined> {
+  const [row] = await models().query<DeliveryLogRow & { requeued: boolean; exhausted: boolean }>(
     `WITH requeued AS (
-       UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), updated_at = now()
-        WHERE id = :deliveryId AND endpoint_id = :endpointId
+       UPDATE webhook_deliveries
+          SET status = 'pending', next_attempt_at = now(), updated_at = now(), manual_retries = manual_retries + 1
+        WHERE id = :deliveryId AND endpoint_id = :endpointId AND manual_retries < :maxRetries
           AND NOT (status = 'pending' AND leased_until IS NOT NULL AND leased_until > now())
        RETURNING id, status
      )
      -- The outer read sees the rows as they were before the update: the status is taken from it.
-     SELECT ${deliveryLogColumns('coalesce(r.status, d.status)')}, r.id IS NOT NULL AS requeued
+     SELECT ${deliveryLogColumns('coalesce(r.status, d.status)')}, r.id IS NOT NULL AS requeued,
+            d.manual_retries >= :maxRetries AS exhausted
        FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id LEFT JOIN requeued r ON r.id = d.id
       WHERE d.id = :deliveryId AND d.endpoint_id = :endpointId`,
-    { replacements: { endpointId, deliveryId }, type: QueryTypes.SELECT },
+    { replacements: { endpointId, deliveryId, maxRetries }, type: QueryTypes.SELECT },
   );
   if (!row) return undefined;
-  if (!row.requeued) return 'in_flight';
-  const { requeued: _requeued, ...log } = row;
+  if (!row.requeued) return row.exhausted ? 'exhausted' : 'in_flight';
+  const { requeued: _requeued, exhausted: _exhausted, ...log } = row;
   return log;
 }
 

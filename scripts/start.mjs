@@ -336,7 +336,7 @@ function printSummary(baseUrl, temporalUi) {
     ['OpenAPI', `${baseUrl}/openapi.json`],
     ['Temporal Web UI', temporalUi],
     ['Queue dashboard', `${baseUrl}/admin/queues`],
-    ['Metrics', `${baseUrl}/metrics`],
+    ['Metrics', `${baseUrl}/metrics (bearer METRICS_TOKEN)`],
   ];
   const title = 'Paygate is running';
   const labelWidth = Math.max(...rows.map(([label]) => label.length));

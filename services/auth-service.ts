@@ -104,12 +104,12 @@ export async function login(emailRaw: string, password: string, ip: string): Pro
   if (email.length > MAX_EMAIL_LENGTH) throw validationError('email', `must be at most ${MAX_EMAIL_LENGTH} characters`);
   if (password.length > MAX_PASSWORD_LENGTH) throw validationError('password', `must be at most ${MAX_PASSWORD_LENGTH} characters`);
   await limitLoginByIp(ip);
-  await claimLoginAttempt(email, ip);
+  const claim = await claimLoginAttempt(email, ip);
   const user = await findUserByEmail(email);
   decoyHash ??= hash('decoy-password-for-timing', ARGON2);
   const ok = await verify(user?.passwordHash ?? (await decoyHash), password).catch(() => false);
   if (!user || !ok) throw new AppError('unauthenticated', 'wrong e-mail or password');
-  await clearFailedLogins(email, ip);
+  await clearFailedLogins(email, ip, claim);
   return issueAccessToken(config().jwt, { sub: user.id, roles: user.roles });
 }
 

@@ -187,7 +187,8 @@ async function providerRecord(method: RailMethod, rail: string, window: Period):
     }
   } catch (err) {
     log.warn({ err, rail, method }, "the rail's own record could not be read");
-    return { unavailable: `the rail's record could not be read: ${(err as Error).message}` };
+    // The provider's own words stay in the log (docs/conventions.md#errors).
+    return { unavailable: "the rail's record could not be read; the log has the rail's answer" };
   }
   return unreadable > 0 ? { lines, note: `${unreadable} line(s) without a reference, an amount or a date were left out` } : { lines };
 }

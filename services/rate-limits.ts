@@ -13,8 +13,9 @@ import { redis } from '../platform/redis';
  * lock the owner out:
  * - per account and address, tightly (5 per 15 minutes by default): the guesser is stopped, the owner at
  *   another address is not; a successful login from that address clears its count;
- * - per account, loosely (100 per hour by default): a guesser spread over many addresses is still bounded,
- *   and it takes that many addresses (or /64s) to lock the owner out for the hour;
+ * - per account, loosely (100 per hour by default): a guesser spread over many addresses is still bounded;
+ *   an address the account logged in from in the last 30 days is exempt from it, so however many addresses
+ *   (or /64s) fail on purpose, the owner still signs in where they usually do;
  * - per address, whatever the account (30 per minute by default).
  */
 
@@ -82,20 +83,56 @@ export const limitRegisterByIp = (ip: string) => consume(get().registerIp, rateL
 export const limitScreeningSearch = (userId: string) => consume(get().screen, userId, 'list searches');
 
 /**
+ * How long an address the account logged in from stays known: 30 days from its last successful login.
+ *
+ * Known addresses are kept in Redis with that TTL, beside the counters they exempt from (docs/access.md#login-limits):
+ * they expire by themselves, need no table or pruning job, and every api instance reads the same ones. Losing
+ * them (Redis emptied) only takes away the exemption until the owner's next successful login.
+ */
+const KNOWN_ADDRESS_TTL_SECONDS = 30 * 24 * 3600;
+
+const knownAddressKey = (email: string, ip: string) => `${config().queuePrefix}:login-known:${accountAndAddress(email, ip)}`;
+
+/** Whether the account logged in successfully from this address (an IPv6 one: this /64) in the last 30 days. */
+async function isKnownAddress(email: string, ip: string): Promise<boolean> {
+  try {
+    return (await redis().exists(knownAddressKey(email, ip))) === 1;
+  } catch {
+    throw new AppError('dependency_unavailable', 'the rate limiter is unavailable');
+  }
+}
+
+/** Which bounds a login attempt was counted against, for `clearFailedLogins` to give back. */
+export interface LoginClaim {
+  /** Counted against the account as a whole: not from an address the account is known at. */
+  accountWide: boolean;
+}
+
+/**
  * Count a login attempt against the account, from this address and overall, before its password is checked,
  * and refuse it (429) once either bound is used up. Counting first, atomically in Redis, is what bounds the
  * guesses: checking for a lock and counting the failure afterwards would let every guess sent at the same
  * time through. A successful login gives its attempt back (`clearFailedLogins`), so only failures add up.
+ *
+ * From an address the account logged in from in the last 30 days only the tight per-address bound applies:
+ * failures elsewhere, from however many addresses, never lock the owner out where they usually sign in
+ * (OWASP authentication cheat sheet, "account lockout").
  */
-export async function claimLoginAttempt(email: string, ip: string): Promise<void> {
+export async function claimLoginAttempt(email: string, ip: string): Promise<LoginClaim> {
   await consume(get().loginAccountAndIp, accountAndAddress(email, ip), 'failed logins for this account from this address');
+  if (await isKnownAddress(email, ip)) return { accountWide: false };
   await consume(get().loginAccount, email, 'failed logins for this account');
+  return { accountWide: true };
 }
 
-/** After a successful login: the address's failures for the account are forgiven, and this attempt is not one. */
-export async function clearFailedLogins(email: string, ip: string): Promise<void> {
+/**
+ * After a successful login: the address's failures for the account are forgiven, this attempt is not one,
+ * and the address is known to the account for the next 30 days.
+ */
+export async function clearFailedLogins(email: string, ip: string, claim: LoginClaim): Promise<void> {
   await get().loginAccountAndIp.delete(accountAndAddress(email, ip));
-  await get().loginAccount.reward(email, 1);
+  if (claim.accountWide) await get().loginAccount.reward(email, 1);
+  await redis().set(knownAddressKey(email, ip), '1', 'EX', KNOWN_ADDRESS_TTL_SECONDS);
 }
 
 // --- the API quota (docs/conventions.md#rate-limits): per credential (an API key, a signed-in user, or an address), and

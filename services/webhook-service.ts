@@ -72,7 +72,8 @@ export async function registerWebhookEndpoint(
   if (body.description !== undefined && body.description.length > 200) throw validationError('description', 'at most 200 characters');
   let url: URL;
   try {
-    url = await checkWebhookTarget(body.url, config().webhooks.allowPrivateTargets);
+    const { allowPrivateTargets, httpsOnly } = config().webhooks;
+    url = await checkWebhookTarget(body.url, { allowPrivate: allowPrivateTargets, requireHttps: httpsOnly });
   } catch (err) {
     if (err instanceof WebhookTargetError) throw validationError('url', err.message);
     throw err;
@@ -139,14 +140,20 @@ const deliveryView = (r: DeliveryLogRow): WebhookDeliveryView => ({
 
 /**
  * Send one delivery again, on request: it becomes due now and the next sweep sends it, with the same event
- * id and body (a delivered one too). Refused while an attempt of it is under way, and for a disabled endpoint.
+ * id and body (a delivered one too). Refused while an attempt of it is under way, for a disabled endpoint,
+ * and once it was sent again WEBHOOK_MAX_MANUAL_RETRIES times: otherwise anyone could make us send requests
+ * at any host, as often as they liked (docs/events.md#webhooks).
  */
 export async function retryWebhookDelivery(caller: Caller, endpointId: string, deliveryId: string): Promise<WebhookDeliveryView> {
   const endpoint = await ownEndpoint(caller, endpointId);
   if (!isUuid(deliveryId)) throw validationError('delivery_id', 'must be a UUID');
   if (!endpoint.enabled) throw new AppError('conflict', 'the endpoint is disabled: register it again to receive events');
-  const requeued = await requeueDelivery(endpointId, deliveryId);
+  const { maxManualRetries } = config().webhooks;
+  const requeued = await requeueDelivery(endpointId, deliveryId, maxManualRetries);
   if (!requeued) throw notFound(`webhook delivery ${deliveryId}`);
+  if (requeued === 'exhausted') {
+    throw new AppError('conflict', `this delivery was already sent again ${maxManualRetries} times on request, the most allowed`);
+  }
   if (requeued === 'in_flight')
     throw new AppError('conflict', 'an attempt of this delivery is under way: retry it once that attempt has ended');
   return deliveryView(requeued);

@@ -24,11 +24,13 @@ interface Run {
   exited: Promise<number | null>;
 }
 
-function run(entry: string, args: string[], env: Record<string, string>): Run {
+/** `stdin`, when given, is piped to the process and closed; otherwise it has none. */
+function run(entry: string, args: string[], env: Record<string, string>, stdin?: string): Run {
   const child = spawn(process.execPath, [entry, ...args], {
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  child.stdin?.end(stdin);
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
@@ -102,8 +104,9 @@ async function loginOver(baseUrl: string, email: string, password: string): Prom
 const dashboardStatus = async (baseUrl: string, token: string) =>
   (await fetch(`${baseUrl}/admin/queues`, { headers: { Authorization: `Bearer ${token}` } })).status;
 
-async function runCli(args: string[]): Promise<{ code: number | null; output: string }> {
-  const cli = run(CLI_ENTRY, args, {});
+/** The compiled `admin:create` with `args`; a password is piped on its stdin, as a script would. */
+async function runCli(args: string[], stdin?: string): Promise<{ code: number | null; output: string }> {
+  const cli = run(CLI_ENTRY, args, {}, stdin);
   const code = await cli.exited;
   return { code, output: cli.output() };
 }
@@ -162,7 +165,7 @@ describe('Admin bootstrap as processes', function () {
   describe('when admin:create is run for an address an account already has', () => {
     it('then without --promote it refuses and changes nothing; with --promote it makes that account an admin', async () => {
       const owner = await newUser();
-      const refused = await runCli([owner.email, ADMIN_PASSWORD]);
+      const refused = await runCli([owner.email], `${ADMIN_PASSWORD}\n`);
       expect(refused.code, refused.output).to.equal(1);
       expect(refused.output).to.include('not an admin');
       expect(refused.output).to.include(`--promote ${owner.email}`);
@@ -188,16 +191,20 @@ describe('Admin bootstrap as processes', function () {
     });
   });
 
-  describe('when admin:create is run for a new address', () => {
-    it('then it creates the admin, who can log in with that password', async () => {
+  describe('when admin:create is run for a new address with the password piped on stdin', () => {
+    it('then it creates the admin, who can log in with that password; with nothing on stdin it creates nothing', async () => {
       const email = freshEmail('cli-admin');
-      const created = await runCli([email, ADMIN_PASSWORD]);
+      const created = await runCli([email], `${ADMIN_PASSWORD}\n`);
       expect(created.code, created.output).to.equal(0);
       expect(created.output).to.include(`created admin ${email}`);
       const [user] = await User.findAll({ where: { email } });
       expect(user.roles).to.have.members(['user', 'compliance', 'admin']);
-      const usage = await runCli([freshEmail('cli-admin')]);
+      expect((await api().post('/api/v1/auth/login').send({ email, password: ADMIN_PASSWORD })).status).to.equal(200);
+      const nobody = freshEmail('cli-admin');
+      const usage = await runCli([nobody], '');
       expect(usage.code, usage.output).to.equal(64);
+      expect(usage.output).to.include('no password given');
+      expect(await User.count({ where: { email: nobody } })).to.equal(0);
     });
   });
 });

@@ -42,6 +42,7 @@ describe('boot with sandbox and real rails mixed', () => {
         HOST: '0.0.0.0',
         JWT_SECRET: secret,
         SANDBOX_CALLBACK_SECRET: secret,
+        METRICS_TOKEN: secret,
         RAIL_BANK_TRANSFER: 'jenga',
         RAIL_MOBILE_MONEY: 'sandbox',
         RAIL_CRYPTO: 'sandbox',

@@ -34,7 +34,12 @@ describe('one world per deployment', () => {
       const made = await createKey(owner, other);
       expect(made.status, JSON.stringify(made.body)).to.equal(201);
       otherKey = (made.body as { secret: string }).secret;
-      restore = withEnv({ HOST: '0.0.0.0', JWT_SECRET: STRONG_SECRET, SANDBOX_CALLBACK_SECRET: STRONG_SECRET });
+      restore = withEnv({
+        HOST: '0.0.0.0',
+        JWT_SECRET: STRONG_SECRET,
+        SANDBOX_CALLBACK_SECRET: STRONG_SECRET,
+        METRICS_TOKEN: STRONG_SECRET,
+      });
     });
     after(() => restore());
 

@@ -18,6 +18,7 @@ import {
   blocklist,
   completedPayment,
   initiate,
+  metricsAuth,
   mpesaPayment,
   newUser,
   postAppeal,
@@ -40,7 +41,7 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 }
 
 async function scrape(): Promise<string> {
-  const res = await api().get('/metrics');
+  const res = await api().get('/metrics').set(metricsAuth());
   expect(res.status).to.equal(200);
   return res.text;
 }
@@ -185,7 +186,7 @@ describe('operators', () => {
           'the second api to answer',
           async () => {
             try {
-              const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+              const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: metricsAuth() });
               return res.status === 200 ? res.text() : undefined;
             } catch {
               return undefined;

@@ -8,7 +8,7 @@ import { Order } from '../models';
 import { SANDBOX_SLOW_PHONE } from '../connectors/sandbox';
 import { PAYMENT_WORKFLOW, paymentStageQuery, paymentWorkflowId, railOutcomeSignal, type PaymentWorkflowInput } from '../workflows/shared';
 import { PAYGATE_ORDER_ID, PAYGATE_OVERDUE, PAYGATE_STATUS, orderSearchAttributes } from '../workflows/search-attributes';
-import { api, initiate, mpesaPayment, newUser, waitForOrder, type OrderBody, type TestUser } from './support/api';
+import { api, initiate, metricsAuth, mpesaPayment, newUser, waitForOrder, type OrderBody, type TestUser } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';
 import { mobileMoneyTransfersOf, realRails } from './support/rails';
 import { until } from './support/processes';
@@ -51,7 +51,7 @@ const overdueOrder = (user: TestUser, orderId: string) =>
 
 /** `paygate_payments_overdue` from /metrics (read from Postgres, cached for METRICS_CACHE_MS). */
 async function overdueMetric(): Promise<number | undefined> {
-  const text = await (await fetch(`${stack.baseUrl}/metrics`)).text();
+  const text = await (await fetch(`${stack.baseUrl}/metrics`, { headers: metricsAuth() })).text();
   const line = text.split('\n').find((l) => l.startsWith('paygate_payments_overdue '));
   return line === undefined ? undefined : Number(line.split(' ').pop());
 }

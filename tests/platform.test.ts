@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { api, newUser } from './support/api';
+import { api, metricsAuth, newUser } from './support/api';
 import { expectedRails } from './support/rails';
 import { expectCompleteProblem as expectProblem } from './support/problems';
 
@@ -219,7 +219,7 @@ describe('platform', () => {
     it('then /metrics is Prometheus text with the HTTP latency histogram labelled by route pattern', async () => {
       const user = await newUser();
       expect((await api().get('/api/v1/auth/me').set(user.auth)).status).to.equal(200);
-      const res = await api().get('/metrics');
+      const res = await api().get('/metrics').set(metricsAuth());
       expect(res.status).to.equal(200);
       expect(res.headers['content-type']).to.match(/^text\/plain/);
       expect(res.text).to.include('# TYPE paygate_http_request_duration_seconds histogram');
@@ -232,14 +232,14 @@ describe('platform', () => {
     it('then an unmatched path is counted as "unmatched", never by its raw path', async () => {
       const raw = `/api/v1/raw-${Date.now()}`;
       expect((await api().get(raw)).status).to.equal(404);
-      const res = await api().get('/metrics');
+      const res = await api().get('/metrics').set(metricsAuth());
       expect(res.text).to.match(/^paygate_http_request_duration_seconds_count\{method="GET",route="unmatched",status="404"\} [1-9]\d*$/m);
       expect(res.text).not.to.include(raw);
     });
 
     it('then a request that fails inside a route keeps the full route pattern', async () => {
       expect((await api().get('/api/v1/auth/me')).status).to.equal(401);
-      const res = await api().get('/metrics');
+      const res = await api().get('/metrics').set(metricsAuth());
       expect(res.text).to.match(
         /^paygate_http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/auth\/me",status="401"\} [1-9]\d*$/m,
       );

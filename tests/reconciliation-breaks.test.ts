@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { creditIncoming } from '../services/money-in';
 import { recordSandboxArrival, submitTransfer } from '../repositories/sandbox-transfers';
-import { api, completedPayment, initiate, newUser, waitForOrder, type TestUser } from './support/api';
+import { api, completedPayment, initiate, metricsAuth, newUser, waitForOrder, type TestUser } from './support/api';
 import { withEnv } from './support/config-env';
 import { rows } from './support/db';
 import { realRails } from './support/rails';
@@ -334,7 +334,7 @@ describe('reconciliation line by line', () => {
       const customer = await newUser({ funded: false });
       const theirs = await api().get('/api/v1/events').query({ type: 'reconciliation.*' }).set(customer.auth);
       expect((theirs.body as { data: unknown[] }).data).to.deep.equal([]);
-      const metrics = await api().get('/metrics');
+      const metrics = await api().get('/metrics').set(metricsAuth());
       expect(metrics.text).to.match(
         new RegExp(`paygate_reconciliation_breaks_total\\{rail="${where.doubled[0]}",kind="duplicate"\\} [1-9]`),
       );

@@ -8,7 +8,7 @@ import { closeTemporal, temporalClient } from '../platform/temporal';
 import { Order } from '../models';
 import { reconcileUnstartedOrders, startPaymentWorkflow } from '../workflows/client';
 import { paymentWorkflowId } from '../workflows/shared';
-import { initiate, mpesaPayment, newUser, waitForOrder, type TestUser } from './support/api';
+import { initiate, metricsAuth, mpesaPayment, newUser, waitForOrder, type TestUser } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';
 import { mobileMoneyTransfersOf } from './support/rails';
 import { stack } from './support/stack';
@@ -112,7 +112,7 @@ describe('recovery', () => {
   describe('when Temporal is unreachable while a payment is initiated', () => {
     /** The api's `paygate_payment_starts_deferred_total` for one reason, read from /metrics. */
     async function deferredStarts(reason: string): Promise<number> {
-      const text = await (await fetch(`${stack.baseUrl}/metrics`)).text();
+      const text = await (await fetch(`${stack.baseUrl}/metrics`, { headers: metricsAuth() })).text();
       const line = text.split('\n').find((l) => l.startsWith(`paygate_payment_starts_deferred_total{reason="${reason}"}`));
       return line === undefined ? 0 : Number(line.split(' ').pop());
     }

@@ -127,7 +127,11 @@ export async function deliverWebhook(
   }
   let target: VettedTarget;
   try {
-    target = await vetWebhookTarget(row.url, { allowPrivate: settings.allowPrivateTargets, ...network });
+    target = await vetWebhookTarget(row.url, {
+      allowPrivate: settings.allowPrivateTargets,
+      requireHttps: settings.httpsOnly,
+      ...network,
+    });
   } catch (err) {
     if (!(err instanceof WebhookTargetError)) throw err;
     await record({ statusCode: null, error: `target refused: ${err.message}`, final: 'failed' });

@@ -144,14 +144,18 @@ export class WebhooksController extends Controller {
 
   /**
    * Send one delivery again now, with the same event id and body, whatever its status (delivered and failed
-   * ones too); the answer is the delivery, due at once. The attempt shows in the delivery log.
+   * ones too); the answer is the delivery, due at once. The attempt shows in the delivery log. Each delivery
+   * is sent again on request at most `WEBHOOK_MAX_MANUAL_RETRIES` times (5 by default); after that, 409.
    * @summary Retry a webhook delivery
    */
   @Post('endpoints/{endpoint_id}/deliveries/{delivery_id}/retry')
   @SuccessResponse(202, 'Due again')
   @Response<Problem>(400, 'Malformed endpoint or delivery id')
   @Response<Problem>(404, 'Not found')
-  @Response<Problem>(409, 'An attempt of the delivery is under way, or the endpoint is disabled')
+  @Response<Problem>(
+    409,
+    'An attempt of the delivery is under way, the endpoint is disabled, or the delivery was already retried the most times allowed (WEBHOOK_MAX_MANUAL_RETRIES)',
+  )
   @OperationId('retryWebhookDelivery')
   public async retry(
     @Path('endpoint_id') endpointId: Uuid,

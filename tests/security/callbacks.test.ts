@@ -8,7 +8,7 @@ import { config, reloadConfig } from '../../platform/config';
 import { Order } from '../../models';
 import type { OrderStatus } from '../../domain/orders';
 import { signSandboxCallback } from '../../connectors/sandbox';
-import { api, newUser } from '../support/api';
+import { api, metricsAuth, newUser } from '../support/api';
 import { rows } from '../support/db';
 import { until } from '../support/processes';
 import { realRails } from '../support/rails';
@@ -123,7 +123,7 @@ describe('provider callbacks and their rails', function () {
       await until(
         'the late result in /metrics',
         async () => {
-          const metrics = await api().get('/metrics');
+          const metrics = await api().get('/metrics').set(metricsAuth());
           const match = /^paygate_late_rail_results\{verdict="contradicts"\} (\d+)$/m.exec(metrics.text);
           return match && Number(match[1]) >= 1 ? true : undefined;
         },
@@ -210,6 +210,7 @@ describe('provider callbacks and their rails', function () {
       delete env.NODE_ENV;
       delete env.JWT_SECRET;
       delete env.SANDBOX_CALLBACK_SECRET;
+      delete env.METRICS_TOKEN;
       const child = spawn(process.execPath, [API_ENTRY], { env, stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -221,6 +222,7 @@ describe('provider callbacks and their rails', function () {
       expect(stderr).to.match(/^Invalid configuration:/);
       expect(stderr).to.include('JWT_SECRET');
       expect(stderr).to.include('SANDBOX_CALLBACK_SECRET');
+      expect(stderr).to.include('METRICS_TOKEN');
     });
   });
 });

@@ -2,12 +2,16 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { expect } from 'chai';
 import { User } from '../../models';
+import { config } from '../../platform/config';
 import type { KycStatus, Role } from '../../domain/users';
 import { fundWallets } from './funding';
 import { stack } from './stack';
 import { rows } from './db';
 
 export const api = () => request(stack.baseUrl);
+
+/** The header Prometheus sends to scrape /metrics: the configured METRICS_TOKEN as a bearer token. */
+export const metricsAuth = (): { Authorization: string } => ({ Authorization: `Bearer ${config().metrics.token}` });
 
 export interface TestUser {
   id: string;

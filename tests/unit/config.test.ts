@@ -50,7 +50,7 @@ describe('unit: config', () => {
         uiUrl: 'http://127.0.0.1:8233',
         registerSearchAttributes: true,
       });
-      expect(cfg.metrics).to.deep.equal({ cacheMs: 5000 });
+      expect(cfg.metrics).to.deep.equal({ cacheMs: 5000, token: 'paygate-dev-metrics-token-change-me' });
       expect(cfg.webhooks).to.include({ allowPrivateTargets: false, maxEndpointsPerUser: 10, maxInFlightPerEndpoint: 2 });
       expect(cfg.payments).to.deep.equal({ pollAfterMs: 5000, settleTimeoutMs: 900_000, maxPollIntervalMs: 60_000 });
       expect(cfg.jwt.issuer).to.equal('paygate');
@@ -82,6 +82,7 @@ describe('unit: config', () => {
         NODE_ENV: 'production',
         JWT_SECRET: STRONG_SECRET,
         SANDBOX_CALLBACK_SECRET: STRONG_SECRET,
+        METRICS_TOKEN: STRONG_SECRET,
         PORT: '8080',
         HOST: '0.0.0.0',
         PUBLIC_BASE_URL: 'https://pay.example.com/',
@@ -113,7 +114,7 @@ describe('unit: config', () => {
   });
 
   describe('when a built-in default secret is used', () => {
-    const secrets = ['JWT_SECRET', 'SANDBOX_CALLBACK_SECRET'];
+    const secrets = ['JWT_SECRET', 'SANDBOX_CALLBACK_SECRET', 'METRICS_TOKEN'];
     const others = (name: string) => Object.fromEntries(secrets.filter((s) => s !== name).map((s) => [s, STRONG_SECRET]));
 
     for (const name of secrets) {
@@ -133,7 +134,13 @@ describe('unit: config', () => {
       });
 
       it(`then ${name} set to its public default value explicitly is refused just the same`, () => {
-        const builtIn = name === 'JWT_SECRET' ? loadConfig({}).jwt.secret : loadConfig({}).sandbox.callbackSecret;
+        const defaults = loadConfig({});
+        const builtIns: Record<string, string> = {
+          JWT_SECRET: defaults.jwt.secret,
+          SANDBOX_CALLBACK_SECRET: defaults.sandbox.callbackSecret,
+          METRICS_TOKEN: defaults.metrics.token,
+        };
+        const builtIn = builtIns[name] ?? '';
         expectConfigError({ HOST: '10.0.0.5', [name]: builtIn, ...others(name) }, name);
       });
     }
@@ -146,7 +153,12 @@ describe('unit: config', () => {
     }
 
     it('then a public HOST with real secrets boots', () => {
-      const cfg = loadConfig({ HOST: '0.0.0.0', JWT_SECRET: STRONG_SECRET, SANDBOX_CALLBACK_SECRET: STRONG_SECRET });
+      const cfg = loadConfig({
+        HOST: '0.0.0.0',
+        JWT_SECRET: STRONG_SECRET,
+        SANDBOX_CALLBACK_SECRET: STRONG_SECRET,
+        METRICS_TOKEN: STRONG_SECRET,
+      });
       expect(cfg.http.host).to.equal('0.0.0.0');
     });
   });
@@ -163,7 +175,14 @@ describe('unit: config', () => {
       DARAJA_B2C_SECURITY_CREDENTIAL: 'c',
     };
     // A production deployment is one world: with M-Pesa real, every rail is real.
-    const production = { NODE_ENV: 'production', JWT_SECRET: STRONG_SECRET, SANDBOX_CALLBACK_SECRET: STRONG_SECRET, ...JENGA, ...CCXT };
+    const production = {
+      NODE_ENV: 'production',
+      JWT_SECRET: STRONG_SECRET,
+      SANDBOX_CALLBACK_SECRET: STRONG_SECRET,
+      METRICS_TOKEN: STRONG_SECRET,
+      ...JENGA,
+      ...CCXT,
+    };
 
     it('then a missing PUBLIC_BASE_URL is refused at boot, naming it', () => {
       const err = expectConfigError({ ...daraja }, 'PUBLIC_BASE_URL');
@@ -183,7 +202,7 @@ describe('unit: config', () => {
   });
 
   describe('when sandbox and real rails are mixed', () => {
-    const deployed = { JWT_SECRET: STRONG_SECRET, SANDBOX_CALLBACK_SECRET: STRONG_SECRET };
+    const deployed = { JWT_SECRET: STRONG_SECRET, SANDBOX_CALLBACK_SECRET: STRONG_SECRET, METRICS_TOKEN: STRONG_SECRET };
 
     it('then production refuses to boot, naming every rail and which world each is in', () => {
       const err = expectConfigError({ ...deployed, ...JENGA, NODE_ENV: 'production' }, 'RAIL_BANK_TRANSFER');
