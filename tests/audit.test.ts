@@ -139,6 +139,46 @@ describe('the audit trail of staff actions', () => {
     });
   });
 
+  describe('when a refund at or above FOUR_EYES_ABOVE_KES is approved by one staff member, then by another', () => {
+    let restore: () => void;
+    before(() => {
+      restore = withEnv({ FOUR_EYES_ABOVE_KES: '1000' });
+    });
+    after(() => restore());
+
+    it('then appeal.first_approved names the first approver and appeal.approved the second, each with its request', async () => {
+      const second = await newUser({ roles: ['user', 'compliance'], funded: false });
+      const owner = await newUser();
+      const order = await completedPayment(owner);
+      const opened = await postAppeal(owner, { order_id: order.order_id, reason: 'unauthorized', description: 'not me' });
+      expect(opened.status, JSON.stringify(opened.body)).to.equal(201);
+      const appealId = (opened.body as { appeal_id: string }).appeal_id;
+      const approve = (who: TestUser) =>
+        api()
+          .put(`/api/v1/appeals/${appealId}/approve`)
+          .set(who.auth)
+          .send({ note: `checked by ${who.id}` });
+
+      const first = await approve(compliance);
+      expect(first.status, JSON.stringify(first.body)).to.equal(202);
+      const [waiting] = await entriesOn(admin, 'appeal', appealId);
+      expect(waiting.action).to.equal('appeal.first_approved');
+      expect(waiting.actor.user_id).to.equal(compliance.id);
+      expect(waiting.request_id).to.equal(first.headers['x-request-id']);
+      expect(waiting.after).to.include({ status: 'open' });
+
+      const paid = await approve(second);
+      expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
+      const entries = await entriesOn(admin, 'appeal', appealId);
+      expect(entries.map((e) => [e.action, e.actor.user_id])).to.deep.equal([
+        ['appeal.approved', second.id],
+        ['appeal.first_approved', compliance.id],
+      ]);
+      expect(entries[0].request_id).to.equal(paid.headers['x-request-id']);
+      expect(entries[0].after).to.include({ status: 'approved' });
+    });
+  });
+
   describe('when a staff member assigns unmatched money below FOUR_EYES_ABOVE_KES', () => {
     it('then one deposit.assigned entry records who now owns it', async () => {
       const user = await newUser({ funded: false });
