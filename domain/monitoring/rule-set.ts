@@ -25,7 +25,13 @@ export type RuleId = (typeof RULE_IDS)[number];
 export type Band = 0 | 1 | 2;
 
 /** An amount in KES minor units, as a string of digits (never a float). */
-const minor = z.string().regex(/^(0|[1-9][0-9]{0,17})$/, 'must be whole minor units, as a string of digits');
+const DIGITS = /^(0|[1-9][0-9]{0,17})$/;
+const minor = z.string().regex(DIGITS, 'must be whole minor units, as a string of digits');
+/**
+ * Whether amount `a` is at most `b`; true when either is not an amount at all (its own field reports that,
+ * and a refinement still runs after a field has failed).
+ */
+const atMost = (a: string, b: string): boolean => !DIGITS.test(a) || !DIGITS.test(b) || BigInt(a) <= BigInt(b);
 const count = z.number().int().min(1).max(100_000);
 const percent = z.number().int().min(1).max(100_000);
 
@@ -41,7 +47,7 @@ const percentBands = z
 const amountBands = z
   .object({ low: minor, high: minor })
   .strict()
-  .refine((b) => BigInt(b.low) <= BigInt(b.high), { message: 'high must be at or above low' });
+  .refine((b) => atMost(b.low, b.high), { message: 'high must be at or above low' });
 
 export const ruleParametersSchema = z
   .object({
@@ -55,7 +61,7 @@ export const ruleParametersSchema = z
         count: countBands,
       })
       .strict()
-      .refine((s) => BigInt(s.floor_minor) < BigInt(s.reporting_threshold_minor), {
+      .refine((s) => atMost(s.floor_minor, s.reporting_threshold_minor) && s.floor_minor !== s.reporting_threshold_minor, {
         message: 'floor_minor must be below reporting_threshold_minor',
       }),
     velocity: z
@@ -76,7 +82,7 @@ export const ruleParametersSchema = z
     round_amounts: z
       .object({ unit_minor: minor, min_minor: minor, count: countBands })
       .strict()
-      .refine((r) => BigInt(r.unit_minor) > 0n, {
+      .refine((r) => r.unit_minor !== '0', {
         message: 'unit_minor must be above 0',
       }),
     p2p_wash_trading: z.object({ round_trips: countBands }).strict(),
