@@ -86,6 +86,7 @@ export interface MonitoringRulesChange {
    * is refused with 409, so two officers never overwrite each other unseen.
    * @isInt
    * @minimum 1
+   * @maximum 2147483647
    */
   based_on_version: number;
   parameters: RuleParametersDocument;

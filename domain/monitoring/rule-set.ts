@@ -125,31 +125,45 @@ export interface RuleSet extends RuleSetContent {
  * schema above is what validates, and the checks below keep the two the same.
  */
 
-/** A low and a high bound on a count. */
+/**
+ * An amount in KES minor units, as a string of digits.
+ * @pattern ^(0|[1-9][0-9]{0,17})$
+ * @maxLength 18
+ * @example "100000000"
+ */
+export type MinorUnits = string;
+
+/** A low and a high bound on a count or a percentage. */
 export interface CountBands {
-  /** @isInt */
+  /**
+   * @isInt
+   * @minimum 1
+   * @maximum 100000
+   */
   low: number;
-  /** @isInt */
+  /**
+   * @isInt
+   * @minimum 1
+   * @maximum 100000
+   */
   high: number;
 }
-/** A low and a high bound on an amount, KES minor units as a string of digits. */
+/** A low and a high bound on an amount. */
 export interface AmountBands {
-  /** @pattern ^(0|[1-9][0-9]{0,17})$ */
-  low: string;
-  /** @pattern ^(0|[1-9][0-9]{0,17})$ */
-  high: string;
+  low: MinorUnits;
+  high: MinorUnits;
 }
 
 export interface RuleParametersDocument {
   windows: { recent_hours: number; norm_days: number };
-  structuring: { reporting_threshold_minor: string; floor_minor: string; count: CountBands };
+  structuring: { reporting_threshold_minor: MinorUnits; floor_minor: MinorUnits; count: CountBands };
   velocity: { min_count: number; norm_percent: CountBands; tier_count: { unverified: CountBands; verified: CountBands } };
-  pass_through: { min_in_minor: string; out_percent: CountBands };
+  pass_through: { min_in_minor: MinorUnits; out_percent: CountBands };
   fan_in: { payers: CountBands };
   fan_out: { payees: CountBands };
   new_account_high_value: { max_age_days: number; amount_minor: AmountBands };
   dormant_reactivation: { dormant_days: number; amount_minor: AmountBands };
-  round_amounts: { unit_minor: string; min_minor: string; count: CountBands };
+  round_amounts: { unit_minor: MinorUnits; min_minor: MinorUnits; count: CountBands };
   p2p_wash_trading: { round_trips: CountBands };
 }
 
@@ -167,12 +181,25 @@ export interface TypologyWeights {
 }
 
 export interface TypologyDocument {
-  /** @pattern ^[a-z][a-z0-9_]{0,39}$ */
+  /**
+   * @pattern ^[a-z][a-z0-9_]{0,39}$
+   * @maxLength 40
+   */
   id: string;
   weights: TypologyWeights;
-  /** A score at or above it holds the movement for review. @isInt */
+  /**
+   * A score at or above it holds the movement for review.
+   * @isInt
+   * @minimum 1
+   * @maximum 100000
+   */
   alert_threshold: number;
-  /** A score at or above it refuses the movement. @isInt */
+  /**
+   * A score at or above it refuses the movement.
+   * @isInt
+   * @minimum 1
+   * @maximum 100000
+   */
   block_threshold: number;
 }
 
