@@ -156,16 +156,21 @@ describe('transaction monitoring', function () {
 
     it('then a band whose high is under its low, or a float amount, is a 400 naming the field, and nothing is stored', async () => {
       const current = await putRules(officer, structuringOnly());
-      const bad = structuringOnly();
-      bad.parameters.fan_in.payers = { low: 10, high: 5 };
-      bad.parameters.structuring.floor_minor = '90000000.5';
-      const res = await api()
-        .put('/api/v1/compliance/monitoring/rules')
-        .set(officer.auth)
-        .send({ based_on_version: current.version, ...bad });
-      expectProblem(res, 400, 'validation_failed');
-      const fields = (res.body as { errors: { field: string }[] }).errors.map((e) => e.field);
-      expect(fields).to.include.members(['parameters.fan_in.payers', 'parameters.structuring.floor_minor']);
+      const inverted = structuringOnly();
+      inverted.parameters.fan_in.payers = { low: 10, high: 5 };
+      const float = structuringOnly();
+      float.parameters.structuring.floor_minor = '90000000.5';
+      for (const [bad, field] of [
+        [inverted, 'parameters.fan_in.payers'],
+        [float, 'parameters.structuring.floor_minor'],
+      ] as const) {
+        const res = await api()
+          .put('/api/v1/compliance/monitoring/rules')
+          .set(officer.auth)
+          .send({ based_on_version: current.version, ...bad });
+        expectProblem(res, 400, 'validation_failed');
+        expect((res.body as { errors: { field: string }[] }).errors.map((e) => e.field)).to.include(field);
+      }
       expect((await readRules(officer)).version).to.equal(current.version);
     });
 
