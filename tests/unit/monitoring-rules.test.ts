@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DEFAULT_RULE_SET, type RuleParameters, type RuleSet } from '../../domain/monitoring/rule-set';
+import { DEFAULT_RULE_SET, RULE_IDS, type Band, type RuleId, type RuleParameters, type RuleSet } from '../../domain/monitoring/rule-set';
 import {
   dormantReactivation,
   evaluate,
@@ -221,12 +221,8 @@ describe('unit: monitoring rules', () => {
 
 describe('unit: monitoring typologies', () => {
   const none = { band: 0 as const, facts: {} };
-  const results = (bands: Partial<Record<keyof RuleResults, 0 | 1 | 2>>): RuleResults =>
-    Object.fromEntries(
-      (Object.keys(DEFAULT_RULE_SET.parameters) as string[])
-        .filter((k) => k !== 'windows')
-        .map((k) => [k, bands[k as keyof RuleResults] === undefined ? none : { band: bands[k as keyof RuleResults], facts: {} }]),
-    ) as RuleResults;
+  const results = (bands: Partial<Record<RuleId, Band>>): RuleResults =>
+    Object.fromEntries(RULE_IDS.map((id) => [id, { band: bands[id] ?? none.band, facts: {} }])) as RuleResults;
   const typology = { id: 't', weights: { structuring: 50, round_amounts: 15 }, alert_threshold: 50, block_threshold: 130 };
 
   it('when the score is exactly the alert threshold, then the decision is review; one under, pass', () => {
