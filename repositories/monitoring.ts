@@ -120,8 +120,8 @@ interface AggregateRow {
 
 /**
  * The customer's history around a movement, read over the windows the parameters name (docs/monitoring.md#history-windows):
- * payouts are the customer's orders (their KES equivalent), money in their deposits in KES; the movement
- * itself is left out. Null when the customer does not exist.
+ * payouts are the customer's orders (their KES equivalent), money in their deposits in KES, neither counted
+ * when it was refused or failed; the movement itself is left out. Null when the customer does not exist.
  */
 export async function historyAggregates(m: Movement, p: RuleParameters, tx?: Tx): Promise<HistoryAggregates | null> {
   const at = m.at;
@@ -131,7 +131,8 @@ export async function historyAggregates(m: Movement, p: RuleParameters, tx?: Tx)
   const [row] = await models().query<AggregateRow>(
     `WITH outs AS (
         SELECT kes_equivalent_minor AS amount, destination FROM orders
-         WHERE user_id = :customer AND created_at >= :recentFrom AND created_at < :at AND id::text <> :movementId),
+         WHERE user_id = :customer AND created_at >= :recentFrom AND created_at < :at
+           AND status NOT IN ('rejected', 'failed') AND id::text <> :movementId),
       ins AS (
         SELECT amount_minor AS amount, coalesce(payer_phone, payer_address, payer_name) AS payer FROM deposits
          WHERE user_id = :customer AND created_at >= :recentFrom AND created_at < :at AND currency = 'KES'
@@ -155,10 +156,12 @@ export async function historyAggregates(m: Movement, p: RuleParameters, tx?: Tx)
            AND created_at >= :recentFrom AND created_at < :at AND order_id::text <> :movementId) AS pair_bought,
        (SELECT count(*)::int FROM p2p_trades WHERE seller_id = :customer AND buyer_id::text = :counterparty
            AND created_at >= :recentFrom AND created_at < :at AND order_id::text <> :movementId) AS pair_sold,
-       (SELECT count(*)::int FROM orders WHERE user_id = :customer AND created_at >= :normFrom AND created_at < :recentFrom)
+       (SELECT count(*)::int FROM orders WHERE user_id = :customer AND created_at >= :normFrom AND created_at < :recentFrom
+           AND status NOT IN ('rejected', 'failed'))
          + (SELECT count(*)::int FROM deposits WHERE user_id = :customer AND created_at >= :normFrom AND created_at < :recentFrom
               AND status <> 'failed') AS norm_count,
-       (SELECT count(*)::int FROM orders WHERE user_id = :customer AND created_at >= :dormantFrom AND created_at < :at AND id::text <> :movementId)
+       (SELECT count(*)::int FROM orders WHERE user_id = :customer AND created_at >= :dormantFrom AND created_at < :at
+           AND status NOT IN ('rejected', 'failed') AND id::text <> :movementId)
          + (SELECT count(*)::int FROM deposits WHERE user_id = :customer AND created_at >= :dormantFrom AND created_at < :at
               AND status <> 'failed' AND id::text <> :movementId) AS dormant_count
      FROM users u WHERE u.id = :customer`,

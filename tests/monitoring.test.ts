@@ -5,6 +5,7 @@ import { evaluationsOf } from '../repositories/monitoring';
 import { evaluateMovement } from '../services/monitoring-service';
 import { api, newUser, type TestUser } from './support/api';
 import { fundWallets } from './support/funding';
+import { rows } from './support/db';
 import { expectProblem } from './support/problems';
 
 /**
@@ -102,6 +103,18 @@ describe('transaction monitoring', function () {
       const outcome = await evaluateMovement(deposit(quiet));
       expect(outcome.decision).to.equal('pass');
       expect(outcome.results.structuring.facts.just_below_count).to.equal(1);
+    });
+  });
+
+  describe('when the earlier deposits are older than the window', () => {
+    it('then they count in the norm, not in the window, and the third deposit passes', async () => {
+      await putRules(officer, structuringOnly());
+      const customer = await structuringCustomer();
+      await rows("UPDATE deposits SET created_at = now() - interval '25 hours' WHERE user_id = :id RETURNING id", { id: customer.id });
+      const outcome = await evaluateMovement(deposit(customer));
+      expect(outcome.decision).to.equal('pass');
+      expect(outcome.results.structuring.facts.just_below_count).to.equal(1);
+      expect(outcome.results.velocity.facts).to.include({ recent_count: 1, norm_count: 2 });
     });
   });
 
