@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { DEFAULT_RULE_SET, type RuleSetContent } from '../domain/monitoring/rule-set';
 import { evaluationsOf } from '../repositories/monitoring';
 import { evaluateMovement } from '../services/monitoring-service';
-import { api, newUser, type TestUser } from './support/api';
+import { api, completedPayment, newUser, type TestUser } from './support/api';
 import { fundWallets } from './support/funding';
 import { rows } from './support/db';
 import { expectProblem } from './support/problems';
@@ -115,6 +115,26 @@ describe('transaction monitoring', function () {
       expect(outcome.decision).to.equal('pass');
       expect(outcome.results.structuring.facts.just_below_count).to.equal(1);
       expect(outcome.results.velocity.facts).to.include({ recent_count: 1, norm_count: 2 });
+    });
+  });
+
+  describe('when a customer has paid out to two payees today', () => {
+    it('then a payout to one of them counts two distinct payees, and one to a new payee three', async () => {
+      await putRules(officer, structuringOnly());
+      const customer = await newUser({ kycStatus: 'verified' });
+      const first = await completedPayment(customer);
+      await completedPayment(customer);
+      await completedPayment(customer, { destination: { provider: 'mpesa', phone: '+254712345679' } });
+      const [stored] = await rows<{ destination: Record<string, string> }>('SELECT destination FROM orders WHERE id = :id', {
+        id: first.order_id,
+      });
+      const payout = (counterparty: string) => ({ ...deposit(customer), kind: 'payout' as const, amountMinor: 150_000n, counterparty });
+
+      const known = await evaluateMovement(payout(JSON.stringify(stored.destination)));
+      expect(known.results.fan_out.facts.distinct_payees).to.equal(2);
+      const fresh = await evaluateMovement(payout(JSON.stringify({ provider: 'mpesa', phone: '+254700000001' })));
+      expect(fresh.results.fan_out.facts.distinct_payees).to.equal(3);
+      expect(fresh.results.velocity.facts.recent_count).to.be.at.least(4);
     });
   });
 
