@@ -11,6 +11,7 @@ import { Exchange } from './exchange';
 import { IdempotencyKey } from './idempotency-key';
 import { KycAuditEntry, KycRecord } from './kyc';
 import { Account, LedgerEntry, LedgerTransaction } from './ledger';
+import { MonitoringEvaluation, MonitoringRuleSet } from './monitoring';
 import { Order, OrderEvent } from './order';
 import { P2pAd, P2pAdEvent, P2pTrade } from './p2p';
 import { LateRailResult, RailRequest, RailStatusQuery } from './rail';
@@ -39,6 +40,7 @@ export {
   ScreeningHit,
 };
 export { Appeal, P2pAd, P2pAdEvent, P2pTrade };
+export { MonitoringEvaluation, MonitoringRuleSet };
 export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
 export { ApiKey, ApprovalRequest, AuditEntry, C2bUrlToken, DepositClaim, RailBalanceQuery, RailCharge, ReconciliationBreak };
@@ -61,6 +63,8 @@ export function models(given?: Sequelize): Sequelize {
   ApiKey.initModel(sequelize);
   ApprovalRequest.initModel(sequelize);
   AuditEntry.initModel(sequelize);
+  MonitoringRuleSet.initModel(sequelize);
+  MonitoringEvaluation.initModel(sequelize);
   ReconciliationBreak.initModel(sequelize);
   RailCharge.initModel(sequelize);
   RailBalanceQuery.initModel(sequelize);

@@ -12,6 +12,7 @@ import { strandedPayout } from '../support/unresolved';
 import { recordBreaks } from '../../repositories/reconciliation';
 import { expectSafeProblem as expectProblem } from '../support/problems';
 import { call, specOperations, UNKNOWN_ID, type Method } from './support';
+import { DEFAULT_RULE_SET } from '../../domain/monitoring/rule-set';
 
 /**
  * OWASP API5 (broken function level authorisation): every operation of the spec, and the admin pages
@@ -67,6 +68,9 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'POST /compliance/approvals/{request_id}/reject': [401, 403, 'all', 'all'],
   // The audit trail of staff actions (docs/compliance.md#audit-trail): admins only.
   'GET /compliance/audit': [401, 403, 403, 'allow'],
+  // Monitoring rules (docs/monitoring.md#rules-as-data): compliance staff read and change them.
+  'GET /compliance/monitoring/rules': [401, 403, 'allow', 'allow'],
+  'PUT /compliance/monitoring/rules': [401, 403, 'allow', 'allow'],
   // Reconciliation breaks (docs/wallets.md#reconciliation-line-by-line): staff only.
   'GET /compliance/reconciliation/breaks': [401, 403, 'allow', 'allow'],
   'POST /compliance/reconciliation/breaks/{break_id}/resolve': [401, 403, 'all', 'all'],
@@ -370,6 +374,14 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
         return v1('post', `/wallets/unmatched-deposits/${await depositFor(undefined)}/assign`, { body: { user_id: victim.id } });
       case 'GET /compliance/approvals':
         return v1('get', '/compliance/approvals?status=pending&limit=5');
+      case 'GET /compliance/monitoring/rules':
+        return v1('get', '/compliance/monitoring/rules');
+      case 'PUT /compliance/monitoring/rules': {
+        // The change is made from the current version, read by staff (a stale one would be a 409).
+        const current = await call('get', '/compliance/monitoring/rules', { token: principals.compliance.token });
+        const version = (current.body as { version: number }).version;
+        return v1('put', '/compliance/monitoring/rules', { body: { based_on_version: version, ...DEFAULT_RULE_SET } });
+      }
       case 'GET /compliance/audit':
         return v1('get', `/compliance/audit?actor=${victim.id}&limit=5`);
       case 'GET /appeals':

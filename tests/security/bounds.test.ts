@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { api, mpesaPayment, newUser, sellAd, uniqueKenyanPhone, type TestUser } from '../support/api';
 import { expectNoLeak, expectSafeProblem as expectProblem } from '../support/problems';
 import { call, fillPath, specOperations, UNKNOWN_ID, type Method, type SpecOperation } from './support';
+import { DEFAULT_RULE_SET } from '../../domain/monitoring/rule-set';
 
 /**
  * OWASP API4 (unrestricted resource consumption) and input bounds: sizes, paging limits, cursors, nesting,
@@ -106,6 +107,12 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
       token: staff.token,
       path: { break_id: UNKNOWN_ID },
       body: { note: 'journal 118' },
+    }),
+    'PUT /compliance/monitoring/rules': () => ({
+      token: staff.token,
+      path: {},
+      // A stale version is judged on its merits (409) after the body's bounds (400).
+      body: { based_on_version: 1, ...structuredClone(DEFAULT_RULE_SET) },
     }),
     'POST /compliance/reconciliation/runs': () => ({
       token: staff.token,

@@ -1,0 +1,52 @@
+import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
+
+/** One version of the monitoring rules (docs/monitoring.md#rules-as-data): parameters, typologies, thresholds. Append-only. */
+export class MonitoringRuleSet extends Model<InferAttributes<MonitoringRuleSet>, InferCreationAttributes<MonitoringRuleSet>> {
+  declare version: number;
+  declare parameters: Record<string, unknown>;
+  /** The staff member who wrote it; null for the default stored on first use. */
+  declare createdBy: string | null;
+  declare createdAt: CreationOptional<Date>;
+
+  static initModel(sequelize: Sequelize): typeof MonitoringRuleSet {
+    return MonitoringRuleSet.init(
+      {
+        version: { type: DataTypes.INTEGER, primaryKey: true },
+        parameters: { type: DataTypes.JSONB, allowNull: false },
+        createdBy: { type: DataTypes.UUID, allowNull: true },
+        createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
+      },
+      { sequelize, tableName: 'monitoring_rule_sets', updatedAt: false },
+    );
+  }
+}
+
+/** One evaluation of a money movement (docs/monitoring.md#evaluations): each rule's result, each typology's score, the decision. Append-only. */
+export class MonitoringEvaluation extends Model<InferAttributes<MonitoringEvaluation>, InferCreationAttributes<MonitoringEvaluation>> {
+  declare id: string;
+  declare movementKind: 'payout' | 'deposit' | 'p2p_trade' | 'refund';
+  declare movementId: string;
+  declare customerId: string;
+  declare ruleSetVersion: number;
+  declare ruleResults: Record<string, unknown>;
+  declare typologyScores: Record<string, unknown>;
+  declare decision: 'pass' | 'review' | 'refuse';
+  declare createdAt: CreationOptional<Date>;
+
+  static initModel(sequelize: Sequelize): typeof MonitoringEvaluation {
+    return MonitoringEvaluation.init(
+      {
+        id: { type: DataTypes.UUID, primaryKey: true },
+        movementKind: { type: DataTypes.TEXT, allowNull: false },
+        movementId: { type: DataTypes.TEXT, allowNull: false },
+        customerId: { type: DataTypes.UUID, allowNull: false },
+        ruleSetVersion: { type: DataTypes.INTEGER, allowNull: false },
+        ruleResults: { type: DataTypes.JSONB, allowNull: false },
+        typologyScores: { type: DataTypes.JSONB, allowNull: false },
+        decision: { type: DataTypes.TEXT, allowNull: false },
+        createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
+      },
+      { sequelize, tableName: 'monitoring_evaluations', updatedAt: false },
+    );
+  }
+}

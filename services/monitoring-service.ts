@@ -1,0 +1,148 @@
+import { AppError, notFound } from '../platform/errors';
+import { componentLogger } from '../platform/logger';
+import { isStaff, type Caller } from '../domain/caller';
+import {
+  DEFAULT_RULE_SET,
+  parseRuleSet,
+  ruleSetProblems,
+  type RuleParametersDocument,
+  type RuleSet,
+  type RuleSetContent,
+  type TypologyDocument,
+} from '../domain/monitoring/rule-set';
+import { evaluate, type Decision, type Movement, type RuleResults, type TypologyScore } from '../domain/monitoring/rules';
+import { currentRuleSet, historyAggregates, insertEvaluation, insertRuleSet, type StoredRuleSet } from '../repositories/monitoring';
+import { inTransaction, type Tx } from '../repositories/transaction';
+import { recordStaffAction } from './audit';
+
+/**
+ * Transaction monitoring (docs/monitoring.md): evaluate a money movement against the current rules and keep
+ * the evaluation; compliance staff read and change the rules, each change a new, audited version that applies
+ * from then on. Nothing here is ever shown to the customer the movement belongs to.
+ */
+
+const log = componentLogger('monitoring');
+
+const asRuleSet = (s: StoredRuleSet): RuleSet => ({ version: s.version, ...parseRuleSet(s.content) });
+
+/** The current rules; on first use the default (docs/monitoring.md#the-default-rule-set) is stored as version 1. */
+export async function currentRules(tx?: Tx): Promise<RuleSet & { createdBy: string | null; createdAt: Date }> {
+  let found = await currentRuleSet(tx);
+  if (!found) {
+    await insertRuleSet(1, DEFAULT_RULE_SET, null, tx);
+    found = await currentRuleSet(tx);
+    if (!found) throw new AppError('internal', 'the default monitoring rules could not be stored');
+  }
+  return { ...asRuleSet(found), createdBy: found.createdBy, createdAt: found.createdAt };
+}
+
+export interface EvaluationOutcome {
+  evaluationId: string;
+  ruleSetVersion: number;
+  decision: Decision;
+  results: RuleResults;
+  typologies: Record<string, TypologyScore>;
+}
+
+/**
+ * Evaluate a movement before its money moves (docs/monitoring.md#evaluations): read the customer's history
+ * windows, run the current rules and typologies, keep the evaluation with the version it used, and return the
+ * decision (`pass`, `review` to hold it as a screening review does, `refuse`).
+ */
+export async function evaluateMovement(movement: Movement): Promise<EvaluationOutcome> {
+  const rules = await currentRules();
+  const history = await historyAggregates(movement, rules.parameters);
+  if (!history) throw notFound('customer');
+  const evaluation = evaluate(movement, history, rules);
+  const kept = await insertEvaluation(movement, evaluation);
+  if (evaluation.decision !== 'pass') {
+    log.info(
+      { evaluationId: kept.id, movementKind: movement.kind, movementId: movement.id, decision: evaluation.decision },
+      'monitoring alert',
+    );
+  }
+  return {
+    evaluationId: kept.id,
+    ruleSetVersion: evaluation.ruleSetVersion,
+    decision: evaluation.decision,
+    results: evaluation.results,
+    typologies: evaluation.typologies,
+  };
+}
+
+export interface MonitoringRulesView {
+  /** The version: each change adds one. */
+  version: number;
+  /** Who wrote it; null for the default stored on first use. */
+  created_by: string | null;
+  created_at: string;
+  parameters: RuleParametersDocument;
+  typologies: TypologyDocument[];
+}
+
+export interface MonitoringRulesChange {
+  /**
+   * The version the change was made from (`version` of the rules read): a change made from an older version
+   * is refused with 409, so two officers never overwrite each other unseen.
+   * @isInt
+   * @minimum 1
+   * @maximum 2147483647
+   */
+  based_on_version: number;
+  parameters: RuleParametersDocument;
+  /**
+   * @minItems 1
+   * @maxItems 50
+   */
+  typologies: TypologyDocument[];
+}
+
+const rulesView = (r: RuleSet & { createdBy: string | null; createdAt: Date }): MonitoringRulesView => ({
+  version: r.version,
+  created_by: r.createdBy,
+  created_at: r.createdAt.toISOString(),
+  parameters: r.parameters,
+  typologies: r.typologies,
+});
+
+const requireStaff = (caller: Caller): void => {
+  if (caller.key || !isStaff(caller))
+    throw new AppError('forbidden', 'monitoring rules are read and changed by compliance staff, signed in');
+};
+
+/** The current monitoring rules, for compliance staff. */
+export async function getMonitoringRules(caller: Caller): Promise<MonitoringRulesView> {
+  requireStaff(caller);
+  return rulesView(await currentRules());
+}
+
+/**
+ * Change the rules: a new version, audited (`monitoring_rule.changed`, before and after) in the same
+ * transaction. Evaluations from then on use it; stored evaluations keep theirs.
+ */
+export async function changeMonitoringRules(caller: Caller, change: MonitoringRulesChange): Promise<MonitoringRulesView> {
+  requireStaff(caller);
+  const content: unknown = { parameters: change.parameters, typologies: change.typologies };
+  const problems = ruleSetProblems(content);
+  if (problems.length > 0) {
+    throw new AppError('validation_failed', problems.map((p) => `${p.field}: ${p.message}`).join('; '), { errors: problems });
+  }
+  const parsed: RuleSetContent = parseRuleSet(content);
+  const changed = await inTransaction(async (tx) => {
+    const before = await currentRules(tx);
+    if (change.based_on_version !== before.version) return null;
+    const version = before.version + 1;
+    if (!(await insertRuleSet(version, parsed, caller.id, tx))) return null;
+    await recordStaffAction(tx, {
+      by: caller,
+      action: 'monitoring_rule.changed',
+      subjectType: 'monitoring_rule',
+      subjectId: String(version),
+      before: { version: before.version, parameters: before.parameters, typologies: before.typologies },
+      after: { version, ...parsed },
+    });
+    return currentRules(tx);
+  });
+  if (!changed) throw new AppError('conflict', 'the rules changed since the version this change was made from; read them again');
+  return rulesView(changed);
+}
