@@ -19,6 +19,7 @@ import { Refund } from './refund';
 import { ApiKey } from './api-key';
 import { ApprovalRequest } from './approval-request';
 import { AuditEntry } from './audit-entry';
+import { GoamlReport } from './goaml-report';
 import { C2bUrlToken, DepositClaim } from './deposit-claim';
 import { SandboxTransfer } from './sandbox-transfer';
 import { ScreeningDecision, ScreeningHit } from './screening-hit';
@@ -40,6 +41,7 @@ export { Appeal, P2pAd, P2pAdEvent, P2pTrade };
 export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
 export { ApiKey, ApprovalRequest, AuditEntry, C2bUrlToken, DepositClaim, ReconciliationBreak };
+export { GoamlReport };
 export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, Refund, SandboxTransfer, User };
 
 let initialised: Sequelize | undefined;
@@ -59,6 +61,7 @@ export function models(given?: Sequelize): Sequelize {
   ApiKey.initModel(sequelize);
   ApprovalRequest.initModel(sequelize);
   AuditEntry.initModel(sequelize);
+  GoamlReport.initModel(sequelize);
   ReconciliationBreak.initModel(sequelize);
   LedgerTransaction.initModel(sequelize);
   LedgerEntry.initModel(sequelize);
