@@ -239,7 +239,7 @@ export function renderGoamlReport(report: GoamlReport): string {
       report_indicators: report.indicators?.length ? { indicator: report.indicators.map((i) => text(i, 25)) } : undefined,
     },
   };
-  return `<?xml version="1.0" encoding="UTF-8"?>\n${builder.build(body) as string}`;
+  return `<?xml version="1.0" encoding="UTF-8"?>\n${builder.build(body)}`;
 }
 
 /** A person's full name as goAML's first and last name: the last word is the family name. */
