@@ -324,10 +324,10 @@ export async function createCtrReport(caller: Caller, body: CtrRequest): Promise
   return reportView(stored, { orders: orders.length, deposits: deposits.length });
 }
 
-/** A stored report's XML, for compliance staff: 404 when there is none (or the id is not a report id). */
+/** A stored report's XML, for compliance staff: 404 when there is none, 400 when the id is not a UUID. */
 export async function goamlReportXml(caller: Caller, reportId: string): Promise<{ xml: string; filename: string }> {
   assertStaffInPerson(caller);
-  if (!isUuid(reportId)) throw notFound('goAML report');
+  if (!isUuid(reportId)) throw validationError('report_id', 'must be a UUID');
   const found = await findGoamlReportXml(reportId);
   if (!found) throw notFound('goAML report');
   return { xml: found.xml, filename: `goaml-${found.report.kind.toLowerCase()}-${found.report.id}.xml` };

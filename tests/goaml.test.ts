@@ -219,9 +219,9 @@ describe('goAML reports to the FRC', () => {
       expect(anonymous.status).to.equal(401);
     });
 
-    it('then an unknown or malformed report id is a 404', async () => {
+    it('then an unknown report id is a 404, and a malformed one a 400', async () => {
       expectProblem(await xmlOf(officer, randomUUID()), 404, 'not_found');
-      expectProblem(await xmlOf(officer, 'not-a-report'), 404, 'not_found');
+      expectProblem(await xmlOf(officer, 'not-a-report'), 400, 'validation_failed');
     });
   });
 

@@ -18,6 +18,7 @@ import {
 } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
+import type { Uuid } from '../schema-types';
 import { createCtrReport, goamlReportXml, type GoamlReportView } from '../../services/goaml-service';
 
 interface CtrBody {
@@ -78,15 +79,15 @@ export class GoamlController extends Controller {
    * A goAML report's XML exactly as it was made (`application/xml`), to upload to the FRC's goAML.
    * @param report_id the report's id
    * @summary Get a goAML report's XML
-   * @maxLength report_id 36
    */
   @Get('{report_id}.xml')
   @Produces('application/xml')
+  @Response<Problem>(400, 'Malformed report id')
   @Response<Problem>(401, 'Unauthenticated')
   @Response<Problem>(403, 'Not compliance staff, or an API key')
   @Response<Problem>(404, 'No such report')
   @OperationId('getGoamlReportXml')
-  public async xml(@Path('report_id') reportId: string, @Request() req: ExpressRequest & { user: Caller }): Promise<Readable> {
+  public async xml(@Path('report_id') reportId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<Readable> {
     const { xml, filename } = await goamlReportXml(req.user, reportId);
     this.setHeader('Content-Type', 'application/xml; charset=utf-8');
     this.setHeader('Content-Disposition', `attachment; filename="${filename}"`);
