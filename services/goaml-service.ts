@@ -242,8 +242,8 @@ export interface CtrRequest {
 /**
  * Make a CTR for a period: every completed order and deposit created in it whose KES equivalent is at or above
  * the CTR threshold, rendered as goAML XML and kept (append-only) with its audit entry in one transaction.
- * A period with none is a 422 (goAML has no empty report); one with more than `COMPLIANCE_REPORT_MAX_ROWS`
- * movements is a 422 asking for a shorter period.
+ * A period with none is a 409 (goAML has no empty report); one with more than `COMPLIANCE_REPORT_MAX_ROWS`
+ * movements is a 400 asking for a shorter period.
  */
 export async function createCtrReport(caller: Caller, body: CtrRequest): Promise<GoamlReportView> {
   assertStaffInPerson(caller);
@@ -268,13 +268,7 @@ export async function createCtrReport(caller: Caller, body: CtrRequest): Promise
     (a, b) => a.at.getTime() - b.at.getTime() || a.number.localeCompare(b.number),
   );
   if (transactions.length === 0) {
-    throw new AppError(
-      'validation_failed',
-      'no completed movement in the period is at or above the CTR threshold: there is nothing to report',
-      {
-        errors: [{ field: 'from', message: 'no movement at or above the CTR threshold in the period' }],
-      },
-    );
+    throw new AppError('conflict', 'no completed movement in the period is at or above the CTR threshold: there is nothing to report');
   }
   const id = uuidv7();
   const createdAt = new Date();

@@ -202,9 +202,9 @@ describe('goAML reports to the FRC', () => {
       expectProblem(await ctr(officer, { from: 'yesterday', to: '2026-11-01' }), 400, 'validation_failed');
     });
 
-    it('then a period without a movement at or above the threshold is a 400, and no report is kept', async () => {
+    it('then a period without a movement at or above the threshold is a 409, and no report is kept', async () => {
       const before = await rows<{ n: string }>('SELECT count(*) AS n FROM goaml_reports');
-      expectProblem(await ctr(officer, { from: '2020-01-01', to: '2020-01-02' }), 400, 'validation_failed');
+      expectProblem(await ctr(officer, { from: '2020-01-01', to: '2020-01-02' }), 409, 'conflict');
       const after = await rows<{ n: string }>('SELECT count(*) AS n FROM goaml_reports');
       expect(after[0].n).to.equal(before[0].n);
     });

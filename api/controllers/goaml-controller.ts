@@ -52,9 +52,10 @@ export class GoamlController extends Controller {
    */
   @Post('ctr')
   @SuccessResponse(201, 'Created')
-  @Response<Problem>(400, 'Bad period, or no movement at or above the threshold in it, or too many')
+  @Response<Problem>(400, 'Bad period, or one with too many movements for one report')
   @Response<Problem>(401, 'Unauthenticated')
   @Response<Problem>(403, 'Not compliance staff, or an API key')
+  @Response<Problem>(409, 'No movement at or above the threshold in the period: nothing to report')
   @Response<Problem>(503, 'goAML reporting is not configured (GOAML_RENTITY_ID and the reporting person)')
   @Example<GoamlReportView>({
     report_id: '01a20710-2b3c-7d4e-8f50-616263646566',

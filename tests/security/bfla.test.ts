@@ -421,7 +421,10 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
       case 'GET /compliance/blocklist':
         return v1('get', '/compliance/blocklist?limit=5');
       case 'POST /compliance/goaml/ctr':
-        return v1('post', '/compliance/goaml/ctr', { body: { from: '2020-01-01', to: '2020-01-02' } });
+        // The last hour holds the victim's completed payment, above the test CTR threshold: a report is made.
+        return v1('post', '/compliance/goaml/ctr', {
+          body: { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date().toISOString() },
+        });
       case 'GET /compliance/goaml/{report_id}.xml':
         return v1('get', `/compliance/goaml/${await storedGoamlReport(victim.id)}.xml`);
       case 'GET /compliance/report':
