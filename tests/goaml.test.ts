@@ -117,9 +117,10 @@ describe('goAML reports to the FRC', () => {
       const from = new Date(Date.now() - 1000).toISOString();
       // A name with XML's special characters: escaped in the report, never breaking it.
       const payer = await newUser({ kycStatus: 'verified', fullName: `Amani "Tom" O'Neil & <Sons> ${randomUUID().slice(0, 4)}` });
+      // M-Pesa pays out whole shillings; cents are exercised by the deposit and the STR below.
       mine.at = (await completedPayment(payer, { amount: '5000.00' })).order_id;
-      mine.above = (await completedPayment(payer, { amount: '5000.37' })).order_id;
-      mine.below = (await completedPayment(payer, { amount: '4999.99' })).order_id;
+      mine.above = (await completedPayment(payer, { amount: '5001.00' })).order_id;
+      mine.below = (await completedPayment(payer, { amount: '4999.00' })).order_id;
       if (!realRails) {
         const depositor = await newUser({ kycStatus: 'verified', funded: false });
         mine.depositAbove = await completedDeposit(admin, depositor, '7250.05');
@@ -146,7 +147,7 @@ describe('goAML reports to the FRC', () => {
       expect(parsed.currency_code_local).to.equal('KES');
       const byNumber = new Map(parsed.transaction.map((t) => [t.transactionnumber, t]));
       expect(byNumber.get(mine.at)?.amount_local).to.equal('5000.00');
-      expect(byNumber.get(mine.above)?.amount_local).to.equal('5000.37');
+      expect(byNumber.get(mine.above)?.amount_local).to.equal('5001.00');
       expect(byNumber.get(mine.at)?.transmode_code).to.equal('MM01');
       expect(byNumber.get(mine.at)?.t_from_my_client, 'a payout is from our client').to.not.equal(undefined);
       if (!realRails) {
