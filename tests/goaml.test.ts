@@ -248,7 +248,9 @@ describe('goAML reports to the FRC', () => {
       renderStr(
         {
           caseId,
-          reason: 'Deposits split below the CTR threshold, paid out to a third-party address within the hour (structuring, pass-through)',
+          // A control character XML 1.0 cannot carry: dropped, never a file the FRC refuses.
+          reason:
+            'Deposits split below the CTR threshold, paid out to a third-party address within the hour (structuring, pass-through)\u0007',
           action: 'Payout held; account frozen pending review',
           indicators: ['STRUCT', 'PASSTHRU'],
           transactions: [
@@ -304,6 +306,8 @@ describe('goAML reports to the FRC', () => {
         expect(rendered).to.contain('<foreign_amount>1234.592000</foreign_amount>');
         expect(rendered).to.contain('<date_transaction>2026-11-20T10:15:30</date_transaction>');
         expect(parsed.report_indicators?.indicator).to.deep.equal(['STRUCT', 'PASSTHRU']);
+        expect(parsed.reason).to.match(/\(structuring, pass-through\)$/);
+        expect(rendered).to.not.contain('\u0007');
       } finally {
         restoreEnv();
       }
