@@ -21,6 +21,7 @@ export const AUDIT_ACTIONS = [
   'api_key.created',
   'api_key.revoked',
   'monitoring_rule.changed',
+  'goaml_report.created',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -35,6 +36,7 @@ export const AUDIT_SUBJECT_TYPES = [
   'blocklist_entry',
   'api_key',
   'monitoring_rule',
+  'goaml_report',
 ] as const;
 export type AuditSubjectType = (typeof AUDIT_SUBJECT_TYPES)[number];
 

@@ -22,6 +22,7 @@ import { Refund } from './refund';
 import { ApiKey } from './api-key';
 import { ApprovalRequest } from './approval-request';
 import { AuditEntry } from './audit-entry';
+import { GoamlReport } from './goaml-report';
 import { C2bUrlToken, DepositClaim } from './deposit-claim';
 import { SandboxTransfer } from './sandbox-transfer';
 import { ScreeningDecision, ScreeningHit } from './screening-hit';
@@ -44,6 +45,7 @@ export { MonitoringEvaluation, MonitoringRuleSet };
 export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
 export { ApiKey, ApprovalRequest, AuditEntry, C2bUrlToken, DepositClaim, RailBalanceQuery, RailCharge, ReconciliationBreak };
+export { GoamlReport };
 export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, Refund, SandboxTransfer, User };
 
 let initialised: Sequelize | undefined;
@@ -65,6 +67,7 @@ export function models(given?: Sequelize): Sequelize {
   AuditEntry.initModel(sequelize);
   MonitoringRuleSet.initModel(sequelize);
   MonitoringEvaluation.initModel(sequelize);
+  GoamlReport.initModel(sequelize);
   ReconciliationBreak.initModel(sequelize);
   RailCharge.initModel(sequelize);
   RailBalanceQuery.initModel(sequelize);

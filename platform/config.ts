@@ -359,6 +359,44 @@ const settings = z.object({
     reportMaxRows: fromEnv('COMPLIANCE_REPORT_MAX_ROWS', intFrom(10000, 1, 1_000_000)),
     reportTimeoutMs: fromEnv('COMPLIANCE_REPORT_TIMEOUT_MS', intFrom(120_000, 1000)),
   }),
+  /**
+   * goAML reports to the Financial Reporting Centre (docs/compliance.md#goaml-reports): the reporting entity's
+   * registration, its reporting person and address, and the CTR threshold in KES.
+   */
+  goaml: z.object({
+    /** The reporting entity's id at the FRC's goAML; no report is made without it. */
+    rentityId: fromEnv('GOAML_RENTITY_ID', z.coerce.number().int().min(1).optional()),
+    rentityBranch: fromEnv('GOAML_RENTITY_BRANCH', z.string().min(1).max(255).optional()),
+    /** The reporting person (the money laundering reporting officer): full name, email, phone, occupation. */
+    reportingPerson: z.object({
+      fullName: fromEnv('GOAML_REPORTING_PERSON_NAME', z.string().min(1).max(200).optional()),
+      email: fromEnv('GOAML_REPORTING_PERSON_EMAIL', z.email().optional()),
+      phone: fromEnv(
+        'GOAML_REPORTING_PERSON_PHONE',
+        z
+          .string()
+          .regex(/^\+\d{7,15}$/, 'must be E.164, e.g. +254700000000')
+          .optional(),
+      ),
+      occupation: fromEnv('GOAML_REPORTING_PERSON_OCCUPATION', z.string().min(1).max(255).default('Money Laundering Reporting Officer')),
+    }),
+    /** The reporting entity's address (goAML `location`). */
+    location: z.object({
+      address: fromEnv('GOAML_LOCATION_ADDRESS', z.string().min(1).max(100).optional()),
+      city: fromEnv('GOAML_LOCATION_CITY', z.string().min(1).max(255).default('Nairobi')),
+    }),
+    /**
+     * CTR threshold in KES (a plain decimal): a completed movement whose KES equivalent is at or above it is in
+     * a CTR. Unset: `CTR_THRESHOLD_USD` at the `FX_RATES_TO_KES` USD rate, rounded up.
+     */
+    ctrThresholdKes: fromEnv(
+      'CTR_THRESHOLD_KES',
+      z
+        .string()
+        .regex(/^\d+(\.\d{1,2})?$/, 'must be a KES amount, e.g. 1935000')
+        .optional(),
+    ),
+  }),
   p2p: z.object({
     /** KES per whole unit of each asset: what a floating price's margin applies to. */
     referencePricesKes: fromEnv('P2P_REFERENCE_PRICES_KES', fxRates),

@@ -432,34 +432,37 @@ export function runSetup({ tag = 'setup' } = {}) {
   const cli = ensureTemporalCli({ tag });
   const chromium = ensureChromium({ tag });
   const schemathesis = ensureSchemathesis({ tag });
-  return { temporalCli: cli, chromium, schemathesis };
+  const xmlschema = ensureXmlschema({ tag });
+  return { temporalCli: cli, chromium, schemathesis, xmlschema };
 }
 
 // ---------------------------------------------------------------------------------------------
-// Schemathesis (the API fuzzer of `npm run test:fuzz`), pinned, from PyPI into .tools/schemathesis
+// Python tools, pinned, from PyPI into .tools/<name> with `pip install --target`: Schemathesis (the API
+// fuzzer of `npm run test:fuzz`) and xmlschema (validates goAML reports against their XSD in the tests)
 
 export const SCHEMATHESIS_VERSION = '4.32.5';
 export const SCHEMATHESIS_DIR = path.join(ROOT, '.tools', 'schemathesis');
-const SCHEMATHESIS_STAMP = path.join(SCHEMATHESIS_DIR, `schemathesis-${SCHEMATHESIS_VERSION}.dist-info`);
+export const XMLSCHEMA_VERSION = '4.3.2';
+export const XMLSCHEMA_DIR = path.join(ROOT, '.tools', 'xmlschema');
 
 /**
- * Install the pinned Schemathesis with `pip install --target` (run it with
- * `PYTHONPATH=.tools/schemathesis python3 -m schemathesis.cli`). Skipped when that version is there.
- * A failure is a warning: only the fuzzer needs it, and it says so when it is missing.
+ * Install `name==version` with `pip install --target dir` (run it with `PYTHONPATH=dir python3 …`). Skipped
+ * when that version is there. A failure is a warning naming `neededBy`: only that needs it, and it says so.
  */
-export function ensureSchemathesis({ tag = 'setup' } = {}) {
-  if (fs.existsSync(SCHEMATHESIS_STAMP)) {
-    info(tag, `Schemathesis ${SCHEMATHESIS_VERSION}: ${rel(SCHEMATHESIS_DIR)}`);
-    return SCHEMATHESIS_DIR;
+function ensurePythonTool({ tag, name, label, version, dir, neededBy }) {
+  const stamp = path.join(dir, `${name}-${version}.dist-info`);
+  if (fs.existsSync(stamp)) {
+    info(tag, `${label} ${version}: ${rel(dir)}`);
+    return dir;
   }
   const pip = findPip();
   if (!pip) {
-    warn(tag, 'neither `python3 -m pip` nor `pip3` is available: `npm run test:fuzz` needs Schemathesis');
+    warn(tag, `neither \`python3 -m pip\` nor \`pip3\` is available: ${neededBy} needs ${label}`);
     return null;
   }
-  fs.rmSync(SCHEMATHESIS_DIR, { recursive: true, force: true });
-  fs.mkdirSync(SCHEMATHESIS_DIR, { recursive: true });
-  info(tag, `installing Schemathesis ${SCHEMATHESIS_VERSION} (pip) into ${rel(SCHEMATHESIS_DIR)}`);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  info(tag, `installing ${label} ${version} (pip) into ${rel(dir)}`);
   const args = [
     ...pip.prefix,
     'install',
@@ -469,8 +472,8 @@ export function ensureSchemathesis({ tag = 'setup' } = {}) {
     '--progress-bar',
     'off',
     '--target',
-    SCHEMATHESIS_DIR,
-    `schemathesis==${SCHEMATHESIS_VERSION}`,
+    dir,
+    `${name}==${version}`,
   ];
   const env = { ...process.env, PIP_ROOT_USER_ACTION: 'ignore' };
   let result = spawnSync(pip.command, args, { cwd: ROOT, env, encoding: 'utf8' });
@@ -479,14 +482,36 @@ export function ensureSchemathesis({ tag = 'setup' } = {}) {
     // --target never touches the system site-packages, so this override is safe here.
     result = spawnSync(pip.command, [...args.slice(0, -1), '--break-system-packages', args.at(-1)], { cwd: ROOT, env, encoding: 'utf8' });
   }
-  if (result.error || result.status !== 0 || !fs.existsSync(SCHEMATHESIS_STAMP)) {
+  if (result.error || result.status !== 0 || !fs.existsSync(stamp)) {
     const detail = (result.error?.message ?? output()).trim().split('\n').slice(-10).join('\n    ');
-    warn(tag, `pip could not install schemathesis==${SCHEMATHESIS_VERSION}; \`npm run test:fuzz\` needs it:\n    ${detail}`);
+    warn(tag, `pip could not install ${name}==${version}; ${neededBy} needs it:\n    ${detail}`);
     return null;
   }
-  info(tag, `Schemathesis ${SCHEMATHESIS_VERSION} installed`);
-  return SCHEMATHESIS_DIR;
+  info(tag, `${label} ${version} installed`);
+  return dir;
 }
+
+/** The pinned Schemathesis (`PYTHONPATH=.tools/schemathesis python3 -m schemathesis.cli`). */
+export const ensureSchemathesis = ({ tag = 'setup' } = {}) =>
+  ensurePythonTool({
+    tag,
+    name: 'schemathesis',
+    label: 'Schemathesis',
+    version: SCHEMATHESIS_VERSION,
+    dir: SCHEMATHESIS_DIR,
+    neededBy: '`npm run test:fuzz`',
+  });
+
+/** The pinned xmlschema (`PYTHONPATH=.tools/xmlschema python3 -c 'import xmlschema'`). */
+export const ensureXmlschema = ({ tag = 'setup' } = {}) =>
+  ensurePythonTool({
+    tag,
+    name: 'xmlschema',
+    label: 'xmlschema',
+    version: XMLSCHEMA_VERSION,
+    dir: XMLSCHEMA_DIR,
+    neededBy: 'the goAML report tests',
+  });
 
 /** Print a SetupError (or any error) and exit non-zero. */
 export function exitWithError(tag, err) {

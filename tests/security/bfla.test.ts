@@ -11,6 +11,7 @@ import { requestApproval } from '../../services/approvals';
 import { strandedPayout } from '../support/unresolved';
 import { recordBreaks } from '../../repositories/reconciliation';
 import { expectSafeProblem as expectProblem } from '../support/problems';
+import { storedGoamlReport } from '../support/goaml';
 import { call, specOperations, UNKNOWN_ID, type Method } from './support';
 import { DEFAULT_RULE_SET } from '../../domain/monitoring/rule-set';
 
@@ -75,6 +76,9 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /compliance/reconciliation/breaks': [401, 403, 'allow', 'allow'],
   'POST /compliance/reconciliation/breaks/{break_id}/resolve': [401, 403, 'all', 'all'],
   'POST /compliance/reconciliation/runs': [401, 403, 'allow', 'allow'],
+  // goAML reports to the FRC (docs/compliance.md#goaml-reports): staff only, with their login.
+  'POST /compliance/goaml/ctr': [401, 403, 'allow', 'allow'],
+  'GET /compliance/goaml/{report_id}.xml': [401, 403, 'all', 'all'],
   // Unresolved payouts (docs/payments.md#unknown-outcomes): staff only; resolving one is a four-eyes request.
   'GET /operations/unresolved-payouts': [401, 403, 'allow', 'allow'],
   'POST /operations/unresolved-payouts/{order_id}/resolve': [401, 403, 'all', 'all'],
@@ -429,6 +433,13 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
         });
       case 'GET /compliance/blocklist':
         return v1('get', '/compliance/blocklist?limit=5');
+      case 'POST /compliance/goaml/ctr':
+        // The last hour holds the victim's completed payment, above the test CTR threshold: a report is made.
+        return v1('post', '/compliance/goaml/ctr', {
+          body: { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date().toISOString() },
+        });
+      case 'GET /compliance/goaml/{report_id}.xml':
+        return v1('get', `/compliance/goaml/${await storedGoamlReport(victim.id)}.xml`);
       case 'GET /compliance/report':
         return v1('get', '/compliance/report?from=2020-01-01&to=2020-01-02');
       case 'GET /compliance/reconciliation':

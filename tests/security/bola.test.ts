@@ -10,6 +10,7 @@ import { expectSafeProblem as expectProblem } from '../support/problems';
 import { call, fillPath, pathParameters, servedSpec, specOperations, type OpenApiDocument, type SpecOperation } from './support';
 import { recordBreaks } from '../../repositories/reconciliation';
 import { recordBalanceQuery } from '../../repositories/rail-balance-queries';
+import { storedGoamlReport } from '../support/goaml';
 
 /**
  * OWASP API1 (broken object level authorisation): user B tries every operation of the spec that names an
@@ -47,6 +48,8 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   'POST /compliance/approvals/{request_id}/reject': 'forbidden',
   // A reconciliation break is the operator's, never a customer's.
   'POST /compliance/reconciliation/breaks/{break_id}/resolve': 'forbidden',
+  // goAML reports are staff's, whoever's movements they name.
+  'GET /compliance/goaml/{report_id}.xml': 'forbidden',
   // Resolving an unresolved payout is staff business, whoever's payout it is.
   'POST /operations/unresolved-payouts/{order_id}/resolve': 'forbidden',
   'POST /callbacks/mpesa/stk/{order_id}': 'ignored_callback',
@@ -209,6 +212,7 @@ describe('security: object level authorisation (BOLA)', function () {
       key_id: (key.body as { key_id: string }).key_id,
       review_id: await freshScreeningReview(await newUser({ roles: ['user', 'compliance'] })),
       request_id: await fourEyesRequestFor(alice.id, staff.id),
+      report_id: await storedGoamlReport(staff.id),
       break_id: (
         await recordBreaks('sandbox', 'bank_transfer', [
           {

@@ -119,6 +119,11 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
       path: {},
       body: { from: '2026-11-25T00:00:00Z', to: '2026-11-26T00:00:00Z' },
     }),
+    'POST /compliance/goaml/ctr': () => ({
+      token: staff.token,
+      path: {},
+      body: { from: '2026-11-25T00:00:00Z', to: '2026-11-26T00:00:00Z' },
+    }),
     'POST /operations/unresolved-payouts/{order_id}/resolve': () => ({
       token: staff.token,
       path: { order_id: UNKNOWN_ID },

@@ -24,6 +24,11 @@ const defaults: Record<string, string> = {
   // Every test payer is funded generously (tests/support/funding.ts); the wallet-cap tests lower the caps.
   LIMIT_UNVERIFIED_BALANCE_KES: '100000000000',
   LIMIT_VERIFIED_BALANCE_KES: '100000000000',
+  // goAML reporting configured as a deployment would have it, with a CTR threshold test payments reach.
+  GOAML_RENTITY_ID: '4242',
+  GOAML_REPORTING_PERSON_NAME: 'Wanjiru Njeri Kamau',
+  GOAML_LOCATION_ADDRESS: 'Waiyaki Way 12',
+  CTR_THRESHOLD_KES: '1000',
 };
 
 for (const [name, value] of Object.entries(defaults)) process.env[name] = value;
