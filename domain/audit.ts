@@ -22,6 +22,10 @@ export const AUDIT_ACTIONS = [
   'api_key.revoked',
   'monitoring_rule.changed',
   'goaml_report.created',
+  'case.assigned',
+  'case.noted',
+  'case.closure_requested',
+  'case.closed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -37,6 +41,7 @@ export const AUDIT_SUBJECT_TYPES = [
   'api_key',
   'monitoring_rule',
   'goaml_report',
+  'monitoring_case',
 ] as const;
 export type AuditSubjectType = (typeof AUDIT_SUBJECT_TYPES)[number];
 

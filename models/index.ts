@@ -23,6 +23,7 @@ import { ApiKey } from './api-key';
 import { ApprovalRequest } from './approval-request';
 import { AuditEntry } from './audit-entry';
 import { GoamlReport } from './goaml-report';
+import { MonitoringCase, MonitoringCaseAlert, MonitoringCaseNote } from './monitoring-case';
 import { C2bUrlToken, DepositClaim } from './deposit-claim';
 import { SandboxTransfer } from './sandbox-transfer';
 import { ScreeningDecision, ScreeningHit } from './screening-hit';
@@ -46,6 +47,7 @@ export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
 export { ApiKey, ApprovalRequest, AuditEntry, C2bUrlToken, DepositClaim, RailBalanceQuery, RailCharge, ReconciliationBreak };
 export { GoamlReport };
+export { MonitoringCase, MonitoringCaseAlert, MonitoringCaseNote };
 export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, Refund, SandboxTransfer, User };
 
 let initialised: Sequelize | undefined;
@@ -68,6 +70,9 @@ export function models(given?: Sequelize): Sequelize {
   MonitoringRuleSet.initModel(sequelize);
   MonitoringEvaluation.initModel(sequelize);
   GoamlReport.initModel(sequelize);
+  MonitoringCase.initModel(sequelize);
+  MonitoringCaseAlert.initModel(sequelize);
+  MonitoringCaseNote.initModel(sequelize);
   ReconciliationBreak.initModel(sequelize);
   RailCharge.initModel(sequelize);
   RailBalanceQuery.initModel(sequelize);

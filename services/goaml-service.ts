@@ -29,7 +29,7 @@ import {
   type CustomerFacts,
   type GoamlReportRecord,
 } from '../repositories/goaml-reports';
-import { inTransaction } from '../repositories/transaction';
+import { inTransaction, type Tx } from '../repositories/transaction';
 import { recordStaffAction } from './audit';
 import { parseInstant } from './instants';
 
@@ -112,7 +112,7 @@ export function reportingEntity(): GoamlReportingEntity {
 }
 
 /** Each configured currency's conversion to KES minor units, as the deposit selection computes it in NUMERIC. */
-function kesConversion(): Record<string, { rate: string; den: string }> {
+export function kesConversion(): Record<string, { rate: string; den: string }> {
   const rates = config().limits.fxToKes;
   const out: Record<string, { rate: string; den: string }> = {};
   for (const [currency, rate] of Object.entries(rates)) {
@@ -355,4 +355,51 @@ export function renderStr(input: StrInput, submittedAt: Date = new Date()): stri
   const problems = reportProblems(report);
   if (problems.length > 0) throw validationError('report', problems.join('; '));
   return renderGoamlReport(report);
+}
+
+/**
+ * Render and keep a case's STR in `tx` (the case's closure), audited as `goaml_report.created`: its id, served
+ * by `GET /compliance/goaml/{report_id}.xml`. A case whose alerts name no payout or deposit is a 409.
+ */
+export async function keepStr(
+  caller: Caller,
+  input: Omit<StrInput, 'transactions'> & { orders: CtrOrderRow[]; deposits: CtrDepositRow[] },
+  tx: Tx,
+): Promise<string> {
+  const transactions = [...input.orders.map(orderTransaction), ...input.deposits.map(depositTransaction)].sort(
+    (a, b) => a.at.getTime() - b.at.getTime() || a.number.localeCompare(b.number),
+  );
+  if (transactions.length === 0) throw new AppError('conflict', "the case's alerts name no payout or deposit to report");
+  const id = uuidv7();
+  const createdAt = new Date();
+  const xml = renderStr(
+    { caseId: input.caseId, reason: input.reason, action: input.action, indicators: input.indicators, transactions },
+    createdAt,
+  );
+  const total = transactions.reduce((sum, t) => sum + t.amountLocalMinor, 0n);
+  await insertGoamlReport(
+    {
+      id,
+      kind: 'STR',
+      periodFrom: null,
+      periodTo: null,
+      createdBy: caller.id,
+      createdAt,
+      transactionCount: transactions.length,
+      totalKesMinor: total,
+      thresholdKesMinor: null,
+      xml,
+    },
+    tx,
+  );
+  await recordStaffAction(tx, {
+    by: caller,
+    action: 'goaml_report.created',
+    subjectType: 'goaml_report',
+    subjectId: id,
+    before: null,
+    after: { kind: 'STR', case_id: input.caseId, transactions: transactions.length, total_kes: formatAmount(total, 'KES') },
+  });
+  log.info({ reportId: id, caseId: input.caseId, transactions: transactions.length }, 'goAML STR created');
+  return id;
 }

@@ -14,6 +14,7 @@ import { evaluate, type Decision, type Movement, type RuleResults, type Typology
 import { currentRuleSet, historyAggregates, insertEvaluation, insertRuleSet, type StoredRuleSet } from '../repositories/monitoring';
 import { inTransaction, type Tx } from '../repositories/transaction';
 import { recordStaffAction } from './audit';
+import { fileAlert } from './cases-service';
 
 /**
  * Transaction monitoring (docs/monitoring.md): evaluate a money movement against the current rules and keep
@@ -54,7 +55,12 @@ export async function evaluateMovement(movement: Movement): Promise<EvaluationOu
   const history = await historyAggregates(movement, rules.parameters);
   if (!history) throw notFound('customer');
   const evaluation = evaluate(movement, history, rules);
-  const kept = await insertEvaluation(movement, evaluation);
+  // The evaluation and, when it is an alert, its place in the customer's case commit together.
+  const kept = await inTransaction(async (tx) => {
+    const stored = await insertEvaluation(movement, evaluation, tx);
+    await fileAlert(tx, stored);
+    return stored;
+  });
   if (evaluation.decision !== 'pass') {
     log.info(
       { evaluationId: kept.id, movementKind: movement.kind, movementId: movement.id, decision: evaluation.decision },
