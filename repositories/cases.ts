@@ -72,7 +72,7 @@ const CASE_SELECT = `SELECT c.*,
 
 /**
  * File an alert (an evaluation) into the customer's open case, opening one when there is none: the partial
- * unique index makes two alerts filed at once join one case. The open case is read `FOR SHARE`, so a closure
+ * unique index makes two alerts filed at once join one case. The open case is locked (`FOR UPDATE`), so a closure
  * confirmed meanwhile waits for the alert, or the alert opens a new case after it. The case's id.
  */
 export async function fileIntoOpenCase(customerId: string, evaluationId: string, tx?: Tx): Promise<{ caseId: string; opened: boolean }> {
@@ -86,7 +86,7 @@ export async function fileIntoOpenCase(customerId: string, evaluationId: string,
     const opened = caseId !== undefined;
     if (!caseId) {
       const [open] = await models().query<{ id: string }>(
-        `SELECT id FROM monitoring_cases WHERE customer_id = :customerId AND status = 'open' FOR SHARE`,
+        `SELECT id FROM monitoring_cases WHERE customer_id = :customerId AND status = 'open' FOR UPDATE`,
         { replacements: { customerId }, type: QueryTypes.SELECT, transaction: tx },
       );
       caseId = open?.id;

@@ -321,7 +321,10 @@ export async function closeMonitoringCase(
 
 /** The STR of a case closed as `reported`: its alerts' reasons in numbers, its payouts and deposits. */
 async function strOf(caller: Caller, c: CaseRecord, confirmNote: string, tx: Tx): Promise<string> {
-  const [alerts, orders, deposits] = await Promise.all([alertsOf(c.id, tx), caseOrders(c.id, tx), caseDeposits(c.id, kesConversion(), tx)]);
+  // One after another: the reads share the closure's transaction, and so its connection.
+  const alerts = await alertsOf(c.id, tx);
+  const orders = await caseOrders(c.id, tx);
+  const deposits = await caseDeposits(c.id, kesConversion(), tx);
   const fired = new Set<string>();
   for (const a of alerts) {
     for (const [typology, score] of Object.entries(a.typologyScores)) {
