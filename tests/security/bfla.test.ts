@@ -12,6 +12,7 @@ import { strandedPayout } from '../support/unresolved';
 import { recordBreaks } from '../../repositories/reconciliation';
 import { expectSafeProblem as expectProblem } from '../support/problems';
 import { storedGoamlReport } from '../support/goaml';
+import { openCaseAbout } from '../support/cases';
 import { call, specOperations, UNKNOWN_ID, type Method } from './support';
 import { DEFAULT_RULE_SET } from '../../domain/monitoring/rule-set';
 
@@ -79,6 +80,12 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   // goAML reports to the FRC (docs/compliance.md#goaml-reports): staff only, with their login.
   'POST /compliance/goaml/ctr': [401, 403, 'allow', 'allow'],
   'GET /compliance/goaml/{report_id}.xml': [401, 403, 'all', 'all'],
+  // Monitoring cases (docs/compliance.md#cases): staff only, with their login; closing takes a second one.
+  'GET /compliance/cases': [401, 403, 'allow', 'allow'],
+  'GET /compliance/cases/{case_id}': [401, 403, 'all', 'all'],
+  'POST /compliance/cases/{case_id}/assign': [401, 403, 'all', 'all'],
+  'POST /compliance/cases/{case_id}/notes': [401, 403, 'all', 'all'],
+  'POST /compliance/cases/{case_id}/close': [401, 403, 'all', 'all'],
   // Unresolved payouts (docs/payments.md#unknown-outcomes): staff only; resolving one is a four-eyes request.
   'GET /operations/unresolved-payouts': [401, 403, 'allow', 'allow'],
   'POST /operations/unresolved-payouts/{order_id}/resolve': [401, 403, 'all', 'all'],
@@ -440,6 +447,22 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
         });
       case 'GET /compliance/goaml/{report_id}.xml':
         return v1('get', `/compliance/goaml/${await storedGoamlReport(victim.id)}.xml`);
+      case 'GET /compliance/cases':
+        return v1('get', '/compliance/cases?limit=5');
+      case 'GET /compliance/cases/{case_id}':
+        return v1('get', `/compliance/cases/${await openCaseAbout((await newUser({ funded: false })).id)}`);
+      case 'POST /compliance/cases/{case_id}/assign':
+        return v1('post', `/compliance/cases/${await openCaseAbout((await newUser({ funded: false })).id)}/assign`, {
+          body: { assignee_id: me?.id ?? any.id },
+        });
+      case 'POST /compliance/cases/{case_id}/notes':
+        return v1('post', `/compliance/cases/${await openCaseAbout((await newUser({ funded: false })).id)}/notes`, {
+          body: { text: 'matrix' },
+        });
+      case 'POST /compliance/cases/{case_id}/close':
+        return v1('post', `/compliance/cases/${await openCaseAbout((await newUser({ funded: false })).id)}/close`, {
+          body: { outcome: 'false_positive', note: 'matrix' },
+        });
       case 'GET /compliance/report':
         return v1('get', '/compliance/report?from=2020-01-01&to=2020-01-02');
       case 'GET /compliance/reconciliation':

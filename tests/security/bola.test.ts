@@ -11,6 +11,7 @@ import { call, fillPath, pathParameters, servedSpec, specOperations, type OpenAp
 import { recordBreaks } from '../../repositories/reconciliation';
 import { recordBalanceQuery } from '../../repositories/rail-balance-queries';
 import { storedGoamlReport } from '../support/goaml';
+import { openCaseAbout } from '../support/cases';
 
 /**
  * OWASP API1 (broken object level authorisation): user B tries every operation of the spec that names an
@@ -50,6 +51,11 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   'POST /compliance/reconciliation/breaks/{break_id}/resolve': 'forbidden',
   // goAML reports are staff's, whoever's movements they name.
   'GET /compliance/goaml/{report_id}.xml': 'forbidden',
+  // Cases are staff's, and never shown to the customer they are about (no tipping off).
+  'GET /compliance/cases/{case_id}': 'forbidden',
+  'POST /compliance/cases/{case_id}/assign': 'forbidden',
+  'POST /compliance/cases/{case_id}/notes': 'forbidden',
+  'POST /compliance/cases/{case_id}/close': 'forbidden',
   // Resolving an unresolved payout is staff business, whoever's payout it is.
   'POST /operations/unresolved-payouts/{order_id}/resolve': 'forbidden',
   'POST /callbacks/mpesa/stk/{order_id}': 'ignored_callback',
@@ -72,6 +78,8 @@ const BODY_IDS: Record<string, 'owned' | 'public'> = {
   exchange_id: 'public',
   // Whose wallet money goes to: named only by staff assigning unmatched money, or an admin's simulator.
   user_id: 'owned',
+  // Who works a case: named only by staff.
+  assignee_id: 'owned',
 };
 
 /** The bodies B sends to operations that take one: well-formed, so only ownership can refuse them. */
@@ -96,6 +104,12 @@ const bodyFor = (op: SpecOperation): unknown => {
       return { outcome: 'not_sent', evidence: 'resolved by the wrong person' };
     case 'POST /compliance/reconciliation/breaks/{break_id}/resolve':
       return { note: 'resolved by the wrong person' };
+    case 'POST /compliance/cases/{case_id}/assign':
+      return { assignee_id: '00000000-0000-7000-8000-000000000000' };
+    case 'POST /compliance/cases/{case_id}/notes':
+      return { text: 'noted by the wrong person' };
+    case 'POST /compliance/cases/{case_id}/close':
+      return { outcome: 'false_positive', note: 'closed by the wrong person' };
     case 'POST /callbacks/mpesa/stk/{order_id}':
       return { Body: { stkCallback: { MerchantRequestID: 'm', CheckoutRequestID: 'c', ResultCode: 0, ResultDesc: 'paid' } } };
     case 'POST /callbacks/mpesa/b2c/{order_id}/result':
@@ -213,6 +227,7 @@ describe('security: object level authorisation (BOLA)', function () {
       review_id: await freshScreeningReview(await newUser({ roles: ['user', 'compliance'] })),
       request_id: await fourEyesRequestFor(alice.id, staff.id),
       report_id: await storedGoamlReport(staff.id),
+      case_id: await openCaseAbout(alice.id),
       break_id: (
         await recordBreaks('sandbox', 'bank_transfer', [
           {

@@ -119,6 +119,21 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
       path: {},
       body: { from: '2026-11-25T00:00:00Z', to: '2026-11-26T00:00:00Z' },
     }),
+    'POST /compliance/cases/{case_id}/assign': () => ({
+      token: staff.token,
+      path: { case_id: UNKNOWN_ID },
+      body: { assignee_id: staff.id },
+    }),
+    'POST /compliance/cases/{case_id}/notes': () => ({
+      token: staff.token,
+      path: { case_id: UNKNOWN_ID },
+      body: { text: 'asked for source of funds' },
+    }),
+    'POST /compliance/cases/{case_id}/close': () => ({
+      token: staff.token,
+      path: { case_id: UNKNOWN_ID },
+      body: { outcome: 'false_positive', note: 'household payers' },
+    }),
     'POST /compliance/goaml/ctr': () => ({
       token: staff.token,
       path: {},
