@@ -20,6 +20,8 @@ import { ROOT } from './support/local-tools';
 import { stack } from './support/stack';
 import { fundWallets } from './support/funding';
 import { strandedPayout } from './support/unresolved';
+import { openCaseAbout } from './support/cases';
+import { rows } from './support/db';
 
 /**
  * The console in headless Chromium, driven only by clicking and typing: every section against the real
@@ -384,6 +386,42 @@ describe('console (headless Chromium)', function () {
     } finally {
       restore();
     }
+  });
+
+  it('as a second staff member, lists the open cases and closes one whose closure waits: it is closed', async () => {
+    const customer = await newUser({ funded: false });
+    const caseId = await openCaseAbout(customer.id);
+    const maker = await newUser({ roles: ['compliance'], funded: false });
+    const first = await api()
+      .post(`/api/v1/compliance/cases/${caseId}/close`)
+      .set(maker.auth)
+      .send({ outcome: 'false_positive', note: 'one household' });
+    expect(first.status, JSON.stringify(first.body)).to.equal(202);
+
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.locator('#session-state').filter({ hasText: 'Logged out' }).waitFor();
+    const checker = await newUser({ roles: ['user', 'compliance'], funded: false });
+    await logIn(checker.email);
+    const s = section('cases');
+    await s.getByRole('button', { name: 'List open cases' }).click();
+    const row = s.locator('[data-result="cases-list"] tbody tr').filter({ hasText: caseId });
+    await row.waitFor();
+    expect(await row.textContent())
+      .to.contain(customer.id)
+      .and.contain(`false_positive by ${maker.id}`);
+    await s.getByLabel('Case id').fill(caseId);
+    await s.getByLabel('Outcome').selectOption('false_positive');
+    await s.getByLabel('Grounds').fill('agreed: payers are one household');
+    await s.getByRole('button', { name: 'Close case' }).click();
+    await s.locator('[data-result="case-close"] .status').filter({ hasText: 'closed' }).waitFor();
+    const [closed] = await rows<{ status: string; closed_by: string }>(
+      'SELECT status, closed_by FROM monitoring_cases WHERE id = :caseId',
+      {
+        caseId,
+      },
+    );
+    expect(closed).to.deep.equal({ status: 'closed', closed_by: checker.id });
+    await shot('cases');
   });
 
   it('fits a phone-sized screen and is reachable by keyboard', async () => {

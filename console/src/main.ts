@@ -506,6 +506,31 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
       ok('Appeal ', el('code', {}, member(appeal, 'appeal_id')), ' ', el('span', { class: 'status' }, member(appeal, 'status'))),
     );
   },
+  async 'cases-list'() {
+    const page = await call('GET', '/compliance/cases?status=open&limit=50');
+    const rows = pageRows(page).map((r): JsonObject => {
+      const closure = isObject(r.closure) ? r.closure : {};
+      return { ...r, closure_waiting: closure.outcome ? `${text(closure.outcome)} by ${text(closure.requested_by)}` : '' };
+    });
+    show('cases-list', table(rows, ['case_id', 'customer_id', 'alert_count', 'last_alert_at', 'assignee_id', 'closure_waiting']));
+    const first = rows[0];
+    if (first) setField('case-close', 'case_id', text(first.case_id));
+  },
+  async 'case-close'(f) {
+    const closed = await call('POST', `/compliance/cases/${encodeURIComponent(f.case_id)}/close`, { body: pick(f, ['outcome', 'note']) });
+    const reportId = isObject(closed) && typeof closed.report_id === 'string' ? closed.report_id : null;
+    const waiting = isObject(closed) && closed.status === 'open';
+    show(
+      'case-close',
+      ok(
+        'Case ',
+        el('code', {}, member(closed, 'case_id')),
+        ' ',
+        el('span', { class: 'status' }, waiting ? 'waiting for a second staff member' : member(closed, 'status')),
+        ...(reportId ? [' — STR ', el('code', { class: 'report-id' }, reportId)] : []),
+      ),
+    );
+  },
   async report(f) {
     const query = new URLSearchParams({ from: f.from, to: f.to }).toString();
     // The report is computed by a workflow: 503 means "still being computed, ask again".
