@@ -3,10 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { DEFAULT_RULE_SET, type RuleSetContent } from '../domain/monitoring/rule-set';
 import { evaluateMovement } from '../services/monitoring-service';
+import { reloadConfig } from '../platform/config';
 import { api, newUser, type TestUser } from './support/api';
 import { withEnv } from './support/config-env';
 import { rows } from './support/db';
 import { fundWallets } from './support/funding';
+import { openCaseAbout } from './support/cases';
 import { ROOT } from './support/local-tools';
 import { expectProblem } from './support/problems';
 import { xsdErrors } from './support/xml-schema';
@@ -233,6 +235,23 @@ describe('monitoring cases', function () {
       expect(after).to.include({ status: 'open', closure: null, alert_count: 3 });
     });
 
+    it('then reporting without the goAML settings is a 503 and leaves the case open with its closure waiting', async () => {
+      const kept = process.env.GOAML_RENTITY_ID;
+      delete process.env.GOAML_RENTITY_ID;
+      reloadConfig();
+      try {
+        const { caseId } = await openCase();
+        expect((await close(officer, caseId, 'reported')).status).to.equal(202);
+        expectProblem(await close(second, caseId, 'reported'), 503);
+        const after = (await getCase(officer, caseId)).body as CaseBody;
+        expect(after).to.include({ status: 'open', closed_by: null, report_id: null });
+        expect(after.closure).to.include({ requested_by: officer.id, outcome: 'reported' });
+      } finally {
+        if (kept !== undefined) process.env.GOAML_RENTITY_ID = kept;
+        reloadConfig();
+      }
+    });
+
     describe('as reported', () => {
       let restore: () => void;
       before(() => {
@@ -264,6 +283,14 @@ describe('monitoring cases', function () {
           },
         );
         expect(stored).to.deep.equal({ kind: 'STR', created_by: second.id });
+      });
+
+      it('then a case whose alerts name no payout or deposit cannot be reported (409), and stays open', async () => {
+        const customer = await newUser({ funded: false });
+        const caseId = await openCaseAbout(customer.id);
+        expect((await close(officer, caseId, 'reported')).status).to.equal(202);
+        expectProblem(await close(second, caseId, 'reported'), 409);
+        expect(((await getCase(officer, caseId)).body as CaseBody).status).to.equal('open');
       });
     });
   });
