@@ -212,8 +212,8 @@ describe('security: no internals in error answers', () => {
     after(async () => {
       await Promise.all(
         children.map((child) => {
-          if (child.exitCode !== null || child.signalCode !== null) return undefined;
-          const exited = new Promise((resolve) => child.once('exit', resolve));
+          if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+          const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
           child.kill('SIGTERM');
           return exited;
         }),
