@@ -142,7 +142,7 @@ export function ccxtRailError(err: unknown): RailError {
   }
   const railError = (failureCode: string, retryable: boolean, outcome?: RailErrorOutcome): RailError => {
     log.warn({ failureCode, providerError: message }, 'the exchange refused a request');
-    return new RailError(failureCode, NEUTRAL[failureCode] ?? NEUTRAL.provider_rejected, retryable, undefined, outcome);
+    return new RailError(failureCode, NEUTRAL[failureCode] ?? NEUTRAL.provider_rejected, retryable, undefined, outcome, message);
   };
   if (DUPLICATE.test(message)) return railError('duplicate_request', false, 'duplicate');
   for (const [name, failureCode, retryable, outcome] of ERROR_MAP) {
@@ -286,7 +286,7 @@ export class CcxtTransferConnector implements RailConnector, Holdings, DepositAd
     } catch (err) {
       // Nothing has been asked of the exchange's withdrawals yet: whatever failed, nothing left.
       const e = err instanceof RailError ? err : ccxtRailError(err);
-      throw new RailError(e.failureCode, e.message, e.retryable, e.providerCode, 'refused');
+      throw new RailError(e.failureCode, e.message, e.retryable, e.providerCode, 'refused', e.providerText);
     }
     try {
       const exchange = this.exchange();

@@ -163,16 +163,22 @@ export function parseC2bNotification(body: C2bNotification | undefined): C2bPaym
   };
 }
 
-/** A Daraja ResultCode as our outcome. */
+/**
+ * A Daraja ResultCode as our outcome. The reason is ours: the mapped code's, else a neutral one naming the
+ * code when it is a number; M-Pesa's ResultDesc is only `providerText`, for the log
+ * (docs/conventions.md#errors).
+ */
 export function darajaOutcome(reference: string, resultCode: string, resultDesc: string | undefined): RailOutcome {
   if (resultCode === '0') return { state: 'succeeded', reference, providerCode: '0' };
   const mapped = MPESA_RESULT_CODES[resultCode];
+  const code = /^\d{1,12}$/.test(resultCode) ? ` (result code ${resultCode})` : '';
   return {
     state: 'failed',
     reference,
     failureCode: mapped?.failureCode ?? 'provider_error',
-    reason: mapped?.reason ?? resultDesc ?? `M-Pesa result code ${resultCode}`,
+    reason: mapped?.reason ?? `M-Pesa did not complete the request${code}`,
     providerCode: resultCode,
+    ...(resultDesc ? { providerText: resultDesc } : {}),
   };
 }
 
@@ -310,7 +316,8 @@ export function transactionStatusOutcome(reference: string, result: DarajaResult
     state: 'failed',
     reference,
     failureCode: 'provider_error',
-    reason: `M-Pesa reports the payout ${status}${reason ? `: ${reason}` : ''}`,
+    reason: 'M-Pesa did not complete the request',
+    providerText: `${status}${reason ? `: ${reason}` : ''}`,
   };
 }
 
@@ -375,16 +382,17 @@ const STILL_PROCESSING = '500.001.1001';
  */
 function refusal(res: { status: number; body: Record<string, unknown> }, what: string, sending = false): RailError {
   const code = str(res.body.errorCode) ?? str(res.body.ResponseCode) ?? String(res.status);
-  const message = str(res.body.errorMessage) ?? str(res.body.ResponseDescription) ?? `HTTP ${res.status}`;
+  const text = str(res.body.errorMessage) ?? str(res.body.ResponseDescription) ?? `HTTP ${res.status}`;
   const mapped = MPESA_RESULT_CODES[code];
-  if (sending && /duplicate/i.test(message)) {
-    return new RailError('duplicate_request', `M-Pesa already has this ${what}: ${message}`, false, code, 'duplicate');
+  if (sending && /duplicate/i.test(text)) {
+    return new RailError('duplicate_request', `M-Pesa already has this ${what}`, false, code, 'duplicate', text);
   }
   if (mapped?.retryable || res.status >= 500 || res.status === 429 || res.status === 401) {
     const unknown = sending && res.status >= 500 && !mapped?.retryable;
-    return new RailError('provider_busy', `M-Pesa could not take the ${what} now: ${message}`, true, code, unknown ? 'unknown' : 'refused');
+    return new RailError('provider_busy', `M-Pesa could not take the ${what} now`, true, code, unknown ? 'unknown' : 'refused', text);
   }
-  return new RailError(mapped?.failureCode ?? 'provider_rejected', `M-Pesa refused the ${what}: ${message}`, false, code);
+  const reason = mapped?.reason ?? `M-Pesa refused the ${what}`;
+  return new RailError(mapped?.failureCode ?? 'provider_rejected', reason, false, code, 'refused', text);
 }
 
 export class DarajaConnector implements RailConnector, Collections, PaybillRegistration, BalanceQueries {
@@ -402,8 +410,11 @@ export class DarajaConnector implements RailConnector, Collections, PaybillRegis
       if (res.status !== 200 || !value) {
         throw new RailError(
           'provider_auth_failed',
-          `Daraja refused our credentials: ${str(res.body.errorMessage) ?? res.status}`,
+          'M-Pesa refused our credentials',
           res.status >= 500,
+          undefined,
+          'refused',
+          str(res.body.errorMessage) ?? `HTTP ${res.status}`,
         );
       }
       const ttl = Number(str(res.body.expires_in) ?? 3599);
@@ -608,7 +619,8 @@ export class DarajaConnector implements RailConnector, Collections, PaybillRegis
     const error = refusal(res, 'status query');
     // A refused query says nothing about the payout: a transient refusal is retried by the activity, any
     // other leaves it pending, to be asked again and, without an answer, to time out as `rail_timeout`.
-    if (error.retryable) throw new RailError('provider_unavailable', error.message, true, error.providerCode);
+    if (error.retryable)
+      throw new RailError('provider_unavailable', error.message, true, error.providerCode, 'refused', error.providerText);
     return { state: 'pending', reference: row.providerReference };
   }
 
@@ -621,7 +633,14 @@ export class DarajaConnector implements RailConnector, Collections, PaybillRegis
       return { ...darajaOutcome(reference, resultCode, str(res.body.ResultDesc)), facts };
     }
     if (str(res.body.errorCode) === STILL_PROCESSING) return { state: 'pending', reference };
-    throw new RailError('provider_unavailable', `the STK query failed: ${str(res.body.errorMessage) ?? res.status}`, true);
+    throw new RailError(
+      'provider_unavailable',
+      'the STK query failed',
+      true,
+      undefined,
+      'refused',
+      str(res.body.errorMessage) ?? `HTTP ${res.status}`,
+    );
   }
 
   async health(): Promise<'up' | 'down'> {

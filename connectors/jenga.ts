@@ -6,6 +6,7 @@ import {
   type Balances,
   type RailAccepted,
   type RailConnector,
+  type RailErrorOutcome,
   type RailStatus,
   type RailSubmission,
   type BankStatementLine,
@@ -90,6 +91,22 @@ export function jengaReference(serial: string): string {
 /** Jenga's answer to a transfer whose reference it already has: the earlier request was received. */
 const DUPLICATE = /duplicate|already (been )?(processed|exists|used)/i;
 
+/**
+ * What a payer or merchant is told of each refusal or failure, by our failure code: never the bank's own
+ * words (docs/conventions.md#errors), which are logged with the order.
+ */
+const JENGA_REASONS: Record<string, string> = {
+  signature_rejected: 'the bank refused our request signature',
+  duplicate_request: 'the bank already has a transfer with this reference',
+  insufficient_funds: 'the bank account has too little money for the transfer',
+  account_not_found: 'the beneficiary bank could not credit the account',
+  bank_rejected: 'the bank failed the transfer',
+};
+
+/** Our failure code for the bank's words: funds, the beneficiary's account, or `otherwise`. */
+const jengaFailureCode = (text: string, otherwise: string): string =>
+  /insufficient/i.test(text) ? 'insufficient_funds' : /account/i.test(text) ? 'account_not_found' : otherwise;
+
 export class JengaConnector implements RailConnector, Balances, Statements {
   readonly name = 'jenga';
   private readonly key: KeyObject;
@@ -107,8 +124,11 @@ export class JengaConnector implements RailConnector, Balances, Statements {
       if (res.status !== 200 || !value) {
         throw new RailError(
           'provider_auth_failed',
-          `Jenga refused our credentials: ${str(res.body.message) ?? res.status}`,
+          'the bank refused our credentials',
           res.status >= 500,
+          undefined,
+          'refused',
+          str(res.body.message) ?? `HTTP ${res.status}`,
         );
       }
       const expiresIn = Date.parse(str(res.body.expiresIn) ?? '');
@@ -129,20 +149,18 @@ export class JengaConnector implements RailConnector, Balances, Statements {
    * received: both are asked about, never read as the transfer's failure.
    */
   private refusal(res: { status: number; body: Record<string, unknown> }, what: string, sending = false): RailError {
-    const message = str(res.body.message) ?? `HTTP ${res.status}`;
+    const text = str(res.body.message) ?? `HTTP ${res.status}`;
     const code = str(res.body.code);
-    if (/signature/i.test(message))
-      return new RailError('signature_rejected', `Jenga rejected our request signature: ${message}`, false, code);
-    if (sending && DUPLICATE.test(message)) {
-      return new RailError('duplicate_request', `Jenga already has this transfer: ${message}`, false, code, 'duplicate');
-    }
+    const error = (failureCode: string, message: string, retryable = false, outcome: RailErrorOutcome = 'refused') =>
+      new RailError(failureCode, message, retryable, code, outcome, text);
+    if (/signature/i.test(text)) return error('signature_rejected', JENGA_REASONS.signature_rejected);
+    if (sending && DUPLICATE.test(text)) return error('duplicate_request', JENGA_REASONS.duplicate_request, false, 'duplicate');
     if (res.status >= 500 || res.status === 429 || res.status === 401) {
       const unknown = sending && res.status >= 500;
-      return new RailError('provider_unavailable', `Jenga could not ${what} now: ${message}`, true, code, unknown ? 'unknown' : 'refused');
+      return error('provider_unavailable', `the bank could not ${what} now`, true, unknown ? 'unknown' : 'refused');
     }
-    if (/insufficient/i.test(message)) return new RailError('insufficient_funds', message, false, code);
-    if (/account/i.test(message)) return new RailError('account_not_found', `the beneficiary bank reports: ${message}`, false, code);
-    return new RailError('provider_rejected', `Jenga refused to ${what}: ${message}`, false, code);
+    const failureCode = jengaFailureCode(text, 'provider_rejected');
+    return error(failureCode, JENGA_REASONS[failureCode] ?? `the bank refused to ${what}`);
   }
 
   private routeOf(s: RailSubmission): JengaTransferKind {
@@ -197,13 +215,9 @@ export class JengaConnector implements RailConnector, Balances, Statements {
     const state = (str(data.status) ?? '').toUpperCase();
     if (state === 'SUCCESS' || state === 'COMPLETED') return { state: 'succeeded', reference, providerCode: str(data.transactionId) };
     if (state === 'FAILED' || state === 'REVERSED') {
-      const reason = str(data.description) ?? str(res.body.message) ?? 'the bank failed the transfer';
-      const failureCode = /insufficient/i.test(reason)
-        ? 'insufficient_funds'
-        : /account/i.test(reason)
-          ? 'account_not_found'
-          : 'bank_rejected';
-      return { state: 'failed', reference, failureCode, reason };
+      const providerText = str(data.description) ?? str(res.body.message);
+      const failureCode = jengaFailureCode(providerText ?? '', 'bank_rejected');
+      return { state: 'failed', reference, failureCode, reason: JENGA_REASONS[failureCode], ...(providerText ? { providerText } : {}) };
     }
     return { state: 'pending', reference };
   }

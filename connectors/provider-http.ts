@@ -1,4 +1,31 @@
-import { RailError } from './types';
+import { componentLogger } from '../platform/logger';
+import { RailError, type RailStatus } from './types';
+
+const log = componentLogger('rails');
+
+/**
+ * Log a rail's own words about a transfer with the order they concern: the only place they go
+ * (docs/conventions.md#errors). Nothing is logged when the rail said nothing of its own.
+ */
+export function logProviderText(
+  rail: string,
+  orderId: string | undefined,
+  failure: { failureCode: string; providerCode?: string; providerText?: string },
+): void {
+  if (!failure.providerText) return;
+  log.warn(
+    { rail, orderId, failureCode: failure.failureCode, providerCode: failure.providerCode, providerText: failure.providerText },
+    'the rail refused or failed a request',
+  );
+}
+
+/** A rail's answer as the workflow takes it: with its own words logged (see `logProviderText`), and dropped. */
+export function withoutProviderText<S extends RailStatus>(rail: string, orderId: string | undefined, status: S): S {
+  if (status.state !== 'failed' || status.providerText === undefined) return status;
+  logProviderText(rail, orderId, status);
+  const { providerText: _logged, ...neutral } = status;
+  return neutral as S;
+}
 
 /**
  * JSON over HTTP to a provider, with a timeout; network failures are retryable rail errors. A request that
@@ -23,10 +50,11 @@ export async function providerRequest(
     const never = (err as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
     throw new RailError(
       'provider_unavailable',
-      `${provider} did not answer: ${(err as Error).message}`,
+      never ? `${provider} could not be reached` : `${provider} did not answer`,
       true,
       undefined,
       never ? 'refused' : 'unknown',
+      (err as Error).message,
     );
   }
   const text = await res.text();
@@ -76,7 +104,7 @@ export class ProviderClient {
     } catch (err) {
       // Without a token the request itself never left: whatever happened to the token's, it was not taken.
       if (err instanceof RailError && err.outcome !== 'refused') {
-        throw new RailError(err.failureCode, err.message, err.retryable, err.providerCode, 'refused');
+        throw new RailError(err.failureCode, err.message, err.retryable, err.providerCode, 'refused', err.providerText);
       }
       throw err;
     }

@@ -51,7 +51,16 @@ export interface RailAccepted {
 
 export type RailOutcome =
   | { state: 'succeeded'; reference: string; providerCode?: string }
-  | { state: 'failed'; reference: string; failureCode: string; reason: string; providerCode?: string };
+  | {
+      state: 'failed';
+      reference: string;
+      failureCode: string;
+      /** Ours, neutral and stable: what the payer and the merchant read (docs/conventions.md#errors). */
+      reason: string;
+      providerCode?: string;
+      /** The rail's own words, for the log only (see `RailError.providerText`). */
+      providerText?: string;
+    };
 
 /**
  * What a status query learnt that the caller records: the rail's result for the request (`result`), or the
@@ -83,7 +92,10 @@ export type RailErrorOutcome = 'refused' | 'unknown' | 'duplicate';
 /**
  * A rail refused or could not take a transfer. `retryable` errors (provider busy, maintenance, network)
  * are retried by the activity's retry policy; the others fail the payment with `failureCode`, unless
- * `outcome` says the transfer may have happened.
+ * `outcome` says the transfer may have happened. The message is ours, neutral and stable, since it may
+ * become an order's `failure_reason`; the provider's own text (which may name our account, its settings or
+ * the beneficiary) is `providerText`, which goes to the log with the order id and nowhere else
+ * (docs/conventions.md#errors).
  */
 export class RailError extends Error {
   constructor(
@@ -92,6 +104,7 @@ export class RailError extends Error {
     readonly retryable: boolean,
     readonly providerCode?: string,
     readonly outcome: RailErrorOutcome = 'refused',
+    readonly providerText?: string,
   ) {
     super(message);
     this.name = retryable ? 'RailUnavailable' : 'RailRejected';

@@ -12,6 +12,7 @@ import {
   type DarajaResultKind,
   type StkCallback,
 } from '../connectors/daraja';
+import { withoutProviderText } from '../connectors/provider-http';
 import { str } from '../connectors/provider-http';
 import { normaliseDepositReference } from '../domain/wallets';
 import { userByDepositReference } from '../repositories/users';
@@ -47,7 +48,7 @@ export async function handleStkCallback(orderId: string, token: string | undefin
     log.warn({ orderId, checkout: body?.Body?.stkCallback?.CheckoutRequestID }, 'ignored an STK callback that matches no pending request');
     return IGNORED;
   }
-  return signalOutcome(resolved.orderId, resolved.outcome);
+  return signalOutcome(resolved.orderId, withoutProviderText('daraja', resolved.orderId, resolved.outcome));
 }
 
 /**
@@ -70,7 +71,7 @@ export async function handleB2cResult(
     else log.warn({ orderId, kind, conversation: body?.Result?.ConversationID }, 'ignored a B2C result that resolves no pending payout');
     return IGNORED;
   }
-  return signalOutcome(resolved.orderId, resolved.outcome);
+  return signalOutcome(resolved.orderId, withoutProviderText('daraja', resolved.orderId, resolved.outcome));
 }
 
 const IGNORED: DarajaAck = { ResultCode: 1, ResultDesc: 'Ignored' };
@@ -140,7 +141,8 @@ async function resolveB2cResult(
     {
       status: outcome.state,
       resultCode: outcome.state === 'succeeded' ? '0' : (outcome.providerCode ?? 'failed'),
-      resultDesc: outcome.state === 'failed' ? outcome.reason : (result.ResultDesc ?? null),
+      // M-Pesa's own words stay on the request's record, for operators; the order gets our reason.
+      resultDesc: outcome.state === 'failed' ? (outcome.providerText ?? null) : (result.ResultDesc ?? null),
       receipt: b2cReceipt(result),
     },
   );

@@ -86,7 +86,10 @@ export async function depositAddress(caller: Caller, currency: string, network?:
     if (!(err instanceof RailError)) throw err;
     // The exchange's own words stay in our log: they may name our account, its keys' rights or its setup
     // (docs/conventions.md#errors); the client is told what it can act on, and nothing of the provider.
-    log.warn({ currency, network, failureCode: err.failureCode, providerError: err.message }, 'the exchange gave no deposit address');
+    log.warn(
+      { currency, network, failureCode: err.failureCode, providerError: err.providerText ?? err.message },
+      'the exchange gave no deposit address',
+    );
     // The exchange refused the asset on that network (a bad request); anything else is the exchange's trouble.
     if (network !== undefined && !err.retryable && err.failureCode !== 'provider_auth_failed') {
       throw validationError('network', `the exchange gives no ${currency} deposit address on ${network}`);

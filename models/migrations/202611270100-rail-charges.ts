@@ -47,8 +47,26 @@ export const up: Migration = async ({ context: sql }) => {
   `);
 };
 
+/**
+ * The exact reverse of `up`: the kind check without `rail_fee`, and the one-subject check as it was before
+ * (202611250040-legacy-user-balances), restored before the column goes (dropping it would drop the check).
+ */
 export const down: Migration = async ({ context: sql }) => {
   await sql.query(`
+    DO $$
+    DECLARE
+      def text;
+    BEGIN
+      SELECT pg_get_constraintdef(oid) INTO def FROM pg_constraint
+       WHERE conrelid = 'ledger_transactions'::regclass AND conname = 'ledger_transactions_kind_check';
+      EXECUTE 'ALTER TABLE ledger_transactions DROP CONSTRAINT ledger_transactions_kind_check';
+      EXECUTE 'ALTER TABLE ledger_transactions ADD CONSTRAINT ledger_transactions_kind_check '
+        || replace(def, 'ARRAY[''rail_fee''::text, ', 'ARRAY[');
+    END $$;
+    ALTER TABLE ledger_transactions DROP CONSTRAINT IF EXISTS ledger_transactions_one_subject;
+    ALTER TABLE ledger_transactions ADD CONSTRAINT ledger_transactions_one_subject
+      CHECK ((num_nonnulls(order_id, deposit_id, ad_id) = 1)
+             OR (kind = 'wallet_migration' AND order_id IS NULL AND deposit_id IS NULL));
     ALTER TABLE ledger_transactions DROP CONSTRAINT IF EXISTS ledger_transactions_rail_charge_once;
     ALTER TABLE ledger_transactions DROP COLUMN IF EXISTS rail_charge_id;
     DROP TABLE IF EXISTS rail_charges;

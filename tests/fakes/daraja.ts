@@ -7,7 +7,8 @@ import { noFaults, startFakeServer, type FakeFaults, type FakeRequest, type Fake
  * synchronous acknowledgement and then a `Result` POSTed to the ResultURL; the Transaction Status query,
  * whose `Result` is POSTed to its own ResultURL once the payout has settled; STK Push (checks
  * Password = base64(shortcode + passkey + timestamp)) with its callback and the STK query. Outcomes follow
- * the sandbox's magic phones: 2547000XXXXX answers ResultCode XXXXX (254700000001: 1, insufficient funds);
+ * the sandbox's magic phones: 2547000XXXXX answers ResultCode XXXXX (254700000001: 1, insufficient funds;
+ * 254700002040: 2040, a code Paygate does not map);
  * 254700000017/26 are busy on the first request; 254700000999 never sends its result or callback. A wrong
  * initiator or credential is accepted and then answered ResultCode 2001, as Daraja does. A request without
  * a valid phone number is refused, as Daraja refuses it.
@@ -64,6 +65,11 @@ export interface FakeDaraja extends FakeServer {
   posted: { url: string; body: unknown; answer: unknown }[];
   /** Phones whose result or callback is held back (the status query must resolve them). */
   silentPhones: Set<string>;
+  /**
+   * While set, words M-Pesa adds to a failed result's ResultDesc and TransactionReason (as the real one's
+   * may name the initiator or the shortcode's setup): what Paygate must log and never hand to a client.
+   */
+  providerWords: string | undefined;
   /** The paybill's URLs, once Paygate registered them (C2B RegisterURL). */
   c2b: { shortcode: string; responseType: string; confirmationUrl: string; validationUrl: string } | undefined;
   /**
@@ -171,14 +177,18 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
     posted.push({ url, body, answer });
   };
 
+  const failedDesc = (code: string) =>
+    code === '2001'
+      ? 'The initiator information is invalid.'
+      : code === '1'
+        ? 'The balance is insufficient for the transaction.'
+        : `Result ${code}`;
   const resultDesc = (code: string) =>
     code === '0'
       ? 'The service request is processed successfully.'
-      : code === '2001'
-        ? 'The initiator information is invalid.'
-        : code === '1'
-          ? 'The balance is insufficient for the transaction.'
-          : `Result ${code}`;
+      : fake.providerWords
+        ? `${failedDesc(code)} ${fake.providerWords}`
+        : failedDesc(code);
 
   /** The B2C `Result` Daraja POSTs to the ResultURL. */
   const payoutResult = (p: Payout) => ({
@@ -425,7 +435,8 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
         return Promise.resolve(error(503, code, 'System is busy. Please try again in few minutes.'));
       }
       const credentialsValid = body.InitiatorName === o.initiatorName && body.SecurityCredential === o.securityCredential;
-      const known = ['0', '1', '1001', '1019', '1032', '1037', '2001'];
+      // 2040: a code Paygate does not map (the credit party cannot take the payment).
+      const known = ['0', '1', '1001', '1019', '1032', '1037', '2001', '2040'];
       const payout: Payout = again ?? {
         conversation: `AG_${new Date().toISOString().slice(0, 10).replace(/-/g, '')}_${randomBytes(10).toString('hex')}`,
         originator,
@@ -636,6 +647,7 @@ export async function startFakeDaraja(o: FakeDarajaOptions): Promise<FakeDaraja>
     holdAnswer: undefined,
     accounts,
     balance,
+    providerWords: undefined,
   };
   return fake;
 }

@@ -60,11 +60,17 @@ export interface FakeJenga extends FakeServer {
   topUp(amount: string): string;
   /** Holds a new transfer's answer (see `HoldAnswer`), called with the transfer's reference. */
   holdAnswer: HoldAnswer;
+  /**
+   * While set, words the bank adds to its refusals and to a failed transfer's description (as a real bank's
+   * may name an account, a limit or its setup): what Paygate must log and never hand to a client.
+   */
+  providerWords: string | undefined;
 }
 
 const fail = (status: number, code: number, message: string) => ({ status, body: { status: false, code, message } });
 
 export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
+  const withWords = (text: string) => (fake.providerWords ? `${text}: ${fake.providerWords}` : text);
   let publicKey = o.publicKey;
   const tokens = new Set<string>();
   const calls: FakeJenga['calls'] = [];
@@ -143,7 +149,8 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
       calls.push({ path: req.path, signatureValid: ok });
       if (!ok) return Promise.resolve(fail(401, 401107, 'Invalid signature'));
       if (body.source.accountNumber !== o.accountNumber) return Promise.resolve(fail(400, 110003, 'Invalid source account'));
-      if (body.destination.accountNumber?.endsWith('0000')) return Promise.resolve(fail(400, 110005, 'Invalid destination account number'));
+      if (body.destination.accountNumber?.endsWith('0000'))
+        return Promise.resolve(fail(400, 110005, withWords('Invalid destination account number')));
       const fraction = body.transfer.amount.split('.')[1] ?? '';
       const existing = transfers.get(body.transfer.reference);
       if (existing && faults.refuseDuplicates) return Promise.resolve(fail(409, 110011, 'Duplicate transaction reference'));
@@ -217,7 +224,7 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
             transactionReference: reference,
             status: t.status,
             amount: t.body.transfer.amount,
-            description: t.status === 'FAILED' ? 'Insufficient funds' : 'Completed',
+            description: t.status === 'FAILED' ? withWords('Insufficient funds') : 'Completed',
           },
         },
       });
@@ -249,6 +256,7 @@ export async function startFakeJenga(o: FakeJengaOptions): Promise<FakeJenga> {
     topUp,
     faults,
     holdAnswer: undefined,
+    providerWords: undefined,
   };
   return fake;
 }

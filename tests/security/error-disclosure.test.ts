@@ -1,9 +1,17 @@
-import { randomUUID } from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { expect } from 'chai';
+import request from 'supertest';
 import { DatabaseError } from 'sequelize';
 import { User } from '../../models';
-import { api, newUser, type TestUser } from '../support/api';
+import { startRailFakes, type RailFakes } from '../fakes/rails';
+import { api, newUser, type OrderBody, type TestUser } from '../support/api';
+import { rows } from '../support/db';
+import { RUN_ID } from '../support/env';
 import { expectNoLeak, expectSafeProblem as expectProblem } from '../support/problems';
+import { freePort, until } from '../support/processes';
+import { stack } from '../support/stack';
 
 /**
  * OWASP API8 (security misconfiguration): errors tell the client what it did wrong, never how the server is
@@ -155,6 +163,126 @@ describe('security: no internals in error answers', () => {
         expectNoLeak(res, `${method} ${path}`);
         expect(res.text).not.to.include('"name": "paygate"');
       }
+    });
+  });
+
+  /**
+   * OWASP API8:2023: a bank's or M-Pesa's own words about a refused or failed payment (which may name our
+   * account, its setup or the beneficiary) are logged with the order id, never put in what the client
+   * reads: the order, its events, its webhooks. The real connectors run in an api and a worker of their own,
+   * pointed at the provider fakes, with their log read back.
+   */
+  describe('when a rail refuses or fails a payment in words of its own', function () {
+    this.timeout(90_000);
+    const marker = `provider-words-${randomBytes(6).toString('hex')}`;
+    let fakes: RailFakes;
+    const children: ChildProcess[] = [];
+    const output: Buffer[] = [];
+    let baseUrl = '';
+
+    before(async function () {
+      this.timeout(90_000);
+      fakes = await startRailFakes();
+      fakes.jenga.providerWords = marker;
+      fakes.daraja.providerWords = marker;
+      const port = await freePort();
+      baseUrl = `http://127.0.0.1:${port}`;
+      const env = {
+        ...process.env,
+        ...fakes.env,
+        TEMPORAL_ADDRESS: stack.temporalAddress,
+        LOG_LEVEL: 'warn',
+        PORT: String(port),
+        PUBLIC_BASE_URL: baseUrl,
+        TEMPORAL_TASK_QUEUE: `paygate-disclosure-${RUN_ID}`,
+        PAYMENT_POLL_AFTER_MS: '500',
+      };
+      for (const entry of ['api/server.js', 'workers/temporal-worker.js']) {
+        const child = spawn(process.execPath, [path.resolve(__dirname, '..', '..', entry)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
+        child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
+        children.push(child);
+      }
+      await until('the api with the real rails', async () => {
+        const res = await fetch(`${baseUrl}/readyz`).catch(() => undefined);
+        return res?.status === 200 ? true : undefined;
+      });
+    });
+
+    after(async () => {
+      await Promise.all(
+        children.map((child) => {
+          if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+          const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+          child.kill('SIGTERM');
+          return exited;
+        }),
+      );
+      await fakes.close();
+    });
+
+    /** The failed order as its owner reads it, its events and the webhook payloads queued for it. */
+    async function failedPayment(user: TestUser, body: Record<string, unknown>) {
+      const started = await request(baseUrl)
+        .post('/api/v1/payments/initiate')
+        .set(user.auth)
+        .set('Idempotency-Key', randomUUID())
+        .send(body);
+      expect(started.status, started.text).to.equal(202);
+      const orderId = (started.body as { order_id: string }).order_id;
+      const order = await until(`order ${orderId} to fail`, async () => {
+        const res = await request(baseUrl).get(`/api/v1/payments/orders/${orderId}`).set(user.auth);
+        return (res.body as OrderBody).status === 'failed' ? (res.body as OrderBody) : undefined;
+      });
+      const events = await request(baseUrl).get('/api/v1/events').set(user.auth);
+      expect(events.status, events.text).to.equal(200);
+      const webhooks = await rows<{ payload: unknown }>('SELECT payload FROM webhook_events WHERE order_id = :orderId', { orderId });
+      expect(webhooks.length, 'the failure is a webhook event').to.be.greaterThan(0);
+      const logged = await until('the provider words in the log', () => {
+        const lines = Buffer.concat(output).toString('utf8').split('\n');
+        const line = lines.find((l) => l.includes(marker) && l.includes(orderId));
+        return Promise.resolve(line);
+      });
+      return { orderId, order, events: events.body as unknown, webhooks, logged };
+    }
+
+    it('then a bank refusal fails the order with our own reason, and only the log holds the bank’s words', async () => {
+      const user = await newUser();
+      const { order, events, webhooks, logged } = await failedPayment(user, {
+        amount: '2500.00',
+        currency: 'KES',
+        method: 'bank_transfer',
+        destination: { bank_code: '01', account_number: '1234560000', account_name: 'Jane Doe' },
+      });
+      expect(order.failure_code).to.equal('account_not_found');
+      expect(order.failure_reason).to.equal('the beneficiary bank could not credit the account');
+      expect(JSON.stringify(order), 'the order').not.to.include(marker);
+      expect(JSON.stringify(events), 'the events').not.to.include(marker);
+      expect(JSON.stringify(webhooks), 'the webhooks').not.to.include(marker);
+      expect(JSON.parse(logged)).to.include({ rail: 'jenga', failureCode: 'account_not_found' });
+    });
+
+    it('then an M-Pesa B2C failure with a code Paygate does not map reads neutrally, and only the log and the request record hold M-Pesa’s words', async () => {
+      const user = await newUser();
+      const { orderId, order, events, webhooks, logged } = await failedPayment(user, {
+        amount: '1500.00',
+        currency: 'KES',
+        method: 'mobile_money',
+        destination: { provider: 'mpesa', phone: '+254700002040' },
+      });
+      expect(order.failure_code).to.equal('provider_error');
+      expect(order.failure_reason).to.equal('M-Pesa did not complete the request (result code 2040)');
+      expect(JSON.stringify(order), 'the order').not.to.include(marker);
+      expect(JSON.stringify(events), 'the events').not.to.include(marker);
+      expect(JSON.stringify(webhooks), 'the webhooks').not.to.include(marker);
+      expect(JSON.parse(logged)).to.include({ rail: 'daraja', orderId, providerCode: '2040' });
+      const [recorded] = await rows<{ result_desc: string }>(
+        `SELECT result_desc FROM rail_requests WHERE order_id = :orderId AND kind = 'b2c'`,
+        {
+          orderId,
+        },
+      );
+      expect(recorded.result_desc, 'kept on the request for operators').to.include(marker);
     });
   });
 });

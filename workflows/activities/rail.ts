@@ -9,6 +9,7 @@ import {
   type RailSubmission,
   type StatusQueries,
 } from '../../connectors';
+import { logProviderText, withoutProviderText } from '../../connectors/provider-http';
 import { recordDepositRailReference } from '../../repositories/deposits';
 import {
   beginRailSubmission,
@@ -43,7 +44,9 @@ export async function submitAndRecord(connector: Payouts, submission: RailSubmis
   try {
     const intent = await recordIntent(connector, orderId);
     previous = intent.previous;
-    const accepted = await connector.submit({ ...submission, reference: intent.reference });
+    const accepted = await withProviderTextLogged(connector.name, orderId, () =>
+      connector.submit({ ...submission, reference: intent.reference }),
+    );
     // One statement when the rail keeps no request of ours to answer later (most do not); with one, both together.
     if (accepted.request) {
       await inTransaction(async (tx) => {
@@ -89,6 +92,16 @@ async function recordIntent(connector: Payouts, orderId: string): Promise<{ refe
 const isUniqueViolation = (err: unknown): boolean =>
   (err as { code?: string }).code === '23505' || (err as { original?: { code?: string } }).original?.code === '23505';
 
+/** A rail call whose refusal, if it is one, has the rail's own words logged with the order (docs/conventions.md#errors). */
+async function withProviderTextLogged<T>(rail: string, orderId: string | undefined, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof RailError) logProviderText(rail, orderId, err);
+    throw err;
+  }
+}
+
 /**
  * A RailError as the failure types the workflows' retry presets know: `RailUnavailable` is retried,
  * `RailRejected` is final. Anything else goes on as it is.
@@ -109,7 +122,7 @@ export function railFailure(err: unknown): unknown {
 export async function collectAndRecord(collections: Collections, submission: RailSubmission): Promise<RailAccepted> {
   const known = await railRequestOf(collections.name, submission.orderId);
   if (known) return { reference: known.provider_reference };
-  const accepted = await collections.collect(submission);
+  const accepted = await withProviderTextLogged(collections.name, submission.orderId, () => collections.collect(submission));
   await inTransaction(async (tx) => {
     await recordDepositRailReference(submission.orderId, accepted.reference, tx);
     await recordAccepted(collections.name, submission.orderId, accepted, tx);
@@ -138,13 +151,17 @@ export async function askRail(
     resultDesc: row.result_desc,
   };
   const { orderId: _orderId, ...asked } = hint;
-  const { facts, ...status } = await connector.status(reference, { ...asked, ...(request ? { request } : {}) });
+  const orderOfRequest = request?.orderId ?? hint.orderId;
+  const answer = await withProviderTextLogged(connector.name, orderOfRequest, () =>
+    connector.status(reference, { ...asked, ...(request ? { request } : {}) }),
+  );
+  const { facts, ...status } = withoutProviderText(connector.name, orderOfRequest, answer);
   if (facts && 'result' in facts && status.state !== 'pending') {
     await resolveRailRequest({ rail: connector.name, providerReference: reference }, { status: status.state, ...facts.result });
   } else if (facts && 'statusQuery' in facts) {
-    const orderId = request?.orderId ?? hint.orderId;
-    if (facts.request && !request && orderId) await recordRailRequest({ rail: connector.name, orderId, ...facts.request });
-    if (orderId) await recordStatusQuery({ rail: connector.name, orderId, ...facts.statusQuery });
+    if (facts.request && !request && orderOfRequest)
+      await recordRailRequest({ rail: connector.name, orderId: orderOfRequest, ...facts.request });
+    if (orderOfRequest) await recordStatusQuery({ rail: connector.name, orderId: orderOfRequest, ...facts.statusQuery });
   }
   return status;
 }
