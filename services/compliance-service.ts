@@ -257,12 +257,13 @@ export interface MonitoringReviewDetail {
   /** `review` or `refuse`. */
   decision: string;
   /** Each typology's score against its alert and block thresholds, and what it decided. */
-  typologies: Record<string, MonitoringTypologyScore>;
+  typologies: MonitoringTypologyScore[];
   /** Each rule's band (0 none, 1 low, 2 high) and the numbers it was decided on. */
-  rules: Record<string, MonitoringRuleResult>;
+  rules: MonitoringRuleResult[];
 }
 
 export interface MonitoringTypologyScore {
+  typology: string;
   score: number;
   alert_threshold: number;
   block_threshold: number;
@@ -270,9 +271,19 @@ export interface MonitoringTypologyScore {
 }
 
 export interface MonitoringRuleResult {
+  rule: string;
   band: number;
-  facts: Record<string, string | number | boolean>;
+  /** The numbers, by name (`just_below_count`, `distinct_payers` …); amounts in minor units. */
+  facts: MonitoringFact[];
 }
+
+export interface MonitoringFact {
+  name: string;
+  value: string;
+}
+
+const entriesOf = (value: Record<string, unknown> | null): [string, Record<string, unknown>][] =>
+  Object.entries(value ?? {}).map(([k, v]) => [k, typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {}]);
 
 const monitoringDetail = (row: ReviewRow): MonitoringReviewDetail | null =>
   row.evaluation_id === null
@@ -281,8 +292,20 @@ const monitoringDetail = (row: ReviewRow): MonitoringReviewDetail | null =>
         evaluation_id: row.evaluation_id,
         rule_set_version: row.evaluation_rule_set_version ?? 0,
         decision: row.evaluation_decision ?? 'review',
-        typologies: (row.evaluation_typologies ?? {}) as Record<string, MonitoringTypologyScore>,
-        rules: (row.evaluation_rules ?? {}) as Record<string, MonitoringRuleResult>,
+        typologies: entriesOf(row.evaluation_typologies).map(([typology, t]) => ({
+          typology,
+          score: Number(t.score),
+          alert_threshold: Number(t.alert_threshold),
+          block_threshold: Number(t.block_threshold),
+          decision: String(t.decision),
+        })),
+        rules: entriesOf(row.evaluation_rules).map(([rule, r]) => ({
+          rule,
+          band: Number(r.band),
+          facts: entriesOf({ facts: r.facts })
+            .flatMap(([, facts]) => Object.entries(facts))
+            .map(([name, value]) => ({ name, value: String(value) })),
+        })),
       };
 
 const REVIEW_STATUSES: readonly ReviewStatus[] = ['needs_review', 'confirmed', 'cleared', 'expired'];

@@ -3,7 +3,7 @@ import { DEFAULT_RULE_SET, type RuleSetContent } from '../domain/monitoring/rule
 import { temporalClient } from '../platform/temporal';
 import { evaluationsOf } from '../repositories/monitoring';
 import { paymentStageQuery } from '../workflows/shared';
-import { api, initiate, kesAvailable, mpesaPayment, newUser, waitForOrder, type OrderBody, type TestUser } from './support/api';
+import { api, initiate, kesAvailable, mpesaPayment, newUser, postAppeal, waitForOrder, type OrderBody, type TestUser } from './support/api';
 import { withEnv } from './support/config-env';
 import { ledgerKindsOf, rows } from './support/db';
 import { fundWallets } from './support/funding';
@@ -30,8 +30,8 @@ interface Review {
     evaluation_id: string;
     rule_set_version: number;
     decision: string;
-    typologies: Record<string, { score: number; alert_threshold: number; block_threshold: number; decision: string }>;
-    rules: Record<string, { band: number; facts: Record<string, string | number | boolean> }>;
+    typologies: { typology: string; score: number; alert_threshold: number; block_threshold: number; decision: string }[];
+    rules: { rule: string; band: number; facts: { name: string; value: string }[] }[];
   } | null;
 }
 
@@ -97,9 +97,14 @@ const TIPPING_OFF = /monitor|structur|typolog|evaluation|rule/i;
 
 /** A first payout just below the threshold, completed: the second is the pattern. */
 async function customerWithOnePayout(): Promise<TestUser> {
+  return (await firstPayout()).customer;
+}
+
+async function firstPayout(): Promise<{ customer: TestUser; orderId: string }> {
   const customer = await newUser();
-  expect((await waitForOrder(customer, await pay(customer))).status).to.equal('completed');
-  return customer;
+  const orderId = await pay(customer);
+  expect((await waitForOrder(customer, orderId)).status).to.equal('completed');
+  return { customer, orderId };
 }
 
 describe('transaction monitoring in the money path', function () {
@@ -144,15 +149,17 @@ describe('transaction monitoring in the money path', function () {
       expect(review.entry).to.equal(null);
       expect(review.score).to.equal(null);
       expect(review.monitoring?.decision).to.equal('review');
-      expect(review.monitoring?.typologies.structuring).to.deep.equal({
-        score: 50,
-        alert_threshold: 50,
-        block_threshold: 130,
-        decision: 'review',
-      });
-      expect(review.monitoring?.rules.structuring).to.deep.equal({
+      expect(review.monitoring?.typologies).to.deep.equal([
+        { typology: 'structuring', score: 50, alert_threshold: 50, block_threshold: 130, decision: 'review' },
+      ]);
+      expect(review.monitoring?.rules.find((r) => r.rule === 'structuring')).to.deep.equal({
+        rule: 'structuring',
         band: 1,
-        facts: { just_below_count: 2, just_below_sum_minor: '700000', reporting_threshold_minor: THRESHOLD_MINOR },
+        facts: [
+          { name: 'just_below_count', value: '2' },
+          { name: 'just_below_sum_minor', value: '700000' },
+          { name: 'reporting_threshold_minor', value: THRESHOLD_MINOR },
+        ],
       });
       const [kept] = await evaluationsOf('payout', orderId);
       expect(kept.id).to.equal(review.monitoring?.evaluation_id);
@@ -233,10 +240,37 @@ describe('transaction monitoring in the money path', function () {
 
       const review = await reviewWhere(officer, (r) => r.deposit_id === held.id);
       expect(review).to.deep.include({ context: 'deposit', review_reason: 'monitoring', status: 'needs_review' });
-      expect(review.monitoring?.rules.structuring.band).to.equal(1);
+      expect(review.monitoring?.rules.find((r) => r.rule === 'structuring')?.band).to.equal(1);
 
       expect((await decide(officer, review.review_id, 'clear')).status).to.equal(200);
       expect(await kesAvailable(customer)).to.equal('7000.00');
+    });
+  });
+
+  describe('when a refund would complete the pattern', () => {
+    it('then staff’s approval is refused with 409 naming the evaluation, nothing is paid and the customer sees an open appeal', async () => {
+      await putRules(officer, structuring());
+      const { customer, orderId } = await firstPayout();
+      const appeal = await postAppeal(customer, {
+        order_id: orderId,
+        reason: 'wrong_amount',
+        description: 'I was charged too much.',
+        evidence: [],
+      });
+      expect(appeal.status, appeal.text).to.equal(201);
+      const appealId = (appeal.body as { appeal_id: string }).appeal_id;
+
+      const approved = await api().put(`/api/v1/appeals/${appealId}/approve`).set(officer.auth).send({ note: 'checked', action: 'refund' });
+      expectProblem(approved, 409, 'conflict');
+      const [kept] = await evaluationsOf('refund', appealId);
+      expect(kept.decision).to.equal('review');
+      expect((approved.body as { detail: string }).detail).to.include(kept.id);
+      expect(await ledgerKindsOf(orderId)).to.not.include('refund');
+
+      const seen = await api().get(`/api/v1/appeals/${appealId}`).set(customer.auth);
+      expect(seen.status, seen.text).to.equal(200);
+      expect((seen.body as { status: string }).status).to.equal('open');
+      expect(seen.text).to.not.match(TIPPING_OFF);
     });
   });
 
