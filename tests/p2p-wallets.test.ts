@@ -161,7 +161,7 @@ describe('p2p on wallets', () => {
       // The one patch is monitoring's (docs/monitoring.md#holds): a trade begun before it replays without the step.
       const patches = (history.events ?? [])
         .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
-        .map((e) => Buffer.from(e.markerRecordedEventAttributes?.details?.patch_data?.payloads?.[0]?.data ?? []).toString());
+        .map((e) => Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString());
       expect(patches).to.have.length(1);
       expect(patches[0]).to.include('"monitoring"');
       await Worker.runReplayHistory({ workflowsPath: require.resolve('../workflows') }, history, tradeWorkflowId(order.order_id));
