@@ -11,9 +11,10 @@ export class ScreeningHit extends Model<InferAttributes<ScreeningHit>, InferCrea
   /** What was screened: `email`, `full_name`, `destination.phone` … */
   declare field: string;
   declare screenedValue: string;
-  declare entryId: string;
-  /** NUMERIC(5,4) as a string: 1 for exact matches, the Jaro-Winkler score for names. */
-  declare score: string;
+  /** The listed entry matched; null for a monitoring review (docs/monitoring.md#holds). */
+  declare entryId: string | null;
+  /** NUMERIC(5,4) as a string: 1 for exact matches, the Jaro-Winkler score for names; null for a monitoring review. */
+  declare score: string | null;
   /** `block`, or `review` with why (`near_threshold`, `initials`, `dropped_name`). */
   declare verdict: CreationOptional<ScreeningVerdict>;
   declare reviewReason: CreationOptional<ReviewReason | null>;
@@ -22,6 +23,8 @@ export class ScreeningHit extends Model<InferAttributes<ScreeningHit>, InferCrea
   declare decidedBy: CreationOptional<string | null>;
   declare decidedAt: CreationOptional<Date | null>;
   declare decisionNote: CreationOptional<string | null>;
+  /** A monitoring review: the evaluation that raised it. */
+  declare evaluationId: CreationOptional<string | null>;
   declare createdAt: CreationOptional<Date>;
 
   static initModel(sequelize: Sequelize): typeof ScreeningHit {
@@ -34,14 +37,15 @@ export class ScreeningHit extends Model<InferAttributes<ScreeningHit>, InferCrea
         depositId: { type: DataTypes.UUID, allowNull: true },
         field: { type: DataTypes.TEXT, allowNull: false },
         screenedValue: { type: DataTypes.TEXT, allowNull: false },
-        entryId: { type: DataTypes.UUID, allowNull: false },
-        score: { type: DataTypes.DECIMAL(5, 4), allowNull: false },
+        entryId: { type: DataTypes.UUID, allowNull: true },
+        score: { type: DataTypes.DECIMAL(5, 4), allowNull: true },
         verdict: { type: DataTypes.TEXT, allowNull: false, defaultValue: 'block' },
         reviewReason: { type: DataTypes.TEXT, allowNull: true },
         status: { type: DataTypes.TEXT, allowNull: true },
         decidedBy: { type: DataTypes.UUID, allowNull: true },
         decidedAt: { type: DataTypes.DATE, allowNull: true },
         decisionNote: { type: DataTypes.TEXT, allowNull: true },
+        evaluationId: { type: DataTypes.UUID, allowNull: true },
         createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
       },
       { sequelize, tableName: 'screening_hits' },

@@ -358,6 +358,8 @@ const settings = z.object({
     sanctionsImportEveryMs: fromEnv('SANCTIONS_IMPORT_EVERY_MS', intFrom(24 * 60 * 60 * 1000, 1000)),
     reportMaxRows: fromEnv('COMPLIANCE_REPORT_MAX_ROWS', intFrom(10000, 1, 1_000_000)),
     reportTimeoutMs: fromEnv('COMPLIANCE_REPORT_TIMEOUT_MS', intFrom(120_000, 1000)),
+    /** Evaluate each movement against the monitoring rules before its money moves (docs/monitoring.md#holds). */
+    monitoringEnabled: fromEnv('MONITORING_ENABLED', boolFrom(true)),
   }),
   /**
    * goAML reports to the Financial Reporting Centre (docs/compliance.md#goaml-reports): the reporting entity's

@@ -133,7 +133,7 @@ export const REPORT_STATEMENTS: { [K in ReportSection]: (input: ComplianceReport
   blocklist_hits: (input) => [
     {
       sql: `SELECT context, count(*) AS count FROM screening_hits
-             WHERE created_at >= $1 AND created_at < $2 GROUP BY context`,
+             WHERE created_at >= $1 AND created_at < $2 AND entry_id IS NOT NULL GROUP BY context`,
       bind: period(input),
     },
     {

@@ -64,6 +64,40 @@ export async function recordScreeningHit(
 }
 
 /**
+ * Hold a movement for a monitoring review (docs/monitoring.md#holds): a review row in the screening queue,
+ * naming the evaluation that raised it and, for staff, the typologies that fired. Once per evaluation (and per
+ * order): a retry returns the review already recorded.
+ */
+export async function recordMonitoringReview(
+  review: { context: 'payment' | 'deposit'; evaluationId: string; summary: string; userId: string; orderId?: string; depositId?: string },
+  transaction?: Transaction,
+): Promise<string> {
+  await models().query(
+    `INSERT INTO screening_hits (id, context, user_id, order_id, deposit_id, field, screened_value, verdict, review_reason, status, evaluation_id)
+     VALUES (:id, :context, :userId, :orderId, :depositId, 'movement', :summary, 'review', 'monitoring', 'needs_review', :evaluationId)
+     ON CONFLICT DO NOTHING`,
+    {
+      replacements: {
+        id: uuidv7(),
+        context: review.context,
+        userId: review.userId,
+        orderId: review.orderId ?? null,
+        depositId: review.depositId ?? null,
+        summary: review.summary,
+        evaluationId: review.evaluationId,
+      },
+      transaction,
+    },
+  );
+  const [row] = await queryRows<{ id: string }>(
+    `SELECT id FROM screening_hits WHERE evaluation_id = $1 OR (order_id = $2 AND evaluation_id IS NOT NULL) ORDER BY id LIMIT 1`,
+    [review.evaluationId, review.orderId ?? null],
+    transaction,
+  );
+  return row.id;
+}
+
+/**
  * Staff's earlier decisions on these pairs (listed entry, screened value) for this customer, by `decisionKey`.
  * A decision is the customer's own: none applies to a screening with no customer yet (registration).
  */
@@ -100,28 +134,38 @@ export interface ReviewRow {
   deposit_id: string | null;
   field: string;
   screened_value: string;
-  score: string;
+  score: string | null;
   review_reason: string;
   status: ReviewStatus;
   decided_by: string | null;
   decided_at: Date | null;
   decision_note: string | null;
   created_at: Date;
-  entry_id: string;
-  entry_value: string;
-  entry_source: BlocklistSource;
-  entry_reason: string;
+  entry_id: string | null;
+  entry_value: string | null;
+  entry_source: BlocklistSource | null;
+  entry_reason: string | null;
   entry_external_ref: string | null;
+  evaluation_id: string | null;
+  evaluation_rule_set_version: number | null;
+  evaluation_decision: string | null;
+  evaluation_typologies: Record<string, unknown> | null;
+  evaluation_rules: Record<string, unknown> | null;
 }
 
 const REVIEW_COLUMNS = `h.id, h.context, h.user_id, h.order_id, h.deposit_id, h.field, h.screened_value, h.score, h.review_reason,
   h.status, h.decided_by, h.decided_at, h.decision_note, h.created_at, e.id AS entry_id, e.value AS entry_value,
-  e.source AS entry_source, e.reason AS entry_reason, e.external_ref AS entry_external_ref`;
+  e.source AS entry_source, e.reason AS entry_reason, e.external_ref AS entry_external_ref, h.evaluation_id,
+  m.rule_set_version AS evaluation_rule_set_version, m.decision AS evaluation_decision,
+  m.typology_scores AS evaluation_typologies, m.rule_results AS evaluation_rules`;
+/** A screening review names its listed entry; a monitoring review (docs/monitoring.md#holds) its evaluation. */
+const REVIEW_FROM = `screening_hits h LEFT JOIN blocklist_entries e ON e.id = h.entry_id
+  LEFT JOIN monitoring_evaluations m ON m.id = h.evaluation_id`;
 
 /** Review hits, newest first, keyset-paged on the id. */
 export async function listReviews(filter: { status?: ReviewStatus; before?: string }, limit: number): Promise<ReviewRow[]> {
   return queryRows<ReviewRow>(
-    `SELECT ${REVIEW_COLUMNS} FROM screening_hits h JOIN blocklist_entries e ON e.id = h.entry_id
+    `SELECT ${REVIEW_COLUMNS} FROM ${REVIEW_FROM}
       WHERE h.status IS NOT NULL AND ($1::text IS NULL OR h.status = $1) AND ($2::uuid IS NULL OR h.id < $2)
       ORDER BY h.id DESC LIMIT $3`,
     [filter.status ?? null, filter.before ?? null, limit],
@@ -129,10 +173,9 @@ export async function listReviews(filter: { status?: ReviewStatus; before?: stri
 }
 
 export async function findReview(hitId: string): Promise<ReviewRow | null> {
-  const [row] = await queryRows<ReviewRow>(
-    `SELECT ${REVIEW_COLUMNS} FROM screening_hits h JOIN blocklist_entries e ON e.id = h.entry_id WHERE h.id = $1 AND h.status IS NOT NULL`,
-    [hitId],
-  );
+  const [row] = await queryRows<ReviewRow>(`SELECT ${REVIEW_COLUMNS} FROM ${REVIEW_FROM} WHERE h.id = $1 AND h.status IS NOT NULL`, [
+    hitId,
+  ]);
   return row ?? null;
 }
 
@@ -166,10 +209,10 @@ export async function reviewParties(hitId: string): Promise<ReviewPartiesRow | u
   return row;
 }
 
-/** The review a payment is held for, if any. */
+/** The review a payment is held for, if any: its latest (a monitoring review follows a cleared screening one). */
 export async function reviewOfOrder(orderId: string): Promise<{ id: string; status: ReviewStatus } | null> {
   const [row] = await queryRows<{ id: string; status: ReviewStatus }>(
-    `SELECT id, status FROM screening_hits WHERE order_id = $1 AND status IS NOT NULL`,
+    `SELECT id, status FROM screening_hits WHERE order_id = $1 AND status IS NOT NULL ORDER BY id DESC LIMIT 1`,
     [orderId],
   );
   return row ?? null;
@@ -184,13 +227,25 @@ export async function decideReview(
   decision: { hitId: string; status: 'confirmed' | 'cleared'; decidedBy: string; note: string | null },
   tx: Tx,
 ): Promise<ReviewRow | null> {
-  const [updated] = await queryRows<{ entry_id: string; screened_value: string }>(
+  const [updated] = await queryRows<{ entry_id: string | null; screened_value: string }>(
     `UPDATE screening_hits SET status = $2, decided_by = $3, decided_at = now(), decision_note = $4
       WHERE id = $1 AND status = 'needs_review' RETURNING entry_id, screened_value`,
     [decision.hitId, decision.status, decision.decidedBy, decision.note],
     tx,
   );
   if (!updated) return null;
+  // A monitoring review has no listed entry: its decision is the movement's alone, remembered for no pair.
+  if (updated.entry_id !== null) await rememberDecision(updated.entry_id, updated.screened_value, decision, tx);
+  const [row] = await queryRows<ReviewRow>(`SELECT ${REVIEW_COLUMNS} FROM ${REVIEW_FROM} WHERE h.id = $1`, [decision.hitId], tx);
+  return row;
+}
+
+async function rememberDecision(
+  entryId: string,
+  screenedValue: string,
+  decision: { hitId: string; status: 'confirmed' | 'cleared'; decidedBy: string },
+  tx: Tx,
+): Promise<void> {
   // Remembered for the review's customer only (its user, the held order's or deposit's owner); a review with
   // no customer is decided once and remembered for nobody.
   await queryRows(
@@ -202,15 +257,9 @@ export async function decideReview(
       WHERE c.customer_id IS NOT NULL
      ON CONFLICT (entry_id, screened_value, customer_id) DO UPDATE
        SET decision = EXCLUDED.decision, hit_id = EXCLUDED.hit_id, decided_by = EXCLUDED.decided_by, decided_at = now()`,
-    [updated.entry_id, updated.screened_value, decision.status, decision.hitId, decision.decidedBy],
+    [entryId, screenedValue, decision.status, decision.hitId, decision.decidedBy],
     tx,
   );
-  const [row] = await queryRows<ReviewRow>(
-    `SELECT ${REVIEW_COLUMNS} FROM screening_hits h JOIN blocklist_entries e ON e.id = h.entry_id WHERE h.id = $1`,
-    [decision.hitId],
-    tx,
-  );
-  return row;
 }
 
 /** A payment's review not decided within its SLA: `expired`. Returns the review's status after. */

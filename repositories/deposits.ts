@@ -215,6 +215,19 @@ export async function holdRecordedDeposit(
 }
 
 /**
+ * A credited deposit held for compliance instead (transaction monitoring, docs/monitoring.md#holds): `held`
+ * with no failure code, as a screening hit holds one, so a cleared review releases it the same way.
+ */
+export async function holdDepositForCompliance(depositId: string, tx: Transaction): Promise<DepositRow> {
+  const [row] = await models().query<DepositRow>(
+    `UPDATE deposits SET status = 'held', updated_at = now() WHERE id = :depositId AND status = 'completed' RETURNING ${DEPOSIT_COLUMNS}`,
+    { replacements: { depositId }, type: QueryTypes.SELECT, transaction: tx },
+  );
+  if (!row) throw new Error(`deposit ${depositId} was not a credited deposit`);
+  return row;
+}
+
+/**
  * A deposit held for compliance (`held` by a screening hit: owned, without a limit's failure code) whose
  * review staff cleared: `completed`, once. Undefined when it is not such a deposit any more.
  */

@@ -423,6 +423,31 @@ export async function orderToScreen(orderId: string): Promise<OrderToScreen | un
   return order;
 }
 
+export interface OrderToMonitor {
+  id: string;
+  status: string;
+  failure_code: string | null;
+  method: string;
+  destination: Record<string, string>;
+  user_id: string;
+  kes_equivalent_minor: string;
+  created_at: Date;
+  /** For a P2P trade: the other side of it. */
+  trade_partner: string | null;
+}
+
+/** The order as transaction monitoring judges it (docs/monitoring.md#holds): its KES value, payee and time. */
+export async function orderToMonitor(orderId: string): Promise<OrderToMonitor | undefined> {
+  const [order] = await queryRows<OrderToMonitor>(
+    `SELECT o.id, o.status, o.failure_code, o.method, o.destination, o.user_id, o.kes_equivalent_minor::text, o.created_at,
+            (SELECT CASE WHEN t.buyer_id = o.user_id THEN t.seller_id ELSE t.buyer_id END FROM p2p_trades t WHERE t.order_id = o.id)
+              AS trade_partner
+       FROM orders o WHERE o.id = $1`,
+    [orderId],
+  );
+  return order;
+}
+
 /**
  * Record a rejected order's resubmission, approved on appeal: a new `pending` order with the same payment,
  * which names the order it resubmits and (for staff) the approver, and its first event.

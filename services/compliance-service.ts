@@ -230,8 +230,12 @@ export interface ScreeningReviewView {
   field: string;
   /** The screened value, normalised, as it was written (any script). */
   screened_value: string;
-  score: string;
-  /** `near_threshold` (a score just under the threshold), `initials`, or `dropped_name`. */
+  /** The match's score; null for a monitoring review. */
+  score: string | null;
+  /**
+   * `near_threshold` (a score just under the threshold), `initials`, or `dropped_name`; `monitoring` when
+   * transaction monitoring held the movement (docs/monitoring.md#holds), explained in `monitoring`.
+   */
   review_reason: string;
   /** `needs_review`, then `confirmed` | `cleared`; `expired` when a held payment waited past its SLA. */
   status: ReviewStatus;
@@ -239,9 +243,70 @@ export interface ScreeningReviewView {
   decided_at: string | null;
   note: string | null;
   created_at: string;
-  /** The listed entry it matched, with its list (`source`) and its reference in that list. */
-  entry: { entry_id: string; value: string; source: BlocklistSource; reason: string; external_ref: string | null };
+  /** The listed entry it matched, with its list (`source`) and its reference in that list; null for a monitoring review. */
+  entry: { entry_id: string; value: string; source: BlocklistSource; reason: string; external_ref: string | null } | null;
+  /** For a monitoring review: why the movement was held, in numbers; null for a screening review. */
+  monitoring: MonitoringReviewDetail | null;
 }
+
+/** The evaluation a monitoring review was raised by (docs/monitoring.md#evaluations), for staff only. */
+export interface MonitoringReviewDetail {
+  evaluation_id: string;
+  /** The rule-set version the evaluation used. */
+  rule_set_version: number;
+  /** `review` or `refuse`. */
+  decision: string;
+  /** Each typology's score against its alert and block thresholds, and what it decided. */
+  typologies: MonitoringTypologyScore[];
+  /** Each rule's band (0 none, 1 low, 2 high) and the numbers it was decided on. */
+  rules: MonitoringRuleResult[];
+}
+
+export interface MonitoringTypologyScore {
+  typology: string;
+  score: number;
+  alert_threshold: number;
+  block_threshold: number;
+  decision: string;
+}
+
+export interface MonitoringRuleResult {
+  rule: string;
+  band: number;
+  /** The numbers, by name (`just_below_count`, `distinct_payers` …); amounts in minor units. */
+  facts: MonitoringFact[];
+}
+
+export interface MonitoringFact {
+  name: string;
+  value: string;
+}
+
+const entriesOf = (value: Record<string, unknown> | null): [string, Record<string, unknown>][] =>
+  Object.entries(value ?? {}).map(([k, v]) => [k, typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {}]);
+
+const monitoringDetail = (row: ReviewRow): MonitoringReviewDetail | null =>
+  row.evaluation_id === null
+    ? null
+    : {
+        evaluation_id: row.evaluation_id,
+        rule_set_version: row.evaluation_rule_set_version ?? 0,
+        decision: row.evaluation_decision ?? 'review',
+        typologies: entriesOf(row.evaluation_typologies).map(([typology, t]) => ({
+          typology,
+          score: Number(t.score),
+          alert_threshold: Number(t.alert_threshold),
+          block_threshold: Number(t.block_threshold),
+          decision: String(t.decision),
+        })),
+        rules: entriesOf(row.evaluation_rules).map(([rule, r]) => ({
+          rule,
+          band: Number(r.band),
+          facts: entriesOf({ facts: r.facts })
+            .flatMap(([, facts]) => Object.entries(facts))
+            .map(([name, value]) => ({ name, value: String(value) })),
+        })),
+      };
 
 const REVIEW_STATUSES: readonly ReviewStatus[] = ['needs_review', 'confirmed', 'cleared', 'expired'];
 
@@ -260,13 +325,17 @@ const toReviewView = (row: ReviewRow): ScreeningReviewView => ({
   decided_at: row.decided_at ? new Date(row.decided_at).toISOString() : null,
   note: row.decision_note,
   created_at: new Date(row.created_at).toISOString(),
-  entry: {
-    entry_id: row.entry_id,
-    value: row.entry_value,
-    source: row.entry_source,
-    reason: row.entry_reason,
-    external_ref: row.entry_external_ref,
-  },
+  entry:
+    row.entry_id === null || row.entry_value === null || row.entry_source === null || row.entry_reason === null
+      ? null
+      : {
+          entry_id: row.entry_id,
+          value: row.entry_value,
+          source: row.entry_source,
+          reason: row.entry_reason,
+          external_ref: row.entry_external_ref,
+        },
+  monitoring: monitoringDetail(row),
 });
 
 /** Screening reviews, newest first, keyset-paged; `status` filters (e.g. `needs_review`). */

@@ -13,11 +13,12 @@ import {
   type DepositPosting,
   type DepositStatus,
 } from '../domain/wallets';
-import { recordScreeningHit, screenRemembering } from '../repositories/compliance';
+import { recordMonitoringReview, recordScreeningHit, screenRemembering } from '../repositories/compliance';
 import {
   completeClearedDeposit,
   depositByProviderReference,
   findDeposit,
+  holdDepositForCompliance,
   holdRecordedDeposit,
   keepClearedDepositHeld,
   pendingInForUser,
@@ -27,6 +28,7 @@ import {
 import { balanceOf, postLines, walletBalances } from '../repositories/ledger';
 import { inSavepoint, inTransaction, type Tx } from '../repositories/transaction';
 import { kycStatusOf, userByDepositReference } from '../repositories/users';
+import { monitorMovement } from './monitoring-holds';
 import { screener } from './screening';
 
 /**
@@ -90,10 +92,14 @@ export async function creditUnderCap(
 }
 
 /**
- * Credit a recorded deposit to its owner's wallet, unless that would take the wallet past the KYC tier's
- * cap: then the money waits in `suspense:limits` and the deposit is `held`, with why.
+ * Credit a recorded deposit to its owner's wallet, unless transaction monitoring holds it (docs/monitoring.md#holds):
+ * then the money waits in `suspense:compliance`, the deposit `held` for a review as a screening hit holds
+ * it; or unless the credit would take the wallet past the KYC tier's cap: then the money waits in
+ * `suspense:limits` and the deposit is `held`, with why.
  */
 export async function creditWithinCap(tx: Tx, d: DepositRow, posting: DepositPosting): Promise<DepositRow> {
+  const monitored = await heldByMonitoring(tx, d, posting);
+  if (monitored) return monitored;
   const breach = await creditUnderCap(tx, posting.userId, posting.currency, async (sp) => {
     await postLines(sp, { depositId: d.id, kind: 'deposit', currency: d.currency, lines: depositLines('deposit', posting) });
     return true;
@@ -107,6 +113,40 @@ export async function creditWithinCap(tx: Tx, d: DepositRow, posting: DepositPos
   });
   log.warn({ depositId: d.id, userId: d.user_id, failureCode: breach.code }, 'deposit held: the wallet would pass its cap');
   return holdRecordedDeposit(d.id, { failureCode: breach.code, failureReason: breach.reason }, tx);
+}
+
+/**
+ * Evaluate the deposit before its credit, in the credit's transaction: `review` and `refuse` alike keep the
+ * money in `suspense:compliance` with a review for staff (a refused deposit is never credited and never
+ * dropped: staff confirm it, and it stays in suspense). Undefined when it may be credited.
+ */
+async function heldByMonitoring(tx: Tx, d: DepositRow, posting: DepositPosting): Promise<DepositRow | undefined> {
+  if (posting.userId === null) return undefined;
+  const verdict = await monitorMovement(
+    {
+      kind: 'deposit',
+      id: d.id,
+      customerId: posting.userId,
+      amountMinor: toKesMinor(BigInt(d.amount_minor), posting.currency, config().limits.fxToKes),
+      at: new Date(d.created_at),
+      counterparty: d.payer_phone ?? d.payer_address ?? d.payer_name,
+    },
+    tx,
+  );
+  if (verdict.decision === 'pass') return undefined;
+  await postLines(tx, {
+    depositId: d.id,
+    kind: 'deposit_held',
+    currency: d.currency,
+    lines: depositLines('deposit_held', posting, SUSPENSE_COMPLIANCE),
+  });
+  const held = await holdDepositForCompliance(d.id, tx);
+  await recordMonitoringReview(
+    { context: 'deposit', evaluationId: verdict.evaluationId, summary: verdict.summary, userId: posting.userId, depositId: d.id },
+    tx,
+  );
+  log.warn({ depositId: d.id, userId: posting.userId }, 'deposit held for a compliance review');
+  return held;
 }
 
 /**

@@ -48,19 +48,22 @@ export interface EvaluationOutcome {
 /**
  * Evaluate a movement before its money moves (docs/monitoring.md#evaluations): read the customer's history
  * windows, run the current rules and typologies, keep the evaluation with the version it used, and return the
- * decision (`pass`, `review` to hold it as a screening review does, `refuse`).
+ * decision (`pass`, `review` to hold it as a screening review does, `refuse`). In `tx` when the movement's
+ * own transaction carries it (a deposit's credit).
  */
-export async function evaluateMovement(movement: Movement): Promise<EvaluationOutcome> {
-  const rules = await currentRules();
-  const history = await historyAggregates(movement, rules.parameters);
+export async function evaluateMovement(movement: Movement, tx?: Tx): Promise<EvaluationOutcome> {
+  const rules = await currentRules(tx);
+  const history = await historyAggregates(movement, rules.parameters, tx);
   if (!history) throw notFound('customer');
   const evaluation = evaluate(movement, history, rules);
-  // The evaluation and, when it is an alert, its place in the customer's case commit together.
-  const kept = await inTransaction(async (tx) => {
-    const stored = await insertEvaluation(movement, evaluation, tx);
-    await fileAlert(tx, stored);
+  // The evaluation and, when it is an alert, its place in the customer's case commit together (in the
+  // movement's own transaction when it has one).
+  const keep = async (t: Tx) => {
+    const stored = await insertEvaluation(movement, evaluation, t);
+    await fileAlert(t, stored);
     return stored;
-  });
+  };
+  const kept = tx ? await keep(tx) : await inTransaction(keep);
   if (evaluation.decision !== 'pass') {
     log.info(
       { evaluationId: kept.id, movementKind: movement.kind, movementId: movement.id, decision: evaluation.decision },

@@ -1,4 +1,4 @@
-import { condition, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { condition, patched, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PaymentActivities } from './activities';
 import type { ComplianceActivities } from './activities/compliance';
 import { LOCAL_DB_STEP } from './presets';
@@ -11,7 +11,7 @@ import { PAYGATE_ORDER_ID, PAYGATE_STATUS } from './search-attributes';
  * then check the payer's KYC limits.
  */
 
-/** Screening reads the in-memory blocklist and writes one row; limits are one short transaction: local activities. */
+/** Screening reads the in-memory blocklist and writes one row; monitoring and limits are short transactions: local activities. */
 const compliance = proxyLocalActivities<ComplianceActivities>(LOCAL_DB_STEP);
 const db = proxyLocalActivities<PaymentActivities>(LOCAL_DB_STEP);
 
@@ -47,7 +47,7 @@ export function orderRun(): OrderRun {
 }
 
 /**
- * Screening, a review it holds the order for, then the KYC limits. Returns the order's refusal (`rejected`),
+ * Screening, a review it holds the order for, monitoring and a review it holds the order for, then the KYC limits. Returns the order's refusal (`rejected`),
  * or undefined once the order may go on.
  */
 export async function admitOrder(orderId: string, run: OrderRun, reviewSlaMs: number | undefined): Promise<PaymentResult | undefined> {
@@ -55,15 +55,22 @@ export async function admitOrder(orderId: string, run: OrderRun, reviewSlaMs: nu
   run.report(screening.blocked ? 'rejected' : 'screening');
   if (screening.blocked) return refused(run, { orderId, status: 'rejected', failureCode: 'blocked_by_compliance' });
   if (screening.review) {
-    // Held for compliance review: staff confirm (rejected) or clear (the order goes on). The decision is
-    // recorded before it is signalled, so the SLA timer reads it too: a lost signal costs time, never the
-    // decision. Nothing is held from the wallet while the order waits.
-    run.stage = 'awaiting_review';
-    await condition(() => run.reviewDecision !== undefined, reviewSlaMs ?? screening.review.reviewSlaMs);
-    const { status } = await compliance.concludeReview({ orderId });
-    if (status !== 'cleared') {
+    const held = await heldForReview(orderId, run, reviewSlaMs ?? screening.review.reviewSlaMs);
+    if (held) return held;
+  }
+
+  // Transaction monitoring (docs/monitoring.md#holds), before anything is held: a run that started before it
+  // existed replays without it. Its refusal and its review read to the payer as screening's do.
+  if (patched('monitoring')) {
+    const monitoring = await compliance.monitorOrder({ orderId });
+    if (monitoring.refused) {
       run.report('rejected');
       return refused(run, { orderId, status: 'rejected', failureCode: 'blocked_by_compliance' });
+    }
+    if (monitoring.review) {
+      run.reviewDecision = undefined;
+      const held = await heldForReview(orderId, run, reviewSlaMs ?? monitoring.review.reviewSlaMs);
+      if (held) return held;
     }
   }
 
@@ -75,6 +82,20 @@ export async function admitOrder(orderId: string, run: OrderRun, reviewSlaMs: nu
     return refused(run, { orderId, status: 'rejected', failureCode: breach.code });
   }
   return undefined;
+}
+
+/**
+ * Held for compliance review: staff confirm (rejected) or clear (the order goes on). The decision is recorded
+ * before it is signalled, so the SLA timer reads it too: a lost signal costs time, never the decision.
+ * Nothing is held from the wallet while the order waits. Returns the refusal, or undefined once cleared.
+ */
+async function heldForReview(orderId: string, run: OrderRun, slaMs: number): Promise<PaymentResult | undefined> {
+  run.stage = 'awaiting_review';
+  await condition(() => run.reviewDecision !== undefined, slaMs);
+  const { status } = await compliance.concludeReview({ orderId });
+  if (status === 'cleared') return undefined;
+  run.report('rejected');
+  return refused(run, { orderId, status: 'rejected', failureCode: 'blocked_by_compliance' });
 }
 
 function refused(run: OrderRun, result: PaymentResult): PaymentResult {

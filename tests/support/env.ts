@@ -24,6 +24,8 @@ const defaults: Record<string, string> = {
   // Every test payer is funded generously (tests/support/funding.ts); the wallet-cap tests lower the caps.
   LIMIT_UNVERIFIED_BALANCE_KES: '100000000000',
   LIMIT_VERIFIED_BALANCE_KES: '100000000000',
+  // Monitoring would hold those generous fundings (a new account's high value); tests of monitoring turn it on.
+  MONITORING_ENABLED: 'false',
   // goAML reporting configured as a deployment would have it, with a CTR threshold test payments reach.
   GOAML_RENTITY_ID: '4242',
   GOAML_REPORTING_PERSON_NAME: 'Wanjiru Njeri Kamau',

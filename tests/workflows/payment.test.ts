@@ -20,6 +20,7 @@ const input = (over: Partial<PaymentWorkflowInput> = {}): PaymentWorkflowInput =
 /** Activities of a payment that goes through: screened clear, within limits, held, taken and settled by the rail. */
 const happy = (over: Record<string, Mock> = {}): Record<string, Mock> => ({
   screenPayment: () => ({ blocked: false }),
+  monitorOrder: () => ({ refused: false }),
   concludeReview: () => ({ status: 'cleared' }),
   checkLimits: () => null,
   rejectOrder: () => undefined,
@@ -71,7 +72,7 @@ describe('workflow unit: payment', function () {
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
-      expect(calls.slice(0, 3)).to.deep.equal(['screenPayment', 'concludeReview', 'checkLimits']);
+      expect(calls.slice(0, 4)).to.deep.equal(['screenPayment', 'concludeReview', 'monitorOrder', 'checkLimits']);
       expect(calls).to.include('settlePayment');
     });
   });
@@ -92,6 +93,41 @@ describe('workflow unit: payment', function () {
     });
   });
 
+  describe('when monitoring refuses the order after screening passed it', () => {
+    it('then it is rejected with blocked_by_compliance before the limits and any hold', async () => {
+      let calls: string[] = [];
+      const result = await payment(happy({ monitorOrder: () => ({ refused: true }) }), {}, async (run) => {
+        await run.result;
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'blocked_by_compliance' });
+      expect(calls).to.deep.equal(['screenPayment', 'monitorOrder']);
+    });
+  });
+
+  describe('when screening’s review was cleared and monitoring holds the order for a review of its own', () => {
+    it('then the order waits again for that decision, and its confirmation rejects it before any hold', async () => {
+      let calls: string[] = [];
+      let concluded = 0;
+      const held = happy({
+        screenPayment: () => ({ blocked: false, review: { hitId: 'hit-1', reviewSlaMs: 60_000 } }),
+        monitorOrder: () => ({ refused: false, review: { hitId: 'hit-2', reviewSlaMs: 60_000 } }),
+        concludeReview: () => ({ status: (concluded += 1) === 1 ? 'cleared' : 'confirmed' }),
+      });
+      const result = await payment(held, {}, async (run) => {
+        await untilStage(run.handle, 'awaiting_review');
+        await run.handle.signal(screeningDecisionSignal, { decision: 'cleared' });
+        while (!run.calls.includes('monitorOrder')) await new Promise((r) => setTimeout(r, 20));
+        await untilStage(run.handle, 'awaiting_review');
+        await run.handle.signal(screeningDecisionSignal, { decision: 'confirmed' });
+        await run.result;
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'blocked_by_compliance' });
+      expect(calls).to.deep.equal(['screenPayment', 'concludeReview', 'monitorOrder', 'concludeReview']);
+    });
+  });
+
   describe('when the payment breaches the payer’s KYC limits', () => {
     it('then the order is rejected with the breach’s code and nothing is held', async () => {
       let calls: string[] = [];
@@ -102,7 +138,7 @@ describe('workflow unit: payment', function () {
         expect(run.argOf('rejectOrder')).to.deep.equal({ orderId: ORDER, failureCode: 'limit_exceeded', reason: 'over the daily limit' });
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'limit_exceeded' });
-      expect(calls).to.deep.equal(['screenPayment', 'checkLimits', 'rejectOrder']);
+      expect(calls).to.deep.equal(['screenPayment', 'monitorOrder', 'checkLimits', 'rejectOrder']);
     });
   });
 
@@ -120,7 +156,7 @@ describe('workflow unit: payment', function () {
         expect(run.argOf('failOrder')).to.include({ failureCode: 'insufficient_funds' });
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'insufficient_funds' });
-      expect(calls).to.deep.equal(['screenPayment', 'checkLimits', 'holdFunds', 'failOrder']);
+      expect(calls).to.deep.equal(['screenPayment', 'monitorOrder', 'checkLimits', 'holdFunds', 'failOrder']);
     });
   });
 
@@ -135,7 +171,15 @@ describe('workflow unit: payment', function () {
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'invalid_account' });
-      expect(calls).to.deep.equal(['screenPayment', 'checkLimits', 'holdFunds', 'submitToRail', 'releaseHold', 'failOrder']);
+      expect(calls).to.deep.equal([
+        'screenPayment',
+        'monitorOrder',
+        'checkLimits',
+        'holdFunds',
+        'submitToRail',
+        'releaseHold',
+        'failOrder',
+      ]);
     });
   });
 
@@ -148,7 +192,15 @@ describe('workflow unit: payment', function () {
         expect(run.argOf('settlePayment')).to.deep.equal({ orderId: ORDER, reference: REFERENCE });
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
-      expect(calls).to.deep.equal(['screenPayment', 'checkLimits', 'holdFunds', 'submitToRail', 'pollRail', 'settlePayment']);
+      expect(calls).to.deep.equal([
+        'screenPayment',
+        'monitorOrder',
+        'checkLimits',
+        'holdFunds',
+        'submitToRail',
+        'pollRail',
+        'settlePayment',
+      ]);
     });
   });
 
@@ -232,6 +284,7 @@ describe('workflow unit: payment', function () {
       expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
       expect(calls).to.deep.equal([
         'screenPayment',
+        'monitorOrder',
         'checkLimits',
         'holdFunds',
         'submitToRail',

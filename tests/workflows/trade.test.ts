@@ -7,6 +7,7 @@ const ORDER = 'trade-under-test';
 /** Activities of a trade that goes through: screened clear, within limits, settled between the wallets. */
 const settles = (over: Record<string, Mock> = {}): Record<string, Mock> => ({
   screenPayment: () => ({ blocked: false }),
+  monitorOrder: () => ({ refused: false }),
   concludeReview: () => ({ status: 'cleared' }),
   checkLimits: () => null,
   rejectOrder: () => undefined,
@@ -36,7 +37,7 @@ describe('workflow unit: trade', function () {
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
-      expect(calls).to.deep.equal(['screenPayment', 'checkLimits', 'settleWalletTrade']);
+      expect(calls).to.deep.equal(['screenPayment', 'monitorOrder', 'checkLimits', 'settleWalletTrade']);
     });
   });
 
@@ -54,7 +55,7 @@ describe('workflow unit: trade', function () {
         });
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'insufficient_funds' });
-      expect(calls).to.deep.equal(['screenPayment', 'checkLimits', 'settleWalletTrade', 'failOrder']);
+      expect(calls).to.deep.equal(['screenPayment', 'monitorOrder', 'checkLimits', 'settleWalletTrade', 'failOrder']);
     });
   });
 

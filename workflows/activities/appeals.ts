@@ -16,6 +16,7 @@ import { paymentWorkflowId } from '../shared';
 import type { AppealAction, AppealDecided, AppealResolution, FirstApproval } from '../../domain/appeals/contract';
 import { postEscrow, releaseEscrow, reverseWalletTrade } from './p2p';
 import { APPEAL_NOT_FOUND, CONFLICT, FORBIDDEN, ORDER_NOT_FOUND } from '../failure-types';
+import { monitorMovement } from '../../services/monitoring-holds';
 
 /** Nothing yet: the appeal activities reach their tables through the repositories. */
 export type AppealActivityDeps = Record<string, never>;
@@ -91,6 +92,7 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
     switch (action) {
       case 'refund': {
         if (order.status !== 'completed') throw notApplicable(`only a completed payment can be refunded; this one is ${order.status}`);
+        await refundMonitored(appealId, order, trade ? undefined : amountMinor);
         if (!trade) return refundPayment(appealId, order, amountMinor, tx);
         // A trade is reversed whole (a second approval names its whole amount).
         if (amountMinor !== undefined && amountMinor !== order.amountMinor) {
@@ -152,6 +154,39 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
         );
         return { action, summary: `the payment was resubmitted as order ${id}`, order_status: order.status, resubmitted_order_id: id };
       }
+    }
+  };
+
+  /**
+   * A refund is evaluated by transaction monitoring before it is paid (docs/monitoring.md#holds), on each
+   * approval that would pay it, the evaluation kept even when the approval is refused: `review` or `refuse`
+   * refuses the approval (409, to staff, naming the evaluation); the appeal stays open, and an approval after
+   * the rules changed is evaluated afresh. The customer sees an open appeal.
+   */
+  const refundMonitored = async (
+    appealId: string,
+    order: NonNullable<Awaited<ReturnType<typeof lockOrder>>>,
+    amountMinor: string | undefined,
+  ): Promise<void> => {
+    const currency = order.currency as Currency;
+    const amount = amountMinor === undefined ? BigInt(order.amountMinor) - BigInt(order.refundedMinor) : BigInt(amountMinor);
+    if (amount <= 0n) return;
+    const verdict = await monitorMovement(
+      {
+        kind: 'refund',
+        id: appealId,
+        customerId: order.userId,
+        amountMinor: toKesMinor(amount, currency, config().limits.fxToKes),
+        at: new Date(),
+        counterparty: null,
+      },
+      undefined,
+      { fresh: true },
+    );
+    if (verdict.decision !== 'pass') {
+      throw notApplicable(
+        `the refund is held by transaction monitoring (${verdict.decision}, evaluation ${verdict.evaluationId}: ${verdict.summary}); it was not paid`,
+      );
     }
   };
 

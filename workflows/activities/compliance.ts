@@ -6,9 +6,16 @@ import { shapeSection } from '../../domain/compliance/report';
 import type { ComplianceReportInput, ReportSection } from '../../domain/compliance/report-contract';
 import type { Screener, ScreeningItem } from '../../domain/compliance/screening';
 import { screener as sharedScreener } from '../../services/screening';
-import { expireReviewOfOrder, recordScreeningHit, reviewOfOrder, screenRemembering } from '../../repositories/compliance';
+import {
+  expireReviewOfOrder,
+  recordMonitoringReview,
+  recordScreeningHit,
+  reviewOfOrder,
+  screenRemembering,
+} from '../../repositories/compliance';
 import { beginReport, completeReport, readReportSection, saveReportSection } from '../../repositories/compliance-reports';
-import { orderToScreen, transitionOrder, type OrderToScreen } from '../../repositories/orders';
+import { orderToMonitor, orderToScreen, transitionOrder, type OrderToScreen } from '../../repositories/orders';
+import { monitorMovement } from '../../services/monitoring-holds';
 import { inTransaction } from '../../repositories/transaction';
 
 export interface ComplianceActivityDeps {
@@ -29,6 +36,12 @@ export const REVIEW_EXPIRED_REASON = 'the payment was held for a compliance chec
 /** What screening decided: blocked, clear, or held for a review staff decide within `reviewSlaMs`. */
 export type PaymentScreening = { blocked: true } | { blocked: false; review?: { hitId: string; reviewSlaMs: number } };
 const HEARTBEAT_EVERY_MS = 5_000;
+
+/**
+ * What transaction monitoring decided for an order (docs/monitoring.md#holds): refused (the order is
+ * `rejected` as a screening block rejects it), held for a review staff decide within `reviewSlaMs`, or clear.
+ */
+export type OrderMonitoring = { refused: true } | { refused: false; review?: { hitId: string; reviewSlaMs: number } };
 
 /** Who and where a payment goes: the payer's identifiers, the destination's, and the rail's country. */
 function paymentScreeningItems(order: OrderToScreen): ScreeningItem[] {
@@ -129,6 +142,47 @@ export function createComplianceActivities({ config, screener }: ComplianceActiv
         if (rejected) await recordScreeningHit({ context: 'payment', match: best, userId: order.user_id, orderId }, tx);
       });
       return { blocked: true };
+    },
+
+    /**
+     * Evaluate the order against the monitoring rules once screening let it through, before anything is
+     * held or moved: `refuse` rejects it with `blocked_by_compliance` and the same reason as a screening
+     * block (nothing tells the payer which check it was); `review` holds it for staff in the screening review
+     * queue, the evaluation's numbers shown to them. Idempotent on the order: a retry keeps the evaluation
+     * and the review it made.
+     */
+    async monitorOrder({ orderId }: OrderRef): Promise<OrderMonitoring> {
+      const order = await orderToMonitor(orderId);
+      if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, ORDER_NOT_FOUND);
+      if (order.status === 'rejected' && order.failure_code === 'blocked_by_compliance') return { refused: true };
+      const trade = order.method === 'p2p';
+      const verdict = await monitorMovement({
+        kind: trade ? 'p2p_trade' : 'payout',
+        id: orderId,
+        customerId: order.user_id,
+        amountMinor: BigInt(order.kes_equivalent_minor),
+        at: new Date(order.created_at),
+        counterparty: trade ? order.trade_partner : JSON.stringify(order.destination),
+      });
+      if (verdict.decision === 'pass') return { refused: false };
+      if (verdict.decision === 'review') {
+        const hitId = await recordMonitoringReview({
+          context: 'payment',
+          evaluationId: verdict.evaluationId,
+          summary: verdict.summary,
+          userId: order.user_id,
+          orderId,
+        });
+        return { refused: false, review: { hitId, reviewSlaMs } };
+      }
+      await transitionOrder(orderId, {
+        from: ['screening'],
+        to: 'rejected',
+        failureCode: 'blocked_by_compliance',
+        reason: BLOCKED_REASON,
+        note: 'compliance check: refused',
+      });
+      return { refused: true };
     },
 
     /**
