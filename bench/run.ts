@@ -80,6 +80,9 @@ import type { ParkedAppealsResult } from './appeals';
  *     buyers and worker; a popular merchant's ad must not serialise the market.
  * (m) screening one name against 50,000 listed names        vs  against 1,000, in-process (bench/screening-scale.ts),
  *     with the floor: what any index must spend given the names a probe matches on each list.
+ * (o) monitoring evaluations per second (history windows read in SQL + the rules) against the labelled month's
+ *     1,000,000-odd movements in Postgres  vs  a bare indexed read of the customer's row, same pool, same run
+ *     (bench/monitoring.ts, own database); the target is on the evaluations per second.
  *
  * Every run writes bench/REPORT.md (the ratios against their targets, the machine, how to reproduce)
  * and bench/results/latest.json.
@@ -88,7 +91,7 @@ import type { ParkedAppealsResult } from './appeals';
  * volume (which the limit checks sum) does not make later rounds slower than earlier ones.
  */
 
-const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm'];
+const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'o'];
 
 const settings = {
   seconds: envInt('BENCH_SECONDS', 5),
@@ -1243,6 +1246,46 @@ async function benchScreeningScale(): Promise<FigureResult> {
   );
 }
 
+async function benchMonitoring(): Promise<FigureResult> {
+  const url = siblingDatabase(settings.databaseUrl, 'monitoring');
+  progress(`  database ${url}: recreating and migrating`);
+  await recreateDatabase(url);
+  await migrateUp(url);
+  const { benchMonitoringEvaluations } = await import('./monitoring');
+  const r = await benchMonitoringEvaluations({
+    databaseUrl: url,
+    seconds: settings.seconds,
+    rounds: settings.rounds,
+    concurrency: settings.connections,
+    log: (line) => progress(`  ${line}`),
+  });
+  return {
+    kind: 'figure',
+    id: 'o',
+    title: `monitoring evaluations per second over ${r.movements} stored movements vs a bare indexed read of the customer`,
+    ratioOf: 'evaluations / bare reads',
+    ratio: r.ratio,
+    sides: [
+      {
+        label: 'paygate',
+        value: r.evaluationsPerSecond,
+        unit: 'evals/s',
+        digits: 0,
+        about: `history windows read in SQL + rules, concurrency ${r.concurrency}; p50 ${fmt(r.evaluationP50Ms, 2)} ms, p99 ${fmt(r.evaluationP99Ms, 2)} ms`,
+      },
+      { label: 'bare', value: r.bareReadsPerSecond, unit: 'reads/s', digits: 0, about: 'SELECT id FROM users WHERE id = $1, same pool' },
+    ],
+    targets: [
+      { name: 'evaluations/s', wanted: '>= 2000', limit: 2000, actual: r.evaluationsPerSecond, met: r.evaluationsPerSecond >= 2000 },
+    ],
+    notes: [
+      `${r.customers} customers, ${r.movements} movements loaded in ${fmt(r.loadSeconds, 0)} s`,
+      `SQL aggregates equal to the labelled test's in-memory ones on ${r.checked - r.mismatches} of ${r.checked} movements`,
+    ],
+    detail: r,
+  };
+}
+
 async function benchParkedAppeals(temporalAddress: string): Promise<FigureResult> {
   const child = spawnNode(
     'appeals',
@@ -1580,6 +1623,7 @@ async function main(): Promise<void> {
   await run('k', 'page 500 vs page 1', () => benchDeepPages(ctx));
   await run('l', 'trades on one hot ad', () => benchHotAd(ctx));
   await run('m', 'screening against 50,000 listed names', () => benchScreeningScale());
+  await run('o', 'monitoring evaluations over the labelled month', () => benchMonitoring());
 
   const wallSeconds = (performance.now() - startedAt) / 1000;
   print(results, machine, wallSeconds);
