@@ -48,8 +48,9 @@ async function load(db: PgClient, month: Month, userIds: string[], movements: Mo
     const batch = orders.slice(i, i + BATCH);
     await db.query(
       `INSERT INTO orders (id, user_id, idempotency_key, amount_minor, kes_equivalent_minor, currency, method, destination,
-                           description, reference, status, created_at, updated_at)
-       SELECT gen_random_uuid(), u, 'monitoring-' || n, a, a, 'KES', 'mobile_money', d::jsonb, 'labelled month', 'M-' || n, 'completed', t, t
+                           description, reference, status, workflow_id, created_at, updated_at)
+       SELECT gen_random_uuid(), u, 'monitoring-' || n, a, a, 'KES', 'mobile_money', d::jsonb, 'labelled month', 'M-' || n, 'completed',
+              'payment-monitoring-' || n, t, t
          FROM unnest($1::uuid[], $2::int[], $3::numeric[], $4::text[], $5::timestamptz[]) AS r (u, n, a, d, t)`,
       [
         batch.map((m) => userIds[m.customer]),
