@@ -418,8 +418,16 @@ export async function benchMonitoringLatency(
       const onLatencies: number[] = [];
       const offLatencies: number[] = [];
       for (let i = 0; i < rounds; i++) {
-        const a = await onBatch(perRound);
-        const b = await offBatch(perRound);
+        // Which side goes first alternates, so that neither always follows the other's burst.
+        let a: number[];
+        let b: number[];
+        if (i % 2 === 0) {
+          a = await onBatch(perRound);
+          b = await offBatch(perRound);
+        } else {
+          b = await offBatch(perRound);
+          a = await onBatch(perRound);
+        }
         onLatencies.push(...a);
         offLatencies.push(...b);
         log(`  round ${i + 1}/${rounds}: p50 on ${percentile(a, 50).toFixed(1)} ms, off ${percentile(b, 50).toFixed(1)} ms`);
