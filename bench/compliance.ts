@@ -352,6 +352,104 @@ async function fillBlocklist(db: PgClient, count: number): Promise<void> {
   );
 }
 
+/** Payments of one payer, initiated and awaited until completed, `concurrency` at a time: their latencies in ms. */
+async function paymentBatches(stack: Stack, concurrency: number): Promise<(count: number) => Promise<number[]>> {
+  const payer = await newUser(stack, 'payer', ['user']);
+  const pay = async (): Promise<number> => {
+    const startedAt = performance.now();
+    const accepted = await postJson(
+      `${stack.apiUrl}/api/v1/payments/initiate`,
+      { amount: '1500.00', currency: 'KES', method: 'mobile_money', destination: { provider: 'mpesa', phone: '+254712345678' } },
+      { authorization: `Bearer ${payer.token}`, 'idempotency-key': randomUUID() },
+    );
+    if (accepted.status !== 202) throw new Error(`initiate failed: ${accepted.status} ${JSON.stringify(accepted.json)}`);
+    const result = (await stack.temporal.workflow.getHandle((accepted.json as { workflow_id: string }).workflow_id).result()) as {
+      status: string;
+    };
+    if (result.status !== 'completed') throw new Error(`payment ended ${result.status}`);
+    return performance.now() - startedAt;
+  };
+  return async (count: number): Promise<number[]> => {
+    const latencies: number[] = [];
+    let left = count;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (left > 0) {
+          left -= 1;
+          latencies.push(await pay());
+        }
+      }),
+    );
+    return latencies;
+  };
+}
+
+export interface MonitoringLatencyBench {
+  paymentsPerRound: number;
+  onP50Ms: number;
+  offP50Ms: number;
+  onP99Ms: number;
+  offP99Ms: number;
+  /** onP50Ms / offP50Ms; target <= 1.1. */
+  ratio: number;
+}
+
+/**
+ * Benchmark (n): payment initiate-to-completed p50 with transaction monitoring on (`MONITORING_ENABLED=true` for
+ * the api and worker) against off, two stacks on their own databases, rounds interleaved on, off, on, off …
+ */
+export async function benchMonitoringLatency(
+  options: BenchOptions & { paymentsPerRound?: number; concurrency?: number },
+): Promise<MonitoringLatencyBench> {
+  const log = options.log ?? (() => undefined);
+  const perRound = options.paymentsPerRound ?? 150;
+  const rounds = options.rounds ?? 3;
+  const concurrency = options.concurrency ?? 1;
+  const base = options.databaseUrl ?? 'postgres://postgres@127.0.0.1:5432/paygate_bench_monitoring_latency';
+  const on = await startStack(options, `${base}_on`, { SANDBOX_CALLBACK_DELAY_MS: '0', MONITORING_ENABLED: 'true' });
+  try {
+    const off = await startStack(options, `${base}_off`, { SANDBOX_CALLBACK_DELAY_MS: '0', MONITORING_ENABLED: 'false' });
+    try {
+      const onBatch = await paymentBatches(on, concurrency);
+      const offBatch = await paymentBatches(off, concurrency);
+      log('warming up both stacks');
+      await onBatch(20);
+      await offBatch(20);
+      const onLatencies: number[] = [];
+      const offLatencies: number[] = [];
+      for (let i = 0; i < rounds; i++) {
+        // Which side goes first alternates, so that neither always follows the other's burst.
+        let a: number[];
+        let b: number[];
+        if (i % 2 === 0) {
+          a = await onBatch(perRound);
+          b = await offBatch(perRound);
+        } else {
+          b = await offBatch(perRound);
+          a = await onBatch(perRound);
+        }
+        onLatencies.push(...a);
+        offLatencies.push(...b);
+        log(`  round ${i + 1}/${rounds}: p50 on ${percentile(a, 50).toFixed(1)} ms, off ${percentile(b, 50).toFixed(1)} ms`);
+      }
+      const onP50Ms = percentile(onLatencies, 50);
+      const offP50Ms = percentile(offLatencies, 50);
+      return {
+        paymentsPerRound: perRound,
+        onP50Ms,
+        offP50Ms,
+        onP99Ms: percentile(onLatencies, 99),
+        offP99Ms: percentile(offLatencies, 99),
+        ratio: onP50Ms / offP50Ms,
+      };
+    } finally {
+      await off.stop();
+    }
+  } finally {
+    await on.stop();
+  }
+}
+
 export async function benchScreeningLatency(
   options: BenchOptions & { entries?: number; paymentsPerRound?: number; concurrency?: number },
 ): Promise<ScreeningLatencyBench> {
@@ -363,34 +461,7 @@ export async function benchScreeningLatency(
   const databaseUrl = options.databaseUrl ?? 'postgres://postgres@127.0.0.1:5432/paygate_bench_screening';
   const stack = await startStack(options, databaseUrl, { SANDBOX_CALLBACK_DELAY_MS: '0' });
   try {
-    const payer = await newUser(stack, 'payer', ['user']);
-    const pay = async (): Promise<number> => {
-      const startedAt = performance.now();
-      const accepted = await postJson(
-        `${stack.apiUrl}/api/v1/payments/initiate`,
-        { amount: '1500.00', currency: 'KES', method: 'mobile_money', destination: { provider: 'mpesa', phone: '+254712345678' } },
-        { authorization: `Bearer ${payer.token}`, 'idempotency-key': randomUUID() },
-      );
-      if (accepted.status !== 202) throw new Error(`initiate failed: ${accepted.status} ${JSON.stringify(accepted.json)}`);
-      const result = (await stack.temporal.workflow.getHandle((accepted.json as { workflow_id: string }).workflow_id).result()) as {
-        status: string;
-      };
-      if (result.status !== 'completed') throw new Error(`payment ended ${result.status}`);
-      return performance.now() - startedAt;
-    };
-    const batch = async (count: number): Promise<number[]> => {
-      const latencies: number[] = [];
-      let left = count;
-      await Promise.all(
-        Array.from({ length: concurrency }, async () => {
-          while (left > 0) {
-            left -= 1;
-            latencies.push(await pay());
-          }
-        }),
-      );
-      return latencies;
-    };
+    const batch = await paymentBatches(stack, concurrency);
     const side = async (loaded: boolean): Promise<number[]> => {
       if (loaded) await fillBlocklist(stack.db, entries);
       else await stack.db.query('DELETE FROM blocklist_entries');

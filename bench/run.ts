@@ -80,6 +80,11 @@ import type { ParkedAppealsResult } from './appeals';
  *     buyers and worker; a popular merchant's ad must not serialise the market.
  * (m) screening one name against 50,000 listed names        vs  against 1,000, in-process (bench/screening-scale.ts),
  *     with the floor: what any index must spend given the names a probe matches on each list.
+ * (n) payment initiate-to-completed p50 with monitoring on (MONITORING_ENABLED=true for its api and worker)
+ *     vs off (bench/compliance.ts, two stacks on their own databases, rounds interleaved).
+ * (o) monitoring evaluations per second (history windows read in SQL + the rules) against the labelled month's
+ *     1,000,000-odd movements in Postgres  vs  a bare indexed read of the customer's row, same pool, same run
+ *     (bench/monitoring.ts, own database); the target is on the evaluations per second.
  *
  * Every run writes bench/REPORT.md (the ratios against their targets, the machine, how to reproduce)
  * and bench/results/latest.json.
@@ -88,7 +93,7 @@ import type { ParkedAppealsResult } from './appeals';
  * volume (which the limit checks sum) does not make later rounds slower than earlier ones.
  */
 
-const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm'];
+const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o'];
 
 const settings = {
   seconds: envInt('BENCH_SECONDS', 5),
@@ -1214,6 +1219,30 @@ async function benchScreening(temporalAddress: string): Promise<FigureResult> {
   );
 }
 
+async function benchMonitoringLatency(temporalAddress: string): Promise<FigureResult> {
+  const { benchMonitoringLatency: measure } = await compliance();
+  const s = await measure({
+    temporalAddress,
+    databaseUrl: siblingDatabase(settings.databaseUrl, 'monitoring_latency'),
+    redisUrl: settings.redisUrl,
+    rounds: settings.rounds,
+    log: (line) => progress(`  ${line}`),
+  });
+  const payments = `${s.paymentsPerRound} payments x ${settings.rounds} rounds`;
+  return figures(
+    'n',
+    'payment initiate-to-completed p50 with monitoring on (MONITORING_ENABLED=true) vs off',
+    [
+      { label: 'on', value: s.onP50Ms, unit: 'ms p50', digits: 1, about: `p99 ${fmt(s.onP99Ms)} ms, ${payments}` },
+      { label: 'off', value: s.offP50Ms, unit: 'ms p50', digits: 1, about: `p99 ${fmt(s.offP99Ms)} ms, ${payments}` },
+    ],
+    s.ratio,
+    'p50 ratio',
+    1.1,
+    s,
+  );
+}
+
 async function benchScreeningScale(): Promise<FigureResult> {
   const { benchScreeningScale: measure } = await import('./screening-scale');
   const s = await measure({ rounds: settings.rounds, log: (line) => progress(`  ${line}`) });
@@ -1241,6 +1270,46 @@ async function benchScreeningScale(): Promise<FigureResult> {
     1.5,
     s,
   );
+}
+
+async function benchMonitoring(): Promise<FigureResult> {
+  const url = siblingDatabase(settings.databaseUrl, 'monitoring');
+  progress(`  database ${url}: recreating and migrating`);
+  await recreateDatabase(url);
+  await migrateUp(url);
+  const { benchMonitoringEvaluations } = await import('./monitoring');
+  const r = await benchMonitoringEvaluations({
+    databaseUrl: url,
+    seconds: settings.seconds,
+    rounds: settings.rounds,
+    concurrency: settings.connections,
+    log: (line) => progress(`  ${line}`),
+  });
+  return {
+    kind: 'figure',
+    id: 'o',
+    title: `monitoring evaluations per second over ${r.movements} stored movements vs a bare indexed read of the customer`,
+    ratioOf: 'evaluations / bare reads',
+    ratio: r.ratio,
+    sides: [
+      {
+        label: 'paygate',
+        value: r.evaluationsPerSecond,
+        unit: 'evals/s',
+        digits: 0,
+        about: `history windows read in SQL + rules, concurrency ${r.concurrency}; p50 ${fmt(r.evaluationP50Ms, 2)} ms, p99 ${fmt(r.evaluationP99Ms, 2)} ms`,
+      },
+      { label: 'bare', value: r.bareReadsPerSecond, unit: 'reads/s', digits: 0, about: 'SELECT id FROM users WHERE id = $1, same pool' },
+    ],
+    targets: [
+      { name: 'evaluations/s', wanted: '>= 2000', limit: 2000, actual: r.evaluationsPerSecond, met: r.evaluationsPerSecond >= 2000 },
+    ],
+    notes: [
+      `${r.customers} customers, ${r.movements} movements loaded in ${fmt(r.loadSeconds, 0)} s`,
+      `SQL aggregates equal to the labelled test's in-memory ones on ${r.checked - r.mismatches} of ${r.checked} movements`,
+    ],
+    detail: r,
+  };
 }
 
 async function benchParkedAppeals(temporalAddress: string): Promise<FigureResult> {
@@ -1448,7 +1517,7 @@ async function main(): Promise<void> {
   let temporalAddress = '127.0.0.1:7233';
   let externalTemporal = false;
   const acceptQueue = `paygate-bench-accept-${runTag}`;
-  if (['b', 'c', 'f', 'g', 'h', 'i', 'j', 'l'].some((id) => wanted.has(id))) {
+  if (['b', 'c', 'f', 'g', 'h', 'i', 'j', 'l', 'n'].some((id) => wanted.has(id))) {
     Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
     progress(process.env.TEMPORAL_ADDRESS ? `temporal at ${process.env.TEMPORAL_ADDRESS}` : 'starting a Temporal dev server');
     ({ address: temporalAddress, external: externalTemporal } = await startTemporal());
@@ -1580,6 +1649,8 @@ async function main(): Promise<void> {
   await run('k', 'page 500 vs page 1', () => benchDeepPages(ctx));
   await run('l', 'trades on one hot ad', () => benchHotAd(ctx));
   await run('m', 'screening against 50,000 listed names', () => benchScreeningScale());
+  await run('n', 'payment latency with monitoring on and off', () => benchMonitoringLatency(temporalAddress));
+  await run('o', 'monitoring evaluations over the labelled month', () => benchMonitoring());
 
   const wallSeconds = (performance.now() - startedAt) / 1000;
   print(results, machine, wallSeconds);

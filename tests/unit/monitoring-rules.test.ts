@@ -100,42 +100,44 @@ describe('unit: monitoring rules', () => {
     });
 
     it('when the recent count is exactly three times the norm for the same length of time, then the band is low', () => {
-      // Norm: 60 movements in 30 days = 2 a day; recent: 6 in 24 hours (5 before and this one) = 3×.
-      const r = velocity(movement(), history({ normCount: 60, recent: { outCount: 3, inCount: 2 } }), P);
+      // Norm: 300 movements in 30 days = 10 a day; recent: 30 in 24 hours (29 before and this one) = 3×.
+      const r = velocity(movement(), history({ kycVerified: true, normCount: 300, recent: { outCount: 15, inCount: 14 } }), P);
       expect(r.band).to.equal(1);
-      expect(r.facts).to.include({ recent_count: 6, norm_count: 60, against_norm: 1, against_tier: 0 });
+      expect(r.facts).to.include({ recent_count: 30, norm_count: 300, against_norm: 1, against_tier: 0 });
     });
 
     it('when it is one movement short of three times the norm, then nothing is found', () => {
-      expect(velocity(movement(), history({ normCount: 61, recent: { outCount: 3, inCount: 2 } }), P).band).to.equal(0);
+      expect(velocity(movement(), history({ kycVerified: true, normCount: 301, recent: { outCount: 15, inCount: 14 } }), P).band).to.equal(
+        0,
+      );
     });
 
     it('when the norm is empty, then it counts as one movement and a burst is high', () => {
-      const r = velocity(movement(), history({ recent: { outCount: 4 } }), P);
+      const r = velocity(movement(), history({ recent: { outCount: 29 } }), P);
       expect(r.band).to.equal(2);
       expect(r.facts.against_norm).to.equal(2);
     });
 
     it('when the count reaches the tier bound, then the tier alone raises the band, and a verified tier allows more', () => {
-      const busy = history({ normCount: 10_000, recent: { outCount: 19 } });
+      const busy = history({ normCount: 10_000, recent: { outCount: 59 } });
       expect(velocity(movement(), busy, P).band).to.equal(2);
-      expect(velocity(movement(), { ...busy, kycVerified: true }, P).band).to.equal(0);
+      expect(velocity(movement(), { ...busy, kycVerified: true }, P).band).to.equal(1);
     });
   });
 
   describe('pass-through', () => {
     const inSum = 10_000_000n;
 
-    it('when a payout brings what left to exactly 80 % of what came in, then the band is low; at 95 %, high', () => {
-      expect(passThrough(movement({ amountMinor: 8_000_000n }), history({ recent: { inSumMinor: inSum } }), P).band).to.equal(1);
-      expect(passThrough(movement({ amountMinor: 7_999_999n }), history({ recent: { inSumMinor: inSum } }), P).band).to.equal(0);
+    it('when a payout brings what left to exactly 90 % of what came in, then the band is low; at 95 %, high', () => {
+      expect(passThrough(movement({ amountMinor: 9_000_000n }), history({ recent: { inSumMinor: inSum } }), P).band).to.equal(1);
+      expect(passThrough(movement({ amountMinor: 8_999_999n }), history({ recent: { inSumMinor: inSum } }), P).band).to.equal(0);
       const r = passThrough(movement({ amountMinor: 1_500_000n }), history({ recent: { inSumMinor: inSum, outSumMinor: 8_000_000n } }), P);
       expect(r.band).to.equal(2);
       expect(r.facts).to.deep.equal({ in_sum_minor: '10000000', out_sum_minor: '9500000' });
     });
 
     it('when less than the minimum came in, or the movement is a deposit, then nothing is found', () => {
-      expect(passThrough(movement({ amountMinor: 4_999_999n }), history({ recent: { inSumMinor: 4_999_999n } }), P).band).to.equal(0);
+      expect(passThrough(movement({ amountMinor: 9_999_999n }), history({ recent: { inSumMinor: 9_999_999n } }), P).band).to.equal(0);
       expect(passThrough(movement({ kind: 'deposit' }), history({ recent: { inSumMinor: inSum, outSumMinor: inSum } }), P).band).to.equal(
         0,
       );
