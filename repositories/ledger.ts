@@ -60,10 +60,11 @@ export async function holdPayer(orderId: string, tx: Transaction): Promise<strin
 export async function postLines(
   tx: Transaction,
   posting: (
-    | { orderId: string; depositId?: undefined; adId?: undefined; refundId?: string; railChargeId?: undefined }
-    | { depositId: string; orderId?: undefined; adId?: undefined; railChargeId?: undefined }
-    | { adId: string; orderId?: undefined; depositId?: undefined; railChargeId?: undefined }
-    | { railChargeId: string; orderId?: undefined; depositId?: undefined; adId?: undefined }
+    | { orderId: string; depositId?: undefined; adId?: undefined; refundId?: string; railChargeId?: undefined; payoutBatchId?: undefined }
+    | { depositId: string; orderId?: undefined; adId?: undefined; railChargeId?: undefined; payoutBatchId?: undefined }
+    | { adId: string; orderId?: undefined; depositId?: undefined; railChargeId?: undefined; payoutBatchId?: undefined }
+    | { railChargeId: string; orderId?: undefined; depositId?: undefined; adId?: undefined; payoutBatchId?: undefined }
+    | { payoutBatchId: string; orderId?: undefined; depositId?: undefined; adId?: undefined; railChargeId?: undefined }
   ) & {
     kind: string;
     currency: string;
@@ -78,8 +79,8 @@ export async function postLines(
   try {
     const [row] = await queryRows<{ posted: boolean }>(
       `WITH t AS (
-         INSERT INTO ledger_transactions (id, order_id, deposit_id, ad_id, refund_id, kind, currency, rail_charge_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $11)
+         INSERT INTO ledger_transactions (id, order_id, deposit_id, ad_id, refund_id, kind, currency, rail_charge_id, payout_batch_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $11, $12)
          ON CONFLICT DO NOTHING RETURNING id
        ), e AS (
          INSERT INTO ledger_entries (transaction_id, account, currency, direction, amount_minor)
@@ -100,6 +101,7 @@ export async function postLines(
         lines.map((l) => l.direction),
         lines.map((l) => l.amountMinor),
         posting.railChargeId ?? null,
+        posting.payoutBatchId ?? null,
       ],
       tx,
     );

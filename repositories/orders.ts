@@ -266,15 +266,15 @@ export type NewOrder = Pick<
   | 'reference'
   | 'route'
   | 'workflowId'
-> & { feeMinor?: string };
+> & { feeMinor?: string; payoutBatchId?: string };
 
 /** Record an accepted order; a second order with the same (user, idempotency key) is refused (`isDuplicate`). */
 export async function createOrder(order: NewOrder, tx?: Transaction): Promise<OrderRecord> {
   // Every accepted payment: straight through pg (see queryRows).
   const [created] = await queryRows<OrderRecord>(
     `INSERT INTO orders AS o (id, user_id, idempotency_key, amount_minor, fee_minor, kes_equivalent_minor, currency, method,
-                              destination, description, reference, route, workflow_id)
-     VALUES ($1, $2, $3, $4, coalesce($5::numeric, 0), $6, $7, $8, $9, $10, $11, $12, $13)
+                              destination, description, reference, route, workflow_id, payout_batch_id)
+     VALUES ($1, $2, $3, $4, coalesce($5::numeric, 0), $6, $7, $8, $9, $10, $11, $12, $13, $14)
      RETURNING ${orderRecordColumns()}`,
     [
       order.id,
@@ -290,6 +290,7 @@ export async function createOrder(order: NewOrder, tx?: Transaction): Promise<Or
       order.reference,
       order.route,
       order.workflowId,
+      order.payoutBatchId ?? null,
     ],
     tx,
   );
