@@ -245,7 +245,8 @@ export async function markWorkflowStarted(orderId: string): Promise<void> {
 /** Orders accepted more than `graceMs` ago whose workflow never started, oldest first. */
 export async function unstartedOrders(graceMs: number, limit: number): Promise<OrderRecord[]> {
   const orders = await Order.findAll({
-    where: { workflowStartedAt: null, createdAt: { [Op.lt]: new Date(Date.now() - graceMs) } },
+    // A bulk payout's orders are started by their batch's workflow, as its children (docs/payments.md#bulk-payouts).
+    where: { workflowStartedAt: null, payoutBatchId: null, createdAt: { [Op.lt]: new Date(Date.now() - graceMs) } },
     order: [['createdAt', 'ASC']],
     limit,
   });

@@ -124,10 +124,10 @@ export async function findPayoutBatch(batchId: string, tx?: Tx): Promise<PayoutB
 }
 
 export async function findPayoutBatchByKey(userId: string, idempotencyKey: string): Promise<PayoutBatchRow | null> {
-  const [row] = await queryRows<PayoutBatchRow>(
-    `SELECT ${BATCH_COLUMNS} FROM payout_batches WHERE user_id = $1 AND idempotency_key = $2`,
-    [userId, idempotencyKey],
-  );
+  const [row] = await queryRows<PayoutBatchRow>(`SELECT ${BATCH_COLUMNS} FROM payout_batches WHERE user_id = $1 AND idempotency_key = $2`, [
+    userId,
+    idempotencyKey,
+  ]);
   return row ?? null;
 }
 
