@@ -6,7 +6,6 @@ import { componentLogger } from '../platform/logger';
 import { formatAmount, type Currency } from '../domain/money';
 import { payerWallet } from '../domain/ledger';
 import { validatePaymentRequest, type PaymentRequestInput, type ValidPaymentRequest } from '../domain/payment-request';
-import type { PayoutBatchItemStatus, PayoutBatchStatus } from '../models/payout-batch';
 import { InsufficientFunds, balanceOf } from '../repositories/ledger';
 import {
   createPayoutBatch as recordPayoutBatch,
@@ -16,7 +15,10 @@ import {
   payoutBatchReturned,
   payoutBatchTally,
   requestPayoutBatchCancel,
+  type BatchItemBody,
   type NewPayoutBatchItem,
+  type PayoutBatchItemStatus,
+  type PayoutBatchStatus,
   type PayoutBatchItemRow,
   type PayoutBatchRow,
 } from '../repositories/payout-batches';
@@ -25,7 +27,6 @@ import { payoutBatchWorkflowId } from '../workflows/shared';
 import { startPayoutBatchWorkflow } from '../workflows/client';
 import { decodeCursorKey, encodeCursor, filterOneOf, pageLimit, type Page } from './paging';
 import { preparePayout, type PreparedPayout } from './payment-service';
-import type { BatchItemBody } from '../workflows/activities/payout-batches';
 
 /**
  * Bulk payouts (docs/payments.md#bulk-payouts): up to 10,000 items, each an initiate body with the client's own
@@ -376,13 +377,14 @@ export async function payoutBatchItems(caller: Caller, batchId: string, q: Batch
 
 /**
  * Stop a running batch: items not yet sent are cancelled and their money (with their fees) goes back to the
- * wallet when the workflow ends the batch; items in flight finish. Asking again is harmless; a batch that has
- * ended is a 409.
+ * wallet when the workflow ends the batch; items in flight finish. Asking again, or after the batch has ended, is
+ * harmless: the batch answers as it stands.
  */
 export async function cancelPayoutBatch(caller: Caller, batchId: string): Promise<PayoutBatchView> {
   const batch = await ownBatch(caller, batchId);
   if (batch.user_id !== caller.id) throw new AppError('forbidden', 'only the batch’s owner may cancel it');
-  if (batch.status === 'completed') throw new AppError('conflict', 'the batch has completed: nothing is left to cancel');
+  // A batch that has ended has nothing left to stop: it answers as it stands.
+  if (batch.status !== 'running') return batchView(batch);
   const updated = (await requestPayoutBatchCancel(batch.id)) ?? batch;
   return batchView(updated);
 }

@@ -221,14 +221,14 @@ export class PayoutsController extends Controller {
 
   /**
    * Stop a batch: items not yet sent are cancelled and their money, with their fees, goes back to the wallet
-   * when the batch ends; items in flight finish. Asking again answers the same; a completed batch is a 409.
+   * when the batch ends; items in flight finish. Asking again, or once the batch has ended, answers the batch as
+   * it stands.
    * @summary Cancel a bulk payout
    */
   @Post('{batch_id}/cancel')
   @Response<Problem>(400, 'Malformed batch id')
   @Response<Problem>(403, 'Not the batch’s owner')
   @Response<Problem>(404, 'Not found')
-  @Response<Problem>(409, 'The batch has completed')
   @Example<PayoutBatchView>({
     batch_id: '01a20610-5c3e-7d11-9e2a-77c0c1f0b7aa',
     status: 'running',

@@ -87,6 +87,12 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
     }),
     'POST /webhooks/endpoints': () => ({ token: user.token, path: {}, body: { url: 'https://93.184.215.14/hooks', description: 'shop' } }),
     'POST /api-keys': () => ({ token: user.token, path: {}, body: { name: 'bounded', mode: 'test', scopes: ['wallets:read'] } }),
+    'POST /payouts/batches': () => ({
+      token: user.token,
+      path: {},
+      body: { items: [{ ...mpesaPayment({ amount: '10.00' }), reference: 'BOUNDS-1' }] },
+      headers: { 'Idempotency-Key': randomUUID() },
+    }),
     'POST /wallets/deposits': () => ({
       token: user.token,
       path: {},
@@ -235,10 +241,12 @@ describe('security: input bounds', () => {
     own = { endpoint_id: (endpoint.body as { endpoint_id: string }).endpoint_id, currency: 'KES' };
   });
 
-  describe('when a body is larger than 64 KiB', () => {
+  describe('when a body is larger than 64 KiB (5 MiB for a bulk payout)', () => {
     it('then every operation that takes a body answers 413 payload_too_large', async () => {
-      const big = { padding: 'x'.repeat(70 * 1024) };
+      const small = { padding: 'x'.repeat(70 * 1024) };
+      const large = { padding: 'x'.repeat(5 * 1024 * 1024 + 6 * 1024) };
       for (const op of ops.filter((o) => o.requestBody)) {
+        const big = op.key === 'POST /payouts/batches' ? large : small;
         const res = await call(
           op.method,
           fillPath(op.path, Object.fromEntries([...op.path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1], UNKNOWN_ID]))),
