@@ -1,6 +1,10 @@
 import { QueryTypes } from 'sequelize';
 import { models } from '../models';
 import type { PayoutBatchItemStatus, PayoutBatchStatus } from '../models/payout-batch';
+import type { Destination, PaymentMethod } from '../domain/orders';
+import type { BankRoute } from '../domain/discovery/routing';
+
+export type { PayoutBatchItemStatus, PayoutBatchStatus };
 import { BATCH_HOLD, BATCH_RELEASE, batchHoldAccount, payerWallet, transfer } from '../domain/ledger';
 import { balanceOf, postLines } from './ledger';
 import { queryRows, type Tx } from './transaction';
@@ -10,6 +14,17 @@ import { queryRows, type Tx } from './transaction';
  * the batch's own two postings — its total and fees held from the payer's wallet at once (`batch_hold`), and
  * what is left of that hold given back when the batch ends (`batch_release`).
  */
+
+/** What an item was accepted as (`payout_batch_items.body`): the checked request, ready to become an order. */
+export interface BatchItemBody {
+  amount_minor: string;
+  currency: string;
+  method: PaymentMethod;
+  destination: Destination;
+  description: string | null;
+  route: BankRoute | null;
+  kes_equivalent_minor: string;
+}
 
 export interface NewPayoutBatch {
   id: string;

@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { api, completedPayment, freshScreeningReview, mpesaPayment, newUser, postAppeal, sellAd, type TestUser } from '../support/api';
+import {
+  api,
+  completedPayment,
+  freshScreeningReview,
+  mpesaPayment,
+  newUser,
+  oneItemBatch,
+  postAppeal,
+  sellAd,
+  type TestUser,
+} from '../support/api';
 import { creditIncoming } from '../../services/money-in';
 import { recordClaim } from '../../repositories/deposit-claims';
 import { realRails } from '../support/rails';
@@ -277,15 +287,7 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
   const payoutBatch = () => ({ items: [{ ...mpesaPayment({ amount: '10.00' }), reference: 'BFLA-1' }] });
 
   /** A fresh bulk payout of the user's own, of one item. */
-  async function ownBatch(user: TestUser): Promise<string> {
-    const res = await call('post', '/payouts/batches', {
-      token: user.token,
-      body: payoutBatch(),
-      headers: { 'Idempotency-Key': randomUUID() },
-    });
-    expect(res.status, res.text).to.equal(202);
-    return (res.body as { batch_id: string }).batch_id;
-  }
+  const ownBatch = (user: TestUser) => oneItemBatch(user, 'BFLA-1');
 
   async function ownKey(user: TestUser): Promise<string> {
     const res = await call('post', '/api-keys', { token: user.token, body: { name: 'bfla', mode: 'test', scopes: ['wallets:read'] } });

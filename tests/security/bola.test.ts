@@ -7,7 +7,7 @@ import { dispatchWebhookEvents } from '../../workers/webhook-delivery';
 import {
   completedPayment,
   freshScreeningReview,
-  mpesaPayment,
+  oneItemBatch,
   newUser,
   postAd,
   postAppeal,
@@ -213,14 +213,8 @@ describe('security: object level authorisation (BOLA)', function () {
       endpointId,
     });
     expect(delivery, 'a delivery of A').to.not.equal(undefined);
-    const batch = await call('post', '/payouts/batches', {
-      token: alice.token,
-      body: { items: [{ ...mpesaPayment({ amount: '10.00' }), reference: 'ALICE-1' }] },
-      headers: { 'Idempotency-Key': randomUUID() },
-    });
-    expect(batch.status, batch.text).to.equal(202);
     hers = {
-      batch_id: (batch.body as { batch_id: string }).batch_id,
+      batch_id: await oneItemBatch(alice, 'ALICE-1'),
       delivery_id: delivery.id,
       deposit_id: deposit.deposit_id,
       // A currency names no object of A's; USDT, so that every operation naming one answers (crypto deposit addresses included).

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { api, mpesaPayment, newUser, sellAd, uniqueKenyanPhone, type TestUser } from '../support/api';
+import { api, mpesaPayment, newUser, oneItemBatch, sellAd, uniqueKenyanPhone, type TestUser } from '../support/api';
 import { expectNoLeak, expectSafeProblem as expectProblem } from '../support/problems';
 import { call, fillPath, specOperations, UNKNOWN_ID, type Method, type SpecOperation } from './support';
 import { DEFAULT_RULE_SET } from '../../domain/monitoring/rule-set';
@@ -238,7 +238,11 @@ describe('security: input bounds', () => {
     ops = await specOperations();
     const endpoint = await call('post', '/webhooks/endpoints', { token: staff.token, body: { url: 'https://93.184.215.14/paged' } });
     expect(endpoint.status, endpoint.text).to.equal(201);
-    own = { endpoint_id: (endpoint.body as { endpoint_id: string }).endpoint_id, currency: 'KES' };
+    own = {
+      endpoint_id: (endpoint.body as { endpoint_id: string }).endpoint_id,
+      currency: 'KES',
+      batch_id: await oneItemBatch(staff, 'PAGED-1'),
+    };
   });
 
   describe('when a body is larger than 64 KiB (5 MiB for a bulk payout)', () => {

@@ -1,6 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { isTerminal, type Destination, type PaymentMethod } from '../../domain/orders';
-import type { BankRoute } from '../../domain/discovery/routing';
+import { isTerminal } from '../../domain/orders';
 import { uuidv7 } from '../../platform/ids';
 import { createOrder, findOrder, findOrderByIdempotencyKey } from '../../repositories/orders';
 import {
@@ -9,6 +8,7 @@ import {
   listPayoutBatchItems,
   lockPayoutBatchItem,
   recordPayoutBatchItem,
+  type BatchItemBody,
 } from '../../repositories/payout-batches';
 import { inTransaction, isDuplicate } from '../../repositories/transaction';
 import { paymentWorkflowId, type PayoutMethod } from '../shared';
@@ -24,17 +24,6 @@ interface BatchRef {
 }
 interface ItemRef extends BatchRef {
   row: number;
-}
-
-/** What an item was accepted as (`payout_batch_items.body`): the checked request, ready to become an order. */
-export interface BatchItemBody {
-  amount_minor: string;
-  currency: string;
-  method: PaymentMethod;
-  destination: Destination;
-  description: string | null;
-  route: BankRoute | null;
-  kes_equivalent_minor: string;
 }
 
 const itemKey = (batchId: string, row: number): string => `batch:${batchId}:${row}`;
