@@ -56,6 +56,16 @@ export function createApp(): Express {
     }),
   );
   app.use(httpMetrics);
+  // A bulk payout carries up to 10,000 items (docs/payments.md#bulk-payouts): its own, larger limit.
+  app.use(
+    '/api/v1/payouts/batches',
+    express.json({
+      limit: '5mb',
+      verify: (req, _res, buf) => {
+        (req as { rawBody?: Buffer }).rawBody = buf;
+      },
+    }),
+  );
   app.use(
     express.json({
       limit: '64kb',
@@ -89,7 +99,13 @@ export function createApp(): Express {
   RegisterRoutes(api);
   if (!sandboxRailInUse()) unmountRoute(api, '/callbacks/sandbox');
   for (const path of unservedSimulators()) unmountRoute(api, path);
-  app.use('/api/v1', noStore, apiRateLimit, idempotency({ requiredOn: ['/payments/initiate', '/wallets/deposits'] }), api);
+  app.use(
+    '/api/v1',
+    noStore,
+    apiRateLimit,
+    idempotency({ requiredOn: ['/payments/initiate', '/wallets/deposits', '/payouts/batches'] }),
+    api,
+  );
 
   app.use(routeFallback([{ base: '/api/v1', router: api }]));
   app.use(problemHandler);

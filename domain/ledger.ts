@@ -35,6 +35,13 @@ export interface PaymentAccounts {
 /** The account a payment is paid from: the payer's wallet in the payment's currency. */
 export const payerWallet = (p: Pick<PaymentAccounts, 'userId' | 'currency'>): string => `wallet:${p.userId}:${p.currency}`;
 
+/** What a bulk payout holds from the payer's wallet at once; each item's order is held from here (docs/payments.md#bulk-payouts). */
+export const batchHoldAccount = (batchId: string): string => `hold:batch:${batchId}`;
+
+/** A bulk payout's own postings: its total and fees held at once, and what is left given back when it ends. */
+export const BATCH_HOLD = 'batch_hold';
+export const BATCH_RELEASE = 'batch_release';
+
 export const transfer = (from: string, to: string, amountMinor: string): LedgerLine[] => [
   { account: from, direction: 'debit', amountMinor },
   { account: to, direction: 'credit', amountMinor },

@@ -1,5 +1,5 @@
 import { formatAmount, type Currency } from './money';
-import type { PaymentAccounts } from './ledger';
+import { batchHoldAccount, type PaymentAccounts } from './ledger';
 
 export const ORDER_STATUSES = ['pending', 'screening', 'processing', 'completed', 'rejected', 'failed', 'reversed'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
@@ -24,6 +24,7 @@ export const ledgerAccountsOf = (order: {
   currency: string;
   amountMinor: string;
   feeMinor?: string;
+  payoutBatchId?: string | null;
 }): PaymentAccounts => ({
   orderId: order.id,
   userId: order.userId,
@@ -31,6 +32,8 @@ export const ledgerAccountsOf = (order: {
   currency: order.currency,
   amountMinor: order.amountMinor,
   feeMinor: order.feeMinor,
+  // An item of a bulk payout is held from its batch's hold, not from the wallet (docs/payments.md#bulk-payouts).
+  ...(order.payoutBatchId ? { payer: batchHoldAccount(order.payoutBatchId) } : {}),
 });
 
 /** What the start of a payment workflow shows operators: its search attributes and its one-line summary. */

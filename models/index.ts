@@ -17,6 +17,7 @@ import { P2pAd, P2pAdEvent, P2pTrade } from './p2p';
 import { LateRailResult, RailRequest, RailStatusQuery } from './rail';
 import { RailBalanceQuery } from './rail-balance-query';
 import { RailCharge } from './rail-charge';
+import { PayoutBatch, PayoutBatchItem } from './payout-batch';
 import { ReconciliationBreak } from './reconciliation-break';
 import { Refund } from './refund';
 import { ApiKey } from './api-key';
@@ -48,6 +49,7 @@ export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
 export { ApiKey, ApprovalRequest, AuditEntry, C2bUrlToken, DepositClaim, RailBalanceQuery, RailCharge, ReconciliationBreak };
 export { GoamlReport };
 export { MonitoringCase, MonitoringCaseAlert, MonitoringCaseNote };
+export { PayoutBatch, PayoutBatchItem };
 export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, Refund, SandboxTransfer, User };
 
 let initialised: Sequelize | undefined;
@@ -75,6 +77,8 @@ export function models(given?: Sequelize): Sequelize {
   MonitoringCaseNote.initModel(sequelize);
   ReconciliationBreak.initModel(sequelize);
   RailCharge.initModel(sequelize);
+  PayoutBatch.initModel(sequelize);
+  PayoutBatchItem.initModel(sequelize);
   RailBalanceQuery.initModel(sequelize);
   LedgerTransaction.initModel(sequelize);
   LedgerEntry.initModel(sequelize);

@@ -12,6 +12,8 @@ export class LedgerTransaction extends Model<InferAttributes<LedgerTransaction>,
   declare refundId: string | null;
   /** A `rail_fee` posting's charge (the only subject it has): docs/wallets.md#reconciliation-line-by-line. */
   declare railChargeId: CreationOptional<string | null>;
+  /** A bulk payout's own postings (`batch_hold`, `batch_release`): docs/payments.md#bulk-payouts. */
+  declare payoutBatchId: CreationOptional<string | null>;
   declare kind: LedgerKind;
   declare currency: string;
   declare createdAt: CreationOptional<Date>;
@@ -25,6 +27,7 @@ export class LedgerTransaction extends Model<InferAttributes<LedgerTransaction>,
         adId: { type: DataTypes.UUID, allowNull: true },
         refundId: { type: DataTypes.UUID, allowNull: true },
         railChargeId: { type: DataTypes.UUID, allowNull: true },
+        payoutBatchId: { type: DataTypes.UUID, allowNull: true },
         kind: { type: DataTypes.TEXT, allowNull: false },
         currency: { type: DataTypes.TEXT, allowNull: false },
         createdAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },

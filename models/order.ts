@@ -46,6 +46,8 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
   declare refundedMinor: CreationOptional<string>;
   /** What the payment costs on top of its amount (minor units, the order's currency), fixed at acceptance. */
   declare feeMinor: CreationOptional<string>;
+  /** The bulk payout the order pays an item of (its hold comes from the batch's): docs/payments.md#bulk-payouts. */
+  declare payoutBatchId: CreationOptional<string | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -76,6 +78,7 @@ export class Order extends Model<InferAttributes<Order>, InferCreationAttributes
         limitsCheckedAt: { type: DataTypes.DATE, allowNull: true },
         refundedMinor: { type: DataTypes.DECIMAL(38, 0), allowNull: false, defaultValue: '0' },
         feeMinor: { type: DataTypes.DECIMAL(38, 0), allowNull: false, defaultValue: '0' },
+        payoutBatchId: { type: DataTypes.UUID, allowNull: true },
         overdueAt: { type: DataTypes.DATE, allowNull: true },
         screeningEntryId: { type: DataTypes.UUID, allowNull: true },
         screeningScore: { type: DataTypes.DECIMAL(5, 4), allowNull: true },

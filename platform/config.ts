@@ -280,6 +280,16 @@ const settings = z.object({
     settleTimeoutMs: fromEnv('PAYMENT_SETTLE_TIMEOUT_MS', intFrom(15 * 60 * 1000, 100)),
     maxPollIntervalMs: fromEnv('PAYMENT_POLL_MAX_INTERVAL_MS', intFrom(60_000, 10)),
   }),
+  /** Bulk payouts (docs/payments.md#bulk-payouts): how many items of one batch are in flight at once, per rail. */
+  batches: z.object({
+    concurrency: z.object({
+      mobile_money: fromEnv('BATCH_CONCURRENCY_MOBILE_MONEY', intFrom(20, 1, 500)),
+      bank_transfer: fromEnv('BATCH_CONCURRENCY_BANK_TRANSFER', intFrom(10, 1, 500)),
+      crypto: fromEnv('BATCH_CONCURRENCY_CRYPTO', intFrom(5, 1, 500)),
+    }),
+    /** Items one run of the `payout-batch` workflow sends before it continues as new. */
+    pageSize: fromEnv('BATCH_PAGE_SIZE', intFrom(200, 1, 1000)),
+  }),
   unresolvedPayouts: z.object({
     /** After this long without a definite answer from its rail, a payment is listed for operators. */
     afterMs: fromEnv('PAYMENT_UNRESOLVED_AFTER_MS', intFrom(24 * 3600 * 1000, 0)),

@@ -2,7 +2,7 @@ import { DatabaseError, QueryTypes, type Transaction } from 'sequelize';
 import { models } from '../models';
 import { queryRows } from './transaction';
 import { uuidv7 } from '../platform/ids';
-import { paymentLines, type LedgerKind, type LedgerLine, type PaymentAccounts } from '../domain/ledger';
+import { payerWallet, paymentLines, type LedgerKind, type LedgerLine, type PaymentAccounts } from '../domain/ledger';
 import type { ClassBalance } from '../domain/reconciliation';
 
 /**
@@ -38,8 +38,18 @@ function overdraftOf(err: unknown, lines: LedgerLine[]): InsufficientFunds | und
  * goes back to the account the hold debited (a wallet, or for payments held before wallets, `user:<id>`).
  */
 export async function postPayment(tx: Transaction, kind: LedgerKind, p: PaymentAccounts): Promise<boolean> {
-  const payer = kind === 'release' || kind === 'reverse' ? await holdPayer(p.orderId, tx) : undefined;
+  const payer =
+    kind === 'release' ? await holdPayer(p.orderId, tx) : kind === 'reverse' ? await refundPayer(p.orderId, payerWallet(p), tx) : undefined;
   return postLines(tx, { orderId: p.orderId, kind, currency: p.currency, lines: paymentLines(kind, { ...p, payer: payer ?? p.payer }) });
+}
+
+/**
+ * Where money paid back on an order goes (a reversal, a refund): the account its hold debited, except for an item
+ * of a bulk payout, held from its batch's hold, which is paid back to the wallet (the batch may have ended).
+ */
+export async function refundPayer(orderId: string, wallet: string, tx: Transaction): Promise<string | undefined> {
+  const held = await holdPayer(orderId, tx);
+  return held?.startsWith('hold:batch:') ? wallet : held;
 }
 
 /** The account the order's hold debited, or undefined when nothing was held. */
@@ -60,10 +70,11 @@ export async function holdPayer(orderId: string, tx: Transaction): Promise<strin
 export async function postLines(
   tx: Transaction,
   posting: (
-    | { orderId: string; depositId?: undefined; adId?: undefined; refundId?: string; railChargeId?: undefined }
-    | { depositId: string; orderId?: undefined; adId?: undefined; railChargeId?: undefined }
-    | { adId: string; orderId?: undefined; depositId?: undefined; railChargeId?: undefined }
-    | { railChargeId: string; orderId?: undefined; depositId?: undefined; adId?: undefined }
+    | { orderId: string; depositId?: undefined; adId?: undefined; refundId?: string; railChargeId?: undefined; payoutBatchId?: undefined }
+    | { depositId: string; orderId?: undefined; adId?: undefined; railChargeId?: undefined; payoutBatchId?: undefined }
+    | { adId: string; orderId?: undefined; depositId?: undefined; railChargeId?: undefined; payoutBatchId?: undefined }
+    | { railChargeId: string; orderId?: undefined; depositId?: undefined; adId?: undefined; payoutBatchId?: undefined }
+    | { payoutBatchId: string; orderId?: undefined; depositId?: undefined; adId?: undefined; railChargeId?: undefined }
   ) & {
     kind: string;
     currency: string;
@@ -78,8 +89,8 @@ export async function postLines(
   try {
     const [row] = await queryRows<{ posted: boolean }>(
       `WITH t AS (
-         INSERT INTO ledger_transactions (id, order_id, deposit_id, ad_id, refund_id, kind, currency, rail_charge_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $11)
+         INSERT INTO ledger_transactions (id, order_id, deposit_id, ad_id, refund_id, kind, currency, rail_charge_id, payout_batch_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $11, $12)
          ON CONFLICT DO NOTHING RETURNING id
        ), e AS (
          INSERT INTO ledger_entries (transaction_id, account, currency, direction, amount_minor)
@@ -100,6 +111,7 @@ export async function postLines(
         lines.map((l) => l.direction),
         lines.map((l) => l.amountMinor),
         posting.railChargeId ?? null,
+        posting.payoutBatchId ?? null,
       ],
       tx,
     );

@@ -245,7 +245,8 @@ export async function markWorkflowStarted(orderId: string): Promise<void> {
 /** Orders accepted more than `graceMs` ago whose workflow never started, oldest first. */
 export async function unstartedOrders(graceMs: number, limit: number): Promise<OrderRecord[]> {
   const orders = await Order.findAll({
-    where: { workflowStartedAt: null, createdAt: { [Op.lt]: new Date(Date.now() - graceMs) } },
+    // A bulk payout's orders are started by their batch's workflow, as its children (docs/payments.md#bulk-payouts).
+    where: { workflowStartedAt: null, payoutBatchId: null, createdAt: { [Op.lt]: new Date(Date.now() - graceMs) } },
     order: [['createdAt', 'ASC']],
     limit,
   });
@@ -266,15 +267,15 @@ export type NewOrder = Pick<
   | 'reference'
   | 'route'
   | 'workflowId'
-> & { feeMinor?: string };
+> & { feeMinor?: string; payoutBatchId?: string };
 
 /** Record an accepted order; a second order with the same (user, idempotency key) is refused (`isDuplicate`). */
 export async function createOrder(order: NewOrder, tx?: Transaction): Promise<OrderRecord> {
   // Every accepted payment: straight through pg (see queryRows).
   const [created] = await queryRows<OrderRecord>(
     `INSERT INTO orders AS o (id, user_id, idempotency_key, amount_minor, fee_minor, kes_equivalent_minor, currency, method,
-                              destination, description, reference, route, workflow_id)
-     VALUES ($1, $2, $3, $4, coalesce($5::numeric, 0), $6, $7, $8, $9, $10, $11, $12, $13)
+                              destination, description, reference, route, workflow_id, payout_batch_id)
+     VALUES ($1, $2, $3, $4, coalesce($5::numeric, 0), $6, $7, $8, $9, $10, $11, $12, $13, $14)
      RETURNING ${orderRecordColumns()}`,
     [
       order.id,
@@ -290,6 +291,7 @@ export async function createOrder(order: NewOrder, tx?: Transaction): Promise<Or
       order.reference,
       order.route,
       order.workflowId,
+      order.payoutBatchId ?? null,
     ],
     tx,
   );

@@ -10,7 +10,7 @@ import { ORDER_STATUSES, PAYMENT_METHODS, type OrderEventKind, type OrderStatus,
 import { evaluateTierLimits } from '../domain/limits';
 import { feeFor } from '../domain/fees';
 import { CURRENCIES, formatAmount, toKesMinor, type Currency } from '../domain/money';
-import { validatePaymentRequest, type PaymentRequestInput } from '../domain/payment-request';
+import { validatePaymentRequest, type PaymentRequestInput, type ValidPaymentRequest } from '../domain/payment-request';
 import { checkDestination } from './destinations';
 import type { BankRoute } from '../domain/discovery/routing';
 import {
@@ -99,21 +99,40 @@ async function tierStanding(caller: Caller): Promise<{ kycStatus: KycStatus; use
   return kycStatus ? { kycStatus, usedKesMinor } : null;
 }
 
+export interface PreparedPayout {
+  /** Bank transfers: the route out of the primary bank. */
+  route: BankRoute | null;
+  /** The amount in KES minor units, as the tier limits count it. */
+  kes: bigint;
+  /** What the payment costs on top of its amount (minor units, its currency). */
+  fee: bigint;
+}
+
+/**
+ * What a single payment and each item of a bulk payout check alike before any money moves, once the body is
+ * valid: the caller's key reaches the rail, the destination is one Paygate can pay; and what it will cost.
+ */
+export async function preparePayout(caller: Caller, request: ValidPaymentRequest): Promise<PreparedPayout> {
+  if (request.method !== 'p2p') assertKeyReachesRail(caller, config().rails[request.method], `a ${request.method} payment`);
+  const cfg = config();
+  const { route } = await checkDestination(request, cfg.discovery.primaryBankCode);
+  const kes = toKesMinor(request.amountMinor, request.currency, cfg.limits.fxToKes);
+  const fee = feeFor(request.method, request.amountMinor, request.currency, cfg.fees, cfg.limits.fxToKes);
+  return { route, kes, fee };
+}
+
 /**
  * Accept a payment: validate, check the KYC tier, record the order, start its workflow. When Temporal
  * cannot be reached the order is still accepted; the reconciler starts its workflow later.
  */
 export async function initiatePayment(caller: Caller, body: PaymentRequestInput, idempotencyKey: string): Promise<PaymentAccepted> {
   const request = validatePaymentRequest(body);
-  if (request.method !== 'p2p') assertKeyReachesRail(caller, config().rails[request.method], `a ${request.method} payment`);
   // A trade against a P2P ad: priced now, settled between wallets by its `trade` workflow.
   const trade = request.method === 'p2p' ? await quoteTrade(caller, request.destination, request.amountMinor) : null;
+  const { route, kes, fee } = await preparePayout(caller, request);
   const cfg = config();
-  const { route } = await checkDestination(request, cfg.discovery.primaryBankCode);
-  const kes = toKesMinor(request.amountMinor, request.currency, cfg.limits.fxToKes);
   // A trade is paid from the taker's wallet: KES against a sell ad, the asset against a buy ad.
   // The hold takes the amount and its fee (none for a trade).
-  const fee = feeFor(request.method, request.amountMinor, request.currency, cfg.fees, cfg.limits.fxToKes);
   const funding = trade?.funding ?? { currency: request.currency, amountMinor: request.amountMinor + fee };
   const fundingCurrency = funding.currency;
   // The tier and the wallet are read together (independent reads); the tier is judged first.

@@ -10,6 +10,7 @@ import { openRepositories } from '../repositories/transaction';
 import { buildConnectors } from '../services/connectors';
 import { createDepositActivities } from '../workflows/activities/deposits';
 import { createActivities } from '../workflows/activities';
+import { createPayoutBatchActivities } from '../workflows/activities/payout-batches';
 import { createComplianceActivities } from '../workflows/activities/compliance';
 import { createP2pActivities } from '../workflows/activities/p2p';
 import { createAppealActivities } from '../workflows/activities/appeals';
@@ -58,6 +59,7 @@ export async function createPaygateWorker({
       ...createP2pActivities(),
       ...createAppealActivities(),
       ...createDepositActivities({ connectors, config }),
+      ...createPayoutBatchActivities(),
       ...extra.activities,
     },
     // Parked workflows (awaiting callbacks) are evicted and replayed on demand rather than held in memory.

@@ -26,14 +26,17 @@ import {
 } from '../domain/appeals/contract';
 import { paymentSummary, type OrderFacts } from '../domain/orders';
 import { findOrder, markWorkflowStarted, unstartedOrders } from '../repositories/orders';
+import { markPayoutBatchStarted, unstartedPayoutBatches } from '../repositories/payout-batches';
 import { PAYGATE_SEARCH_ATTRIBUTES, orderSearchAttributes } from './search-attributes';
 import { approveAppealUpdate, rejectAppealUpdate, secondApproveAppealUpdate } from './appeal-messages';
 import {
   DEPOSIT_WORKFLOW,
   PAYMENT_WORKFLOW,
+  PAYOUT_BATCH_WORKFLOW,
   TRADE_WORKFLOW,
   depositWorkflowId,
   paymentWorkflowId,
+  payoutBatchWorkflowId,
   tradeWorkflowId,
   railOutcomeSignal,
   resolveOutcomeUpdate,
@@ -42,6 +45,7 @@ import {
   type ScreeningDecisionSignal,
   type DepositWorkflowInput,
   type PaymentWorkflowInput,
+  type PayoutBatchWorkflowInput,
   type RailOutcomeSignal,
   type TradeWorkflowInput,
 } from './shared';
@@ -125,8 +129,48 @@ async function startOrderRun(
   }
 }
 
+/**
+ * Start a bulk payout's `payout-batch` workflow (docs/payments.md#bulk-payouts), with the per-rail concurrency
+ * and page size of config `BATCH_*`. Starting it twice is harmless (same workflow id, never a second run).
+ */
+export async function startPayoutBatchWorkflow(batchId: string, taskQueue = config().temporal.taskQueue): Promise<void> {
+  const cfg = config();
+  const input: PayoutBatchWorkflowInput = {
+    batchId,
+    afterRow: 0,
+    concurrency: cfg.batches.concurrency,
+    pageSize: cfg.batches.pageSize,
+    payment: { ...railWaits(), reviewSlaMs: cfg.compliance.screening.reviewSlaMs },
+  };
+  const client = temporalClient();
+  try {
+    await ensureTemporalConnected(client);
+    await client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
+      client.workflow.start(PAYOUT_BATCH_WORKFLOW, {
+        workflowId: payoutBatchWorkflowId(batchId),
+        taskQueue,
+        args: [input],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        memo: { batchId },
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+  await markPayoutBatchStarted(batchId);
+}
+
 /** Start the workflow of every accepted order whose start failed (Temporal was down, the api crashed). */
 export async function reconcileUnstartedOrders(graceMs = config().reconciler.graceMs, batch = 200): Promise<number> {
+  // Bulk payouts accepted while Temporal was down: their batch workflow starts their orders.
+  for (const { id } of await unstartedPayoutBatches(graceMs, batch)) {
+    try {
+      await startPayoutBatchWorkflow(id);
+    } catch (err) {
+      log.warn({ batchId: id, err: (err as Error).message }, 'reconciler could not start the payout batch yet');
+      break;
+    }
+  }
   const orders = await unstartedOrders(graceMs, batch);
   let started = 0;
   for (const order of orders) {

@@ -115,3 +115,27 @@ export interface DepositResult {
   status: 'completed' | 'failed';
   failureCode?: string;
 }
+
+// --- the payout-batch workflow (docs/payments.md#bulk-payouts): a bulk payout's items, each paid by its own `payment` child
+
+export const PAYOUT_BATCH_WORKFLOW = 'payout-batch';
+export const payoutBatchWorkflowId = (batchId: string): string => `payout-batch-${batchId}`;
+
+export type PayoutMethod = 'bank_transfer' | 'mobile_money' | 'crypto';
+
+export interface PayoutBatchWorkflowInput {
+  batchId: string;
+  /** Items up to this row are done: a run that continued as new goes on after it. */
+  afterRow: number;
+  /** How many items are in flight at once on each rail. */
+  concurrency: Record<PayoutMethod, number>;
+  /** Items one run sends before it continues as new. */
+  pageSize: number;
+  /** What each item's `payment` child is started with, less its order id. */
+  payment: Omit<PaymentWorkflowInput, 'orderId' | 'resume'>;
+}
+
+export interface PayoutBatchResult {
+  batchId: string;
+  status: 'completed' | 'cancelled';
+}

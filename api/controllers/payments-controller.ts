@@ -37,7 +37,7 @@ import type { Page } from '../../services/paging';
  * - `p2p`: `ad_id`, `payment_method`
  * @example { "provider": "mpesa", "phone": "+254712345678" }
  */
-interface PaymentDestination {
+export interface PaymentDestination {
   /** @maxLength 20 */
   bank_code?: string;
   /** @maxLength 40 */
@@ -62,7 +62,7 @@ interface PaymentDestination {
   payment_method?: string;
 }
 
-interface InitiatePaymentBody {
+export interface InitiatePaymentBody {
   /**
    * Decimal string with the currency's scale: `"1500.00"` KES/USD, `"25.500000"` USDT, `"0.00150000"` BTC.
    * Sandbox: an amount whose first two decimals are `13` fails with `insufficient_funds`.

@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { api, completedPayment, freshScreeningReview, mpesaPayment, newUser, postAppeal, sellAd, type TestUser } from '../support/api';
+import {
+  api,
+  completedPayment,
+  freshScreeningReview,
+  mpesaPayment,
+  newUser,
+  oneItemBatch,
+  postAppeal,
+  sellAd,
+  type TestUser,
+} from '../support/api';
 import { creditIncoming } from '../../services/money-in';
 import { recordClaim } from '../../repositories/deposit-claims';
 import { realRails } from '../support/rails';
@@ -42,6 +52,11 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /p2p/ads': ['allow', 'allow', 'allow', 'allow'],
   'GET /p2p/ads/{ad_id}': ['allow', 'allow', 'allow', 'allow'],
   'POST /payments/initiate': [401, 'own', 'own', 'own'],
+  // Bulk payouts (docs/payments.md#bulk-payouts): staff read anyone's; only the owner cancels.
+  'POST /payouts/batches': [401, 'own', 'own', 'own'],
+  'GET /payouts/batches/{batch_id}': [401, 'own', 'all', 'all'],
+  'GET /payouts/batches/{batch_id}/items': [401, 'own', 'all', 'all'],
+  'POST /payouts/batches/{batch_id}/cancel': [401, 'own', 'own', 'own'],
   'POST /p2p/ads': [401, 'own', 'own', 'own'],
   // Changing an ad is its owner's alone, staff included (BOLA covers others' ads: 403).
   'PATCH /p2p/ads/{ad_id}': [401, 'own', 'own', 'own'],
@@ -213,6 +228,7 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
   let victimAppeal: string;
   let victimAd: string;
   let victimDeposit: string;
+  let victimBatch: string;
   /** Lists the names the reviews to decide are made from. */
   let reviewer: TestUser;
 
@@ -229,6 +245,7 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
     expect(ad.status, ad.text).to.equal(201);
     victimAd = (ad.body as { ad_id: string }).ad_id;
     victimDeposit = await depositFor(victim.id);
+    victimBatch = await ownBatch(victim);
   });
 
   /** An open appeal on a completed payment of a fresh user: something staff can decide once. */
@@ -274,6 +291,11 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
     return request.request_id;
   }
 
+  const payoutBatch = () => ({ items: [{ ...mpesaPayment({ amount: '10.00' }), reference: 'BFLA-1' }] });
+
+  /** A fresh bulk payout of the user's own, of one item. */
+  const ownBatch = (user: TestUser) => oneItemBatch(user, 'BFLA-1');
+
   async function ownKey(user: TestUser): Promise<string> {
     const res = await call('post', '/api-keys', { token: user.token, body: { name: 'bfla', mode: 'test', scopes: ['wallets:read'] } });
     expect(res.status, res.text).to.equal(201);
@@ -308,6 +330,14 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
         return v1('get', `/p2p/ads/${victimAd}`);
       case 'POST /payments/initiate':
         return v1('post', '/payments/initiate', { body: mpesaPayment(), headers: { 'Idempotency-Key': randomUUID() } });
+      case 'POST /payouts/batches':
+        return v1('post', '/payouts/batches', { body: payoutBatch(), headers: { 'Idempotency-Key': randomUUID() } });
+      case 'GET /payouts/batches/{batch_id}':
+        return v1('get', `/payouts/batches/${role === 'user' ? await ownBatch(any) : victimBatch}`);
+      case 'GET /payouts/batches/{batch_id}/items':
+        return v1('get', `/payouts/batches/${role === 'user' ? await ownBatch(any) : victimBatch}/items`);
+      case 'POST /payouts/batches/{batch_id}/cancel':
+        return v1('post', `/payouts/batches/${me ? await ownBatch(me) : victimBatch}/cancel`);
       case 'POST /p2p/ads':
         return v1('post', '/p2p/ads', { body: sellAd(), headers: { 'Idempotency-Key': randomUUID() } });
       case 'PATCH /p2p/ads/{ad_id}':

@@ -4,7 +4,17 @@ import { creditIncoming } from '../../services/money-in';
 import { requestApproval } from '../../services/approvals';
 import { recordClaim } from '../../repositories/deposit-claims';
 import { dispatchWebhookEvents } from '../../workers/webhook-delivery';
-import { completedPayment, freshScreeningReview, newUser, postAd, postAppeal, sellAd, type OrderBody, type TestUser } from '../support/api';
+import {
+  completedPayment,
+  freshScreeningReview,
+  oneItemBatch,
+  newUser,
+  postAd,
+  postAppeal,
+  sellAd,
+  type OrderBody,
+  type TestUser,
+} from '../support/api';
 import { rows } from '../support/db';
 import { expectSafeProblem as expectProblem } from '../support/problems';
 import { call, fillPath, pathParameters, servedSpec, specOperations, type OpenApiDocument, type SpecOperation } from './support';
@@ -38,6 +48,10 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   // Ads are public, so their existence is no secret: changing another's ad is refused as such.
   'PATCH /p2p/ads/{ad_id}': 'forbidden',
   'GET /wallets/deposits/{deposit_id}': 'not_found',
+  // A bulk payout is its owner's: others' batches, their items and their cancellation are 404.
+  'GET /payouts/batches/{batch_id}': 'not_found',
+  'GET /payouts/batches/{batch_id}/items': 'not_found',
+  'POST /payouts/batches/{batch_id}/cancel': 'not_found',
   'DELETE /api-keys/{key_id}': 'not_found',
   'POST /webhooks/endpoints/{endpoint_id}/deliveries/{delivery_id}/retry': 'not_found',
   'GET /wallets/{currency}/transactions': 'own',
@@ -214,6 +228,7 @@ describe('security: object level authorisation (BOLA)', function () {
     });
     expect(delivery, 'a delivery of A').to.not.equal(undefined);
     hers = {
+      batch_id: await oneItemBatch(alice, 'ALICE-1'),
       delivery_id: delivery.id,
       deposit_id: deposit.deposit_id,
       // A currency names no object of A's; USDT, so that every operation naming one answers (crypto deposit addresses included).
@@ -273,6 +288,7 @@ describe('security: object level authorisation (BOLA)', function () {
   async function aliceState() {
     return {
       kyc: await rows('SELECT kyc_status FROM users WHERE id = :id', { id: alice.id }),
+      batch: await rows('SELECT cancel_requested_at FROM payout_batches WHERE id = :id', { id: hers.batch_id }),
       appeal: await rows('SELECT status, decided_by FROM appeals WHERE id = :id', { id: hers.appeal_id }),
       endpoint: await rows('SELECT enabled FROM webhook_endpoints WHERE id = :id', { id: hers.endpoint_id }),
       delivery: await rows('SELECT status, next_attempt_at FROM webhook_deliveries WHERE id = :id', { id: hers.delivery_id }),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { api, mpesaPayment, newUser, sellAd, uniqueKenyanPhone, type TestUser } from '../support/api';
+import { api, mpesaPayment, newUser, oneItemBatch, sellAd, uniqueKenyanPhone, type TestUser } from '../support/api';
 import { expectNoLeak, expectSafeProblem as expectProblem } from '../support/problems';
 import { call, fillPath, specOperations, UNKNOWN_ID, type Method, type SpecOperation } from './support';
 import { DEFAULT_RULE_SET } from '../../domain/monitoring/rule-set';
@@ -87,6 +87,12 @@ function fixtures(user: TestUser, staff: TestUser): Record<string, () => Fixture
     }),
     'POST /webhooks/endpoints': () => ({ token: user.token, path: {}, body: { url: 'https://93.184.215.14/hooks', description: 'shop' } }),
     'POST /api-keys': () => ({ token: user.token, path: {}, body: { name: 'bounded', mode: 'test', scopes: ['wallets:read'] } }),
+    'POST /payouts/batches': () => ({
+      token: user.token,
+      path: {},
+      body: { items: [{ ...mpesaPayment({ amount: '10.00' }), reference: 'BOUNDS-1' }] },
+      headers: { 'Idempotency-Key': randomUUID() },
+    }),
     'POST /wallets/deposits': () => ({
       token: user.token,
       path: {},
@@ -247,13 +253,19 @@ describe('security: input bounds', () => {
     ops = await specOperations();
     const endpoint = await call('post', '/webhooks/endpoints', { token: staff.token, body: { url: 'https://93.184.215.14/paged' } });
     expect(endpoint.status, endpoint.text).to.equal(201);
-    own = { endpoint_id: (endpoint.body as { endpoint_id: string }).endpoint_id, currency: 'KES' };
+    own = {
+      endpoint_id: (endpoint.body as { endpoint_id: string }).endpoint_id,
+      currency: 'KES',
+      batch_id: await oneItemBatch(staff, 'PAGED-1'),
+    };
   });
 
-  describe('when a body is larger than 64 KiB', () => {
+  describe('when a body is larger than 64 KiB (5 MiB for a bulk payout)', () => {
     it('then every operation that takes a body answers 413 payload_too_large', async () => {
-      const big = { padding: 'x'.repeat(70 * 1024) };
+      const small = { padding: 'x'.repeat(70 * 1024) };
+      const large = { padding: 'x'.repeat(5 * 1024 * 1024 + 6 * 1024) };
       for (const op of ops.filter((o) => o.requestBody)) {
+        const big = op.key === 'POST /payouts/batches' ? large : small;
         const res = await call(
           op.method,
           fillPath(op.path, Object.fromEntries([...op.path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1], UNKNOWN_ID]))),

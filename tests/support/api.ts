@@ -78,6 +78,17 @@ export const mpesaPayment = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
+/** A bulk payout of one small M-Pesa payout, as `user` (docs/payments.md#bulk-payouts): its batch id. */
+export async function oneItemBatch(user: TestUser, reference = 'ONE-1'): Promise<string> {
+  const res = await api()
+    .post('/api/v1/payouts/batches')
+    .set(user.auth)
+    .set('Idempotency-Key', randomUUID())
+    .send({ items: [{ ...mpesaPayment({ amount: '10.00' }), reference }] });
+  expect(res.status, res.text).to.equal(202);
+  return (res.body as { batch_id: string }).batch_id;
+}
+
 export async function initiate(user: TestUser, body: Record<string, unknown>, key: string = randomUUID()) {
   return api().post('/api/v1/payments/initiate').set(user.auth).set('Idempotency-Key', key).send(body);
 }

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Transaction } from 'sequelize';
 import { uuidv7 } from '../../platform/ids';
-import { holdPayer, postLines, postPayment, postedKinds } from '../../repositories/ledger';
+import { refundPayer, postLines, postPayment, postedKinds } from '../../repositories/ledger';
 import { EXPENSE_REFUNDS, FEE_REVENUE, payerWallet, transfer } from '../../domain/ledger';
 import { CURRENCY_SCALE, decimalToScaled, formatAmount, toKesMinor, type Currency } from '../../domain/money';
 import { config } from '../../platform/config';
@@ -211,7 +211,7 @@ export function createAppealActivities(_deps: AppealActivityDeps = {}) {
     const refundId = uuidv7();
     const recorded = await recordRefund({ id: refundId, orderId: order.id, appealId, amountMinor: amount.toString() }, tx);
     if (!recorded) throw notApplicable(`only ${currency} ${formatAmount(left, currency)} of this payment is left to refund`);
-    const payer = (await holdPayer(order.id, tx)) ?? payerWallet(order);
+    const payer = (await refundPayer(order.id, payerWallet(order), tx)) ?? payerWallet(order);
     // The refund that completes the amount gives the fee back too, from fee revenue.
     const whole = recorded.refunded_minor === recorded.amount_minor;
     const fee = whole ? BigInt(order.feeMinor) : 0n;

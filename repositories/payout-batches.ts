@@ -1,0 +1,266 @@
+import { QueryTypes } from 'sequelize';
+import { models } from '../models';
+import type { PayoutBatchItemStatus, PayoutBatchStatus } from '../models/payout-batch';
+import type { Destination, PaymentMethod } from '../domain/orders';
+import type { BankRoute } from '../domain/discovery/routing';
+
+export type { PayoutBatchItemStatus, PayoutBatchStatus };
+import { BATCH_HOLD, BATCH_RELEASE, batchHoldAccount, payerWallet, transfer } from '../domain/ledger';
+import { balanceOf, postLines } from './ledger';
+import { queryRows, type Tx } from './transaction';
+
+/**
+ * Bulk payouts (`payout_batches`, `payout_batch_items`; docs/payments.md#bulk-payouts): a batch, its items, and
+ * the batch's own two postings — its total and fees held from the payer's wallet at once (`batch_hold`), and
+ * what is left of that hold given back when the batch ends (`batch_release`).
+ */
+
+/** What an item was accepted as (`payout_batch_items.body`): the checked request, ready to become an order. */
+export interface BatchItemBody {
+  amount_minor: string;
+  currency: string;
+  method: PaymentMethod;
+  destination: Destination;
+  description: string | null;
+  route: BankRoute | null;
+  kes_equivalent_minor: string;
+}
+
+export interface NewPayoutBatch {
+  id: string;
+  userId: string;
+  idempotencyKey: string;
+  currency: string;
+  skippedCount: number;
+  totalAmountMinor: bigint;
+  totalFeeMinor: bigint;
+  workflowId: string;
+}
+
+export interface NewPayoutBatchItem {
+  rowNumber: number;
+  reference: string;
+  method: string;
+  amountMinor: bigint;
+  feeMinor: bigint;
+  body: Record<string, unknown>;
+}
+
+export interface PayoutBatchRow {
+  id: string;
+  user_id: string;
+  currency: string;
+  status: PayoutBatchStatus;
+  item_count: number;
+  skipped_count: number;
+  total_amount_minor: string;
+  total_fee_minor: string;
+  workflow_id: string;
+  workflow_started_at: Date | null;
+  cancel_requested_at: Date | null;
+  finished_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PayoutBatchItemRow {
+  row_number: number;
+  reference: string;
+  method: string;
+  amount_minor: string;
+  fee_minor: string;
+  body: Record<string, unknown>;
+  status: PayoutBatchItemStatus;
+  order_id: string | null;
+  failure_code: string | null;
+  updated_at: Date;
+}
+
+const BATCH_COLUMNS = `id, user_id, currency, status, item_count, skipped_count, total_amount_minor::text AS total_amount_minor,
+  total_fee_minor::text AS total_fee_minor, workflow_id, workflow_started_at, cancel_requested_at, finished_at, created_at, updated_at`;
+const ITEM_COLUMNS = `row_number, reference, method, amount_minor::text AS amount_minor, fee_minor::text AS fee_minor, body, status,
+  order_id, failure_code, updated_at`;
+/** Items are written this many to a statement. */
+const INSERT_CHUNK = 1000;
+
+/**
+ * Record a batch and its items, and hold its total and fees from the payer's wallet, inside `tx`: one
+ * posting, refused by the database when the wallet cannot cover it (`InsufficientFunds`, nothing recorded
+ * once the transaction rolls back). A second batch under the same (user, key) is refused (`isDuplicate`).
+ */
+export async function createPayoutBatch(batch: NewPayoutBatch, items: NewPayoutBatchItem[], tx: Tx): Promise<void> {
+  await queryRows(
+    `INSERT INTO payout_batches (id, user_id, idempotency_key, currency, item_count, skipped_count, total_amount_minor,
+                                 total_fee_minor, workflow_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [
+      batch.id,
+      batch.userId,
+      batch.idempotencyKey,
+      batch.currency,
+      items.length,
+      batch.skippedCount,
+      batch.totalAmountMinor.toString(),
+      batch.totalFeeMinor.toString(),
+      batch.workflowId,
+    ],
+    tx,
+  );
+  for (let i = 0; i < items.length; i += INSERT_CHUNK) {
+    const chunk = items.slice(i, i + INSERT_CHUNK);
+    await queryRows(
+      `INSERT INTO payout_batch_items (batch_id, row_number, reference, method, amount_minor, fee_minor, body)
+       SELECT $1, r, ref, m, a, f, b
+         FROM unnest($2::int[], $3::text[], $4::text[], $5::numeric[], $6::numeric[], $7::jsonb[]) AS i (r, ref, m, a, f, b)`,
+      [
+        batch.id,
+        chunk.map((it) => it.rowNumber),
+        chunk.map((it) => it.reference),
+        chunk.map((it) => it.method),
+        chunk.map((it) => it.amountMinor.toString()),
+        chunk.map((it) => it.feeMinor.toString()),
+        chunk.map((it) => JSON.stringify(it.body)),
+      ],
+      tx,
+    );
+  }
+  const total = (batch.totalAmountMinor + batch.totalFeeMinor).toString();
+  await postLines(tx, {
+    payoutBatchId: batch.id,
+    kind: BATCH_HOLD,
+    currency: batch.currency,
+    lines: transfer(payerWallet({ userId: batch.userId, currency: batch.currency }), batchHoldAccount(batch.id), total),
+  });
+}
+
+export async function findPayoutBatch(batchId: string, tx?: Tx): Promise<PayoutBatchRow | null> {
+  const [row] = await queryRows<PayoutBatchRow>(`SELECT ${BATCH_COLUMNS} FROM payout_batches WHERE id = $1`, [batchId], tx);
+  return row ?? null;
+}
+
+export async function findPayoutBatchByKey(userId: string, idempotencyKey: string): Promise<PayoutBatchRow | null> {
+  const [row] = await queryRows<PayoutBatchRow>(`SELECT ${BATCH_COLUMNS} FROM payout_batches WHERE user_id = $1 AND idempotency_key = $2`, [
+    userId,
+    idempotencyKey,
+  ]);
+  return row ?? null;
+}
+
+export async function markPayoutBatchStarted(batchId: string): Promise<void> {
+  await queryRows('UPDATE payout_batches SET workflow_started_at = coalesce(workflow_started_at, now()) WHERE id = $1', [batchId]);
+}
+
+/** Ask a running batch to stop sending; returns the batch as it now stands (null when there is none). */
+export async function requestPayoutBatchCancel(batchId: string): Promise<PayoutBatchRow | null> {
+  await queryRows(
+    `UPDATE payout_batches SET cancel_requested_at = now(), updated_at = now()
+      WHERE id = $1 AND status = 'running' AND cancel_requested_at IS NULL`,
+    [batchId],
+  );
+  return findPayoutBatch(batchId);
+}
+
+export interface PayoutBatchTally {
+  status: PayoutBatchItemStatus;
+  n: number;
+  amount_minor: string;
+  fee_minor: string;
+}
+
+/** The batch's items counted and summed by status. */
+export async function payoutBatchTally(batchId: string): Promise<PayoutBatchTally[]> {
+  return queryRows<PayoutBatchTally>(
+    `SELECT status, count(*)::int AS n, sum(amount_minor)::text AS amount_minor, sum(fee_minor)::text AS fee_minor
+       FROM payout_batch_items WHERE batch_id = $1 GROUP BY status`,
+    [batchId],
+  );
+}
+
+/** What the batch's `batch_release` gave back to the wallet (minor units, "0" before the batch ends). */
+export async function payoutBatchReturned(batchId: string): Promise<string> {
+  const [row] = await queryRows<{ returned: string }>(
+    `SELECT coalesce(sum(e.amount_minor), 0)::text AS returned
+       FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id AND e.direction = 'credit'
+      WHERE t.payout_batch_id = $1 AND t.kind = $2`,
+    [batchId, BATCH_RELEASE],
+  );
+  return row.returned;
+}
+
+export interface PayoutBatchItemFilter {
+  status?: PayoutBatchItemStatus;
+  reference?: string;
+  /** Keyset: only rows after this row number. */
+  afterRow?: number;
+}
+
+/** A batch's items in row order, keyset-paged on the row number. */
+export async function listPayoutBatchItems(batchId: string, filter: PayoutBatchItemFilter, limit: number): Promise<PayoutBatchItemRow[]> {
+  return queryRows<PayoutBatchItemRow>(
+    `SELECT ${ITEM_COLUMNS} FROM payout_batch_items
+      WHERE batch_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR reference = $3) AND row_number > $4
+      ORDER BY row_number LIMIT $5`,
+    [batchId, filter.status ?? null, filter.reference ?? null, filter.afterRow ?? 0, limit],
+  );
+}
+
+export async function lockPayoutBatchItem(batchId: string, rowNumber: number, tx: Tx): Promise<PayoutBatchItemRow | null> {
+  const [row] = await queryRows<PayoutBatchItemRow>(
+    `SELECT ${ITEM_COLUMNS} FROM payout_batch_items WHERE batch_id = $1 AND row_number = $2 FOR UPDATE`,
+    [batchId, rowNumber],
+    tx,
+  );
+  return row ?? null;
+}
+
+/** Move an item on: to `sent` with its order, or to its outcome. Only an item not yet at an outcome moves. */
+export async function recordPayoutBatchItem(
+  batchId: string,
+  rowNumber: number,
+  change: { status: PayoutBatchItemStatus; orderId?: string; failureCode?: string | null },
+  tx?: Tx,
+): Promise<void> {
+  await queryRows(
+    `UPDATE payout_batch_items SET status = $3, order_id = coalesce($4, order_id), failure_code = $5, updated_at = now()
+      WHERE batch_id = $1 AND row_number = $2 AND status IN ('pending', 'sent')`,
+    [batchId, rowNumber, change.status, change.orderId ?? null, change.failureCode ?? null],
+    tx,
+  );
+}
+
+/**
+ * End the batch inside `tx`, once: the items never sent are cancelled, what is left of the batch hold (failed
+ * and cancelled items' shares) goes back to the payer's wallet in one posting, and the batch is `completed`, or
+ * `cancelled` when a cancel was asked for.
+ */
+export async function finishPayoutBatch(batchId: string, tx: Tx): Promise<PayoutBatchStatus> {
+  const [batch] = await queryRows<PayoutBatchRow>(`SELECT ${BATCH_COLUMNS} FROM payout_batches WHERE id = $1 FOR UPDATE`, [batchId], tx);
+  if (!batch) throw new Error(`payout batch ${batchId} not found`);
+  if (batch.status !== 'running') return batch.status;
+  await queryRows(
+    `UPDATE payout_batch_items SET status = 'cancelled', updated_at = now() WHERE batch_id = $1 AND status = 'pending'`,
+    [batchId],
+    tx,
+  );
+  const left = await balanceOf(batchHoldAccount(batchId), batch.currency, tx);
+  if (BigInt(left) > 0n) {
+    await postLines(tx, {
+      payoutBatchId: batchId,
+      kind: BATCH_RELEASE,
+      currency: batch.currency,
+      lines: transfer(batchHoldAccount(batchId), payerWallet({ userId: batch.user_id, currency: batch.currency }), left),
+    });
+  }
+  const status: PayoutBatchStatus = batch.cancel_requested_at ? 'cancelled' : 'completed';
+  await queryRows(`UPDATE payout_batches SET status = $2, finished_at = now(), updated_at = now() WHERE id = $1`, [batchId, status], tx);
+  return status;
+}
+
+/** Batches still running whose workflow never started (Temporal was down when they were accepted). */
+export async function unstartedPayoutBatches(graceMs: number, limit: number): Promise<{ id: string }[]> {
+  return models().query<{ id: string }>(
+    `SELECT id FROM payout_batches WHERE status = 'running' AND workflow_started_at IS NULL
+        AND created_at < now() - make_interval(secs => :grace) ORDER BY created_at LIMIT :limit`,
+    { replacements: { grace: graceMs / 1000, limit }, type: QueryTypes.SELECT },
+  );
+}
