@@ -5,6 +5,7 @@ import { withEnv } from './support/config-env';
 import { rows } from './support/db';
 import { fundWallets } from './support/funding';
 import { until } from './support/wait';
+import { insufficientFunds } from './support/rails';
 import { ledgerImbalanceByCurrency } from '../repositories/ledger';
 
 /**
@@ -145,11 +146,16 @@ describe('bulk payouts', () => {
   describe('when an item fails at the rail', () => {
     it('then its money goes back to the wallet, the others are paid, and the batch hold ends at zero', async () => {
       const payer = await payerWith(1_000_000n);
-      const res = await postBatch(payer, { items: [item('F-1'), item('F-2', { amount: '100.13' }), item('F-3')] });
+      const failing = item('F-2', {
+        amount: `100.${insufficientFunds.cents}`,
+        destination: { provider: 'mpesa', phone: insufficientFunds.phone },
+      });
+      const res = await postBatch(payer, { items: [item('F-1'), failing, item('F-3')] });
       expect(res.status, JSON.stringify(res.body)).to.equal(202);
       const id = (res.body as BatchBody).batch_id;
       const done = await ended(payer, id);
-      expect(done).to.include({ status: 'completed', sent_amount: '200.00', failed_amount: '100.13', returned_amount: '100.13' });
+      const lost = `100.${insufficientFunds.cents}`;
+      expect(done).to.include({ status: 'completed', sent_amount: '200.00', failed_amount: lost, returned_amount: lost });
       expect(done.counts).to.include({ completed: 2, failed: 1 });
       const failed = (await api().get(`/api/v1/payouts/batches/${id}/items?status=failed`).set(payer.auth)).body as ItemsBody;
       expect(failed.data.map((i) => [i.reference, i.failure_code])).to.deep.equal([['F-2', 'insufficient_funds']]);

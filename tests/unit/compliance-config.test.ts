@@ -13,7 +13,7 @@ function problemsOf(env: Record<string, string>): string[] {
 
 describe('unit: compliance configuration', () => {
   describe('when nothing is set', () => {
-    it('then the threshold is 0.92 with a review band from 0.88, the CTR threshold USD 15000, and no sanctions list is imported', () => {
+    it('then the threshold is 0.92 with a review band from 0.88, the CTR threshold USD 15000, no sanctions list is imported, and monitoring is on', () => {
       expect(loadConfig({}).compliance).to.deep.equal({
         screening: { nameThreshold: 0.92, reviewThreshold: 0.88, reviewSlaMs: 86_400_000 },
         ctrThresholdUsd: '15000',
@@ -21,6 +21,7 @@ describe('unit: compliance configuration', () => {
         sanctionsImportEveryMs: 86_400_000,
         reportMaxRows: 10_000,
         reportTimeoutMs: 120_000,
+        monitoringEnabled: true,
       });
     });
   });
