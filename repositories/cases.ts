@@ -1,7 +1,7 @@
 import { Op, QueryTypes, type WhereOptions } from 'sequelize';
 import { models, MonitoringCase, MonitoringCaseNote } from '../models';
 import { uuidv7 } from '../platform/ids';
-import type { CtrDepositRow, CtrOrderRow } from './goaml-reports';
+import { ctrDepositRow, ctrOrderRow, type CtrDepositRow, type CtrOrderRow, type RawCtrDeposit, type RawCtrOrder } from './goaml-reports';
 import type { Tx } from './transaction';
 
 /**
@@ -224,28 +224,9 @@ export async function alertsOf(caseId: string, tx?: Tx): Promise<CaseAlertRecord
   }));
 }
 
-interface RawCustomer {
-  user_id: string;
-  full_name: string;
-  email: string;
-  phone: string | null;
-}
-
 /** The payouts the case's alerts were about (for its STR), oldest first. */
 export async function caseOrders(caseId: string, tx?: Tx): Promise<CtrOrderRow[]> {
-  const rows = await models().query<
-    RawCustomer & {
-      id: string;
-      created_at: Date;
-      method: string;
-      currency: string;
-      amount_minor: string;
-      kes_equivalent_minor: string;
-      destination: Record<string, string>;
-      route: string | null;
-      rail_reference: string | null;
-    }
-  >(
+  const rows = await models().query<RawCtrOrder>(
     `SELECT DISTINCT o.id, o.created_at, o.method, o.currency, o.amount_minor, o.kes_equivalent_minor, o.destination, o.route,
             o.rail_reference, u.id AS user_id, u.full_name, u.email, u.phone
        FROM monitoring_case_alerts a
@@ -256,21 +237,7 @@ export async function caseOrders(caseId: string, tx?: Tx): Promise<CtrOrderRow[]
       ORDER BY o.created_at, o.id`,
     { replacements: { caseId }, type: QueryTypes.SELECT, transaction: tx },
   );
-  return rows.map((r) => ({
-    userId: r.user_id,
-    fullName: r.full_name,
-    email: r.email,
-    phone: r.phone,
-    id: r.id,
-    createdAt: new Date(r.created_at),
-    method: r.method,
-    currency: r.currency,
-    amountMinor: BigInt(r.amount_minor),
-    kesEquivalentMinor: BigInt(r.kes_equivalent_minor),
-    destination: r.destination,
-    route: r.route,
-    railReference: r.rail_reference,
-  }));
+  return rows.map(ctrOrderRow);
 }
 
 /**
@@ -282,20 +249,7 @@ export async function caseDeposits(
   kesConversion: Record<string, { rate: string; den: string }>,
   tx?: Tx,
 ): Promise<CtrDepositRow[]> {
-  const rows = await models().query<
-    RawCustomer & {
-      id: string;
-      created_at: Date;
-      channel: string;
-      currency: string;
-      amount_minor: string;
-      kes_minor: string;
-      provider_reference: string | null;
-      payer_phone: string | null;
-      payer_name: string | null;
-      payer_address: string | null;
-    }
-  >(
+  const rows = await models().query<RawCtrDeposit>(
     `SELECT DISTINCT d.id, d.created_at, d.channel, d.currency, d.amount_minor,
             div(d.amount_minor * (r.value ->> 'rate')::numeric * 100 + (r.value ->> 'den')::numeric - 1, (r.value ->> 'den')::numeric) AS kes_minor,
             d.provider_reference, d.payer_phone, d.payer_name, d.payer_address, u.id AS user_id, u.full_name, u.email, u.phone
@@ -308,20 +262,5 @@ export async function caseDeposits(
       ORDER BY d.created_at, d.id`,
     { replacements: { caseId, conversion: JSON.stringify(kesConversion) }, type: QueryTypes.SELECT, transaction: tx },
   );
-  return rows.map((r) => ({
-    userId: r.user_id,
-    fullName: r.full_name,
-    email: r.email,
-    phone: r.phone,
-    id: r.id,
-    createdAt: new Date(r.created_at),
-    channel: r.channel,
-    currency: r.currency,
-    amountMinor: BigInt(r.amount_minor),
-    kesEquivalentMinor: BigInt(r.kes_minor),
-    providerReference: r.provider_reference,
-    payerPhone: r.payer_phone,
-    payerName: r.payer_name,
-    payerAddress: r.payer_address,
-  }));
+  return rows.map(ctrDepositRow);
 }

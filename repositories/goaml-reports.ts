@@ -108,7 +108,7 @@ export interface CtrSelection {
   limit: number;
 }
 
-interface RawCustomer {
+export interface RawCustomer {
   user_id: string;
   full_name: string;
   email: string;
@@ -116,21 +116,63 @@ interface RawCustomer {
 }
 const customer = (r: RawCustomer): CustomerFacts => ({ userId: r.user_id, fullName: r.full_name, email: r.email, phone: r.phone });
 
+/** An order as the report queries select it (the CTR's and a case's STR's), with its customer. */
+export type RawCtrOrder = RawCustomer & {
+  id: string;
+  created_at: Date;
+  method: string;
+  currency: string;
+  amount_minor: string;
+  kes_equivalent_minor: string;
+  destination: Record<string, string>;
+  route: string | null;
+  rail_reference: string | null;
+};
+
+/** A deposit as the report queries select it, with its KES equivalent and its customer. */
+export type RawCtrDeposit = RawCustomer & {
+  id: string;
+  created_at: Date;
+  channel: string;
+  currency: string;
+  amount_minor: string;
+  kes_minor: string;
+  provider_reference: string | null;
+  payer_phone: string | null;
+  payer_name: string | null;
+  payer_address: string | null;
+};
+
+export const ctrOrderRow = (r: RawCtrOrder): CtrOrderRow => ({
+  ...customer(r),
+  id: r.id,
+  createdAt: new Date(r.created_at),
+  method: r.method,
+  currency: r.currency,
+  amountMinor: BigInt(r.amount_minor),
+  kesEquivalentMinor: BigInt(r.kes_equivalent_minor),
+  destination: r.destination,
+  route: r.route,
+  railReference: r.rail_reference,
+});
+
+export const ctrDepositRow = (r: RawCtrDeposit): CtrDepositRow => ({
+  ...customer(r),
+  id: r.id,
+  createdAt: new Date(r.created_at),
+  channel: r.channel,
+  currency: r.currency,
+  amountMinor: BigInt(r.amount_minor),
+  kesEquivalentMinor: BigInt(r.kes_minor),
+  providerReference: r.provider_reference,
+  payerPhone: r.payer_phone,
+  payerName: r.payer_name,
+  payerAddress: r.payer_address,
+});
+
 /** Completed orders created in the period whose KES equivalent (fixed at acceptance) is at or above the threshold. */
 export async function completedOrdersAtOrAbove(s: CtrSelection): Promise<CtrOrderRow[]> {
-  const rows = await models().query<
-    RawCustomer & {
-      id: string;
-      created_at: Date;
-      method: string;
-      currency: string;
-      amount_minor: string;
-      kes_equivalent_minor: string;
-      destination: Record<string, string>;
-      route: string | null;
-      rail_reference: string | null;
-    }
-  >(
+  const rows = await models().query<RawCtrOrder>(
     `SELECT o.id, o.created_at, o.method, o.currency, o.amount_minor, o.kes_equivalent_minor, o.destination, o.route,
             o.rail_reference, u.id AS user_id, u.full_name, u.email, u.phone
        FROM orders o JOIN users u ON u.id = o.user_id
@@ -139,18 +181,7 @@ export async function completedOrdersAtOrAbove(s: CtrSelection): Promise<CtrOrde
       LIMIT $4`,
     { bind: [s.from, s.to, s.thresholdKesMinor.toString(), s.limit], type: QueryTypes.SELECT },
   );
-  return rows.map((r) => ({
-    ...customer(r),
-    id: r.id,
-    createdAt: new Date(r.created_at),
-    method: r.method,
-    currency: r.currency,
-    amountMinor: BigInt(r.amount_minor),
-    kesEquivalentMinor: BigInt(r.kes_equivalent_minor),
-    destination: r.destination,
-    route: r.route,
-    railReference: r.rail_reference,
-  }));
+  return rows.map(ctrOrderRow);
 }
 
 /**
@@ -159,20 +190,7 @@ export async function completedOrdersAtOrAbove(s: CtrSelection): Promise<CtrOrde
  * threshold. A currency without a rate is not converted, and so not selected.
  */
 export async function completedDepositsAtOrAbove(s: CtrSelection): Promise<CtrDepositRow[]> {
-  const rows = await models().query<
-    RawCustomer & {
-      id: string;
-      created_at: Date;
-      channel: string;
-      currency: string;
-      amount_minor: string;
-      kes_minor: string;
-      provider_reference: string | null;
-      payer_phone: string | null;
-      payer_name: string | null;
-      payer_address: string | null;
-    }
-  >(
+  const rows = await models().query<RawCtrDeposit>(
     `WITH converted AS (
        SELECT d.*, div(d.amount_minor * (r.value ->> 'rate')::numeric * 100 + (r.value ->> 'den')::numeric - 1,
                        (r.value ->> 'den')::numeric) AS kes_minor
@@ -187,17 +205,5 @@ export async function completedDepositsAtOrAbove(s: CtrSelection): Promise<CtrDe
       LIMIT $5`,
     { bind: [s.from, s.to, JSON.stringify(s.kesConversion), s.thresholdKesMinor.toString(), s.limit], type: QueryTypes.SELECT },
   );
-  return rows.map((r) => ({
-    ...customer(r),
-    id: r.id,
-    createdAt: new Date(r.created_at),
-    channel: r.channel,
-    currency: r.currency,
-    amountMinor: BigInt(r.amount_minor),
-    kesEquivalentMinor: BigInt(r.kes_minor),
-    providerReference: r.provider_reference,
-    payerPhone: r.payer_phone,
-    payerName: r.payer_name,
-    payerAddress: r.payer_address,
-  }));
+  return rows.map(ctrDepositRow);
 }
