@@ -316,11 +316,14 @@ describe('auth', () => {
     });
   });
 
-  describe('when a staff member is demoted while their token is still valid', () => {
+  describe('when a staff member is demoted while their token is still valid (and its verification is cached)', () => {
     it('then the very next request with that token is 403 on a staff endpoint, and /me shows the new role', async () => {
       const officer = await newUser({ roles: ['user', 'compliance'] });
-      const before = await api().get('/api/v1/users').set(officer.auth);
-      expect(before.status, JSON.stringify(before.body)).to.equal(200);
+      // Twice: the second request is answered from the cache of verified tokens.
+      for (let i = 0; i < 2; i++) {
+        const before = await api().get('/api/v1/users').set(officer.auth);
+        expect(before.status, JSON.stringify(before.body)).to.equal(200);
+      }
 
       await User.update({ roles: ['user'] }, { where: { id: officer.id } });
       expectProblem(await api().get('/api/v1/users').set(officer.auth), 403, 'forbidden');
@@ -330,13 +333,37 @@ describe('auth', () => {
     });
   });
 
-  describe('when an account is removed while its token is still valid', () => {
+  describe('when an account is removed while its token is still valid (and its verification is cached)', () => {
     it('then the token is 401 on the next request', async () => {
       // Without money in: an account with deposits is kept for its ledger history.
       const user = await newUser({ funded: false });
       expect((await me(user.token)).status).to.equal(200);
+      expect((await me(user.token)).status).to.equal(200);
       await User.destroy({ where: { id: user.id } });
       expectProblem(await me(user.token), 401, 'unauthenticated');
+    });
+  });
+
+  describe('when a token has been verified and cached', () => {
+    it('then it is refused once it expires, as an uncached one is', async () => {
+      const user = await newUser({ funded: false });
+      const now = Math.floor(Date.now() / 1000);
+      const token = signToken(user.id, { iat: now, exp: now + 2 });
+      expect((await me(token)).status).to.equal(200);
+      expect((await me(token)).status).to.equal(200);
+      await new Promise((resolve) => setTimeout(resolve, (now + 2) * 1000 - Date.now() + 50));
+      expectProblem(await me(token), 401, 'unauthenticated');
+    });
+
+    it('then the same header and claims under another signature are still refused', async () => {
+      const user = await newUser({ funded: false });
+      const token = signToken(user.id);
+      expect((await me(token)).status).to.equal(200);
+      const [header, payload, signature] = token.split('.') as [string, string, string];
+      const flipped = Buffer.from(signature, 'base64url');
+      flipped[0] = flipped[0] ^ 0xff;
+      expectProblem(await me(`${header}.${payload}.${flipped.toString('base64url')}`), 401, 'unauthenticated');
+      expect((await me(token)).status).to.equal(200);
     });
   });
 

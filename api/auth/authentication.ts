@@ -1,5 +1,7 @@
-import { createSecretKey, timingSafeEqual } from 'node:crypto';
+import { createHash, createSecretKey, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
+import jwt from 'jsonwebtoken';
+import { LRUCache } from 'lru-cache';
 import passport from 'passport';
 import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
 import { config } from '../../platform/config';
@@ -68,10 +70,10 @@ export function authenticateRequest(request: Request): Promise<Caller> {
 async function verifyBearer(request: Request): Promise<Caller> {
   const token = /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
   if (token && looksLikeApiKey(token)) return verifyApiKey(token);
-  const claimed = await verifySignature(request);
-  const standing = await standingOf(claimed.id);
+  const subject = await verifySignature(request);
+  const standing = await standingOf(subject);
   if (!standing) throw new AppError('unauthenticated', 'a valid bearer token is required');
-  return { id: claimed.id, roles: standing.roles.filter((r): r is Role => ROLES.includes(r)), kycStatus: standing.kycStatus };
+  return { id: subject, roles: standing.roles.filter((r): r is Role => ROLES.includes(r)), kycStatus: standing.kycStatus };
 }
 
 /**
@@ -97,7 +99,40 @@ async function verifyApiKey(token: string): Promise<Caller> {
   };
 }
 
-function verifySignature(request: Request): Promise<Caller> {
+/**
+ * Bearer tokens whose signature and pinned claims were verified, by their SHA-256, each until it expires (its
+ * `exp`, or its `iat` plus `JWT_TTL_SECONDS` if sooner): a token is verified once per process, not once per
+ * request (docs/access.md#accounts). Only the verified subject is kept; the account's standing (roles, KYC,
+ * whether it still exists) is read on every request all the same. At most this many tokens are kept, the
+ * least recently used dropped first; a forged token is never kept, so it is checked, and refused, every time.
+ */
+const VERIFIED_TOKENS_KEPT = 10_000;
+const verifiedTokens = new LRUCache<string, { subject: string; expiresAtMs: number }>({ max: VERIFIED_TOKENS_KEPT });
+
+const tokenHash = (token: string): string => createHash('sha256').update(token).digest('base64url');
+
+/** When a verified token stops being accepted: at its expiry, or at its issue time plus the configured lifetime. */
+function acceptedUntilMs(token: string): number | null {
+  const claims = jwt.decode(token, { json: true });
+  if (typeof claims?.exp !== 'number' || typeof claims.iat !== 'number') return null;
+  return Math.min(claims.exp, claims.iat + config().jwt.ttlSeconds) * 1000;
+}
+
+/** The subject of a request's bearer JWT, its signature and claims verified (once per token; see above). */
+async function verifySignature(request: Request): Promise<string> {
+  const token = ExtractJwt.fromAuthHeaderAsBearerToken()(request);
+  if (!token) throw new AppError('unauthenticated', 'a valid bearer token is required');
+  const key = tokenHash(token);
+  const known = verifiedTokens.get(key);
+  if (known && Date.now() < known.expiresAtMs) return known.subject;
+  if (known) verifiedTokens.delete(key);
+  const { id } = await verifyWithStrategy(request);
+  const expiresAtMs = acceptedUntilMs(token);
+  if (expiresAtMs !== null) verifiedTokens.set(key, { subject: id, expiresAtMs });
+  return id;
+}
+
+function verifyWithStrategy(request: Request): Promise<Caller> {
   ensureStrategy();
   return new Promise((resolve, reject) => {
     const handler = passport.authenticate('jwt', { session: false }, (err: unknown, user: Caller | false) => {
