@@ -353,20 +353,61 @@ async function fillBlocklist(db: PgClient, count: number): Promise<void> {
 }
 
 /** Payments of one payer, initiated and awaited until completed, `concurrency` at a time: their latencies in ms. */
-async function paymentBatches(stack: Stack, concurrency: number): Promise<(count: number) => Promise<number[]>> {
-  const payer = await newUser(stack, 'payer', ['user']);
-  const pay = async (): Promise<number> => {
+/** How long one payment may take before the bench stops and says why, instead of waiting for ever. */
+const PAYMENT_DEADLINE_MS = 60_000;
+
+/**
+ * A closed loop of payouts (`concurrency` at a time), each timed from initiate to its workflow's result. With
+ * `paymentsPerPayer`, each payer makes at most that many before a new one (registered and funded outside the
+ * timing) takes over: an ordinary customer's pattern, which transaction monitoring lets through.
+ */
+async function paymentBatches(
+  stack: Stack,
+  concurrency: number,
+  paymentsPerPayer = Number.POSITIVE_INFINITY,
+): Promise<(count: number) => Promise<number[]>> {
+  // One payer at a time, shared by the loop's workers; a new one is registered when it has made its share.
+  let payer: Promise<{ token: string }> = newUser(stack, 'payer', ['user']);
+  let madeByPayer = 0;
+  await payer;
+  const nextPayer = (): Promise<{ token: string }> => {
+    if (madeByPayer >= paymentsPerPayer) {
+      payer = newUser(stack, 'payer', ['user']);
+      madeByPayer = 0;
+    }
+    madeByPayer += 1;
+    return payer;
+  };
+  const pay = async (token: string): Promise<number> => {
     const startedAt = performance.now();
     const accepted = await postJson(
       `${stack.apiUrl}/api/v1/payments/initiate`,
       { amount: '1500.00', currency: 'KES', method: 'mobile_money', destination: { provider: 'mpesa', phone: '+254712345678' } },
-      { authorization: `Bearer ${payer.token}`, 'idempotency-key': randomUUID() },
+      { authorization: `Bearer ${token}`, 'idempotency-key': randomUUID() },
     );
     if (accepted.status !== 202) throw new Error(`initiate failed: ${accepted.status} ${JSON.stringify(accepted.json)}`);
-    const result = (await stack.temporal.workflow.getHandle((accepted.json as { workflow_id: string }).workflow_id).result()) as {
-      status: string;
-    };
-    if (result.status !== 'completed') throw new Error(`payment ended ${result.status}`);
+    const { workflow_id: workflowId, order_id: orderId } = accepted.json as { workflow_id: string; order_id: string };
+    const outcome = stack.temporal.workflow.getHandle(workflowId).result() as Promise<{ status: string }>;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        void stack.db
+          .query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [orderId])
+          .then(
+            ({ rows }) => rows[0]?.status ?? 'not found',
+            (err: Error) => `unreadable (${err.message})`,
+          )
+          .then((status) =>
+            reject(new Error(`payment ${orderId} did not end within ${PAYMENT_DEADLINE_MS / 1000} s; its order is ${status}`)),
+          );
+      }, PAYMENT_DEADLINE_MS);
+    });
+    try {
+      const result = await Promise.race([outcome, deadline]);
+      if (result.status !== 'completed') throw new Error(`payment ended ${result.status}`);
+    } finally {
+      clearTimeout(timer);
+    }
     return performance.now() - startedAt;
   };
   return async (count: number): Promise<number[]> => {
@@ -376,7 +417,8 @@ async function paymentBatches(stack: Stack, concurrency: number): Promise<(count
       Array.from({ length: concurrency }, async () => {
         while (left > 0) {
           left -= 1;
-          latencies.push(await pay());
+          const { token } = await nextPayer();
+          latencies.push(await pay(token));
         }
       }),
     );
@@ -390,6 +432,9 @@ export interface MonitoringLatencyBench {
   offP50Ms: number;
   onP99Ms: number;
   offP99Ms: number;
+  /** Evaluations stored by each side: every payment's on the "on" side, none on the "off" side. */
+  onEvaluations: number;
+  offEvaluations: number;
   /** onP50Ms / offP50Ms; target <= 1.1. */
   ratio: number;
 }
@@ -398,6 +443,9 @@ export interface MonitoringLatencyBench {
  * Benchmark (n): payment initiate-to-completed p50 with transaction monitoring on (`MONITORING_ENABLED=true` for
  * the api and worker) against off, two stacks on their own databases, rounds interleaved on, off, on, off …
  */
+/** Payouts per payer in (n): well below the default velocity rule's `min_count` of 30 a day (docs/monitoring.md#rules). */
+const PAYMENTS_PER_PAYER = 10;
+
 export async function benchMonitoringLatency(
   options: BenchOptions & { paymentsPerRound?: number; concurrency?: number },
 ): Promise<MonitoringLatencyBench> {
@@ -410,8 +458,10 @@ export async function benchMonitoringLatency(
   try {
     const off = await startStack(options, `${base}_off`, { SANDBOX_CALLBACK_DELAY_MS: '0', MONITORING_ENABLED: 'false' });
     try {
-      const onBatch = await paymentBatches(on, concurrency);
-      const offBatch = await paymentBatches(off, concurrency);
+      // Both sides pay the same way: a payer makes a few payouts, as an ordinary customer does, then another
+      // takes over. One payer making hundreds in minutes is velocity that monitoring holds for review.
+      const onBatch = await paymentBatches(on, concurrency, PAYMENTS_PER_PAYER);
+      const offBatch = await paymentBatches(off, concurrency, PAYMENTS_PER_PAYER);
       log('warming up both stacks');
       await onBatch(20);
       await offBatch(20);
@@ -432,10 +482,23 @@ export async function benchMonitoringLatency(
         offLatencies.push(...b);
         log(`  round ${i + 1}/${rounds}: p50 on ${percentile(a, 50).toFixed(1)} ms, off ${percentile(b, 50).toFixed(1)} ms`);
       }
+      // The figure means something only if the switch did: every payment evaluated on one side, none on the other.
+      const evaluations = async (stack: Stack) =>
+        Number((await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM monitoring_evaluations')).rows[0].n);
+      const onEvaluations = await evaluations(on);
+      const offEvaluations = await evaluations(off);
+      const payments = 20 + perRound * rounds;
+      if (onEvaluations < payments || offEvaluations !== 0) {
+        throw new Error(
+          `MONITORING_ENABLED did not take effect: ${onEvaluations} evaluations with it on and ${offEvaluations} with it off, for ${payments} payments each`,
+        );
+      }
       const onP50Ms = percentile(onLatencies, 50);
       const offP50Ms = percentile(offLatencies, 50);
       return {
         paymentsPerRound: perRound,
+        onEvaluations,
+        offEvaluations,
         onP50Ms,
         offP50Ms,
         onP99Ms: percentile(onLatencies, 99),

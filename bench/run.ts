@@ -1229,7 +1229,7 @@ async function benchMonitoringLatency(temporalAddress: string): Promise<FigureRe
     log: (line) => progress(`  ${line}`),
   });
   const payments = `${s.paymentsPerRound} payments x ${settings.rounds} rounds`;
-  return figures(
+  const result = figures(
     'n',
     'payment initiate-to-completed p50 with monitoring on (MONITORING_ENABLED=true) vs off',
     [
@@ -1241,6 +1241,10 @@ async function benchMonitoringLatency(temporalAddress: string): Promise<FigureRe
     1.1,
     s,
   );
+  result.notes.push(
+    `evaluations stored: ${s.onEvaluations} with monitoring on, ${s.offEvaluations} with it off (warm-up included); each payer makes at most 10 payouts`,
+  );
+  return result;
 }
 
 async function benchScreeningScale(): Promise<FigureResult> {
