@@ -88,7 +88,9 @@ export class PayoutsController extends Controller {
    * a batch with any invalid item is refused whole — a 400 naming each by row and field (`rows[3].amount`) —
    * unless `skip_invalid` is true. An accepted batch holds its total and fees from the wallet in one posting
    * (422 `insufficient_funds`, nothing held, when the wallet is short) and its workflow `payout-batch-<batch_id>`
-   * pays each item once, as its own order.
+   * pays each item once, as its own order. A batch whose total and fees reach `FOUR_EYES_ABOVE_KES` (KES
+   * equivalent, at or above) is held the same way but answers `awaiting_approval`, with its
+   * `approval_request_id`: nothing is sent until a second staff member approves it.
    * @param idempotencyKey 1 to 255 visible ASCII characters, e.g. a UUID; a repeat replays the first answer
    * @pattern idempotencyKey ^[!-~]{1,255}$
    * @maxLength idempotencyKey 255
@@ -115,6 +117,7 @@ export class PayoutsController extends Controller {
     returned_amount: '0.00',
     progress: 0,
     cancel_requested: false,
+    approval_request_id: null,
     workflow_id: 'payout-batch-01a20610-5c3e-7d11-9e2a-77c0c1f0b7aa',
     created_at: '2026-11-28T06:00:00.000Z',
     finished_at: null,
@@ -159,6 +162,7 @@ export class PayoutsController extends Controller {
     returned_amount: '0.00',
     progress: 0.3333,
     cancel_requested: false,
+    approval_request_id: null,
     workflow_id: 'payout-batch-01a20610-5c3e-7d11-9e2a-77c0c1f0b7aa',
     created_at: '2026-11-28T06:00:00.000Z',
     finished_at: null,
@@ -221,7 +225,8 @@ export class PayoutsController extends Controller {
 
   /**
    * Stop a batch: items not yet sent are cancelled and their money, with their fees, goes back to the wallet
-   * when the batch ends; items in flight finish. Asking again, or once the batch has ended, answers the batch as
+   * when the batch ends; items in flight finish. A batch awaiting approval is cancelled at once, its whole hold
+   * back in the wallet. Asking again, or once the batch has ended, answers the batch as
    * it stands.
    * @summary Cancel a bulk payout
    */
@@ -244,6 +249,7 @@ export class PayoutsController extends Controller {
     returned_amount: '0.00',
     progress: 0.3333,
     cancel_requested: true,
+    approval_request_id: null,
     workflow_id: 'payout-batch-01a20610-5c3e-7d11-9e2a-77c0c1f0b7aa',
     created_at: '2026-11-28T06:00:00.000Z',
     finished_at: null,

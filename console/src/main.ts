@@ -213,6 +213,112 @@ async function follow(orderId: string): Promise<void> {
   }
 }
 
+// --- bulk payouts -------------------------------------------------------------------------------------
+
+const BATCH_COUNTS = ['pending', 'sent', 'completed', 'failed', 'rejected', 'cancelled'];
+/** While a batch runs its view is read again this often. */
+const BATCH_POLL_MS = 2000;
+/** The batch the console follows: a newer "Show batch" stops following the older one. */
+let followedBatch = 0;
+
+/** A batch's failed and rejected items (the first page of each), with their failure codes. */
+async function failedItems(batchId: string, counts: JsonObject): Promise<JsonObject[]> {
+  const out: JsonObject[] = [];
+  for (const status of ['failed', 'rejected']) {
+    if (Number(counts[status] ?? 0) === 0) continue;
+    const page = await call('GET', `/payouts/batches/${encodeURIComponent(batchId)}/items?status=${status}&limit=100`);
+    out.push(...pageRows(page));
+  }
+  return out;
+}
+
+function renderBatch(batch: JsonObject, failed: JsonObject[], decide: (decision: 'approve' | 'reject' | 'cancel') => void): Node {
+  const counts = isObject(batch.counts) ? batch.counts : {};
+  const progress = typeof batch.progress === 'number' ? batch.progress : 0;
+  const status = text(batch.status);
+  const requestId = text(batch.approval_request_id);
+  const buttons: HTMLButtonElement[] = [];
+  const button = (label: string, decision: 'approve' | 'reject' | 'cancel') => {
+    const b = el('button', { type: 'button' }, label);
+    b.addEventListener('click', () => {
+      for (const other of buttons) other.disabled = true;
+      decide(decision);
+    });
+    buttons.push(b);
+    return b;
+  };
+  // Staff decide a batch awaiting approval (the API refuses anyone else); its owner may cancel it.
+  if (status === 'awaiting_approval') {
+    button('Approve batch', 'approve');
+    button('Reject batch', 'reject');
+  }
+  if (status === 'awaiting_approval' || status === 'running') button('Cancel batch (owner)', 'cancel');
+  return ok(
+    el(
+      'p',
+      {},
+      'Batch ',
+      el('code', { class: 'batch-id' }, text(batch.batch_id)),
+      ': ',
+      el('span', { class: 'status' }, status),
+      batch.cancel_requested === true && status === 'running' ? ' (cancel asked)' : '',
+    ),
+    el(
+      'p',
+      {},
+      el('progress', { class: 'batch-progress', max: '1', value: String(progress), 'aria-label': 'Batch progress' }),
+      ` ${Math.round(progress * 100)}% of ${text(batch.item_count)} items`,
+    ),
+    requestId ? el('p', {}, 'Four-eyes request ', el('code', { class: 'request-id' }, requestId)) : '',
+    table([counts], BATCH_COUNTS),
+    table(
+      [
+        {
+          currency: batch.currency,
+          total: batch.total_amount,
+          fees: batch.total_fee,
+          sent: batch.sent_amount,
+          failed: batch.failed_amount,
+          cancelled: batch.cancelled_amount,
+          returned: batch.returned_amount,
+        },
+      ],
+      ['currency', 'total', 'fees', 'sent', 'failed', 'cancelled', 'returned'],
+    ),
+    el('h3', {}, 'Failed items'),
+    el('div', { class: 'batch-failures' }, table(failed, ['row', 'reference', 'status', 'amount', 'failure_code', 'order_id'])),
+    buttons.length > 0 ? el('div', { class: 'batch-actions' }, ...buttons) : '',
+  );
+}
+
+/** Show a batch, reading it again every few seconds while it runs, until it ends or another batch is shown. */
+async function followBatch(batchId: string, note: string): Promise<void> {
+  followedBatch += 1;
+  const mine = followedBatch;
+  const decide = (decision: 'approve' | 'reject' | 'cancel', batch: JsonObject) => {
+    const done =
+      decision === 'cancel'
+        ? call('POST', `/payouts/batches/${encodeURIComponent(batchId)}/cancel`, { idempotent: true })
+        : call('POST', `/compliance/approvals/${encodeURIComponent(text(batch.approval_request_id))}/${decision}`, {
+            body: note ? { note } : {},
+          });
+    done.then(() => followBatch(batchId, note)).catch((err: unknown) => showError('batch-view', err));
+  };
+  for (let attempt = 0; mine === followedBatch; attempt += 1) {
+    const batch = await call('GET', `/payouts/batches/${encodeURIComponent(batchId)}`);
+    if (!isObject(batch)) return show('batch-view', pre(batch));
+    const counts = isObject(batch.counts) ? batch.counts : {};
+    const failed = await failedItems(batchId, counts);
+    if (mine !== followedBatch) return;
+    show(
+      'batch-view',
+      renderBatch(batch, failed, (decision) => decide(decision, batch)),
+    );
+    if (batch.status !== 'running' || attempt > 1800) return;
+    await sleep(BATCH_POLL_MS);
+  }
+}
+
 function setField(form: string, name: string, value: string): void {
   const input = document.querySelector<HTMLInputElement>(`form[data-action="${form}"] [name="${name}"]`);
   if (input) input.value = value;
@@ -328,6 +434,9 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
   },
   async 'order-status'(f) {
     await follow(f.order_id);
+  },
+  async 'batch-view'(f) {
+    await followBatch(f.batch_id, f.note);
   },
   async exchanges(f) {
     const query = new URLSearchParams({ ...pick(f, ['q', 'country']), limit: '50' });
