@@ -31,6 +31,7 @@ import { startPayoutBatchWorkflow } from '../workflows/client';
 import { decodeCursorKey, encodeCursor, filterOneOf, pageLimit, type Page } from './paging';
 import { preparePayout, type PreparedPayout } from './payment-service';
 import { reachesFourEyes, requestApproval } from './approvals';
+import { refuseOwnInterest } from './own-interest';
 
 /**
  * Bulk payouts (docs/payments.md#bulk-payouts): up to 10,000 items, each an initiate body with the client's own
@@ -448,9 +449,13 @@ async function askBatchApproval(
   log.info({ batchId, requestId: request.request_id, userId: owner.id }, 'payout batch awaits a second staff member’s approval');
 }
 
-/** Nobody decides on a bulk payout of their own (the own affairs rule). */
-function notOwnBatch(decider: Caller, batch: PayoutBatchRow): void {
+/**
+ * Nobody decides on a bulk payout of their own (the own affairs rule), nor on one whose owner shares their name,
+ * phone, e-mail or ID number (docs/compliance.md#own-interest).
+ */
+async function notOwnBatch(decider: Caller, batch: PayoutBatchRow): Promise<void> {
   if (decider.id === batch.user_id) throw new AppError('forbidden', 'no staff member decides on a bulk payout of their own');
+  await refuseOwnInterest(decider, 'a bulk payout', [{ role: 'the batch’s owner', userId: batch.user_id }]);
 }
 
 /**
@@ -461,7 +466,7 @@ function notOwnBatch(decider: Caller, batch: PayoutBatchRow): void {
 export async function performApprovedBatch(request: ApprovalRecord, approver: Caller, tx: Tx): Promise<Record<string, unknown>> {
   const found = await findPayoutBatch(request.subjectId, tx);
   if (!found) throw new AppError('not_found', `payout batch ${request.subjectId} not found`);
-  notOwnBatch(approver, found);
+  await notOwnBatch(approver, found);
   const before = await approvePayoutBatch(found.id, tx);
   if (before?.status !== 'awaiting_approval') {
     throw new AppError(
@@ -484,7 +489,7 @@ export async function startApprovedBatch(request: { subject_id: string }): Promi
 export async function performRejectedBatch(request: ApprovalRecord, decider: Caller, tx: Tx): Promise<Record<string, unknown>> {
   const found = await findPayoutBatch(request.subjectId, tx);
   if (!found) throw new AppError('not_found', `payout batch ${request.subjectId} not found`);
-  notOwnBatch(decider, found);
+  await notOwnBatch(decider, found);
   const before = await cancelAwaitingPayoutBatch(found.id, tx);
   return { batch_id: found.id, status: before?.status === 'awaiting_approval' ? 'cancelled' : (before?.status ?? found.status) };
 }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { api, kesAvailable, mpesaPayment, newUser, uniqueKenyanPhone, type TestUser } from './support/api';
+import { api, kesAvailable, mpesaPayment, newNamedUser, newUser, uniqueKenyanPhone, type TestUser } from './support/api';
 import { withEnv } from './support/config-env';
 import { rows } from './support/db';
 import { fundWallets } from './support/funding';
@@ -317,6 +317,20 @@ describe('bulk payouts', () => {
       expect(events).to.have.members(['payout_batch.created', 'payout_batch.approved', 'payout_batch.completed']);
       // Decided once: a second approval is refused.
       expectProblem(await decide(await staffMember(), requestId, 'approve'), 409, 'conflict');
+    });
+
+    it('then a staff member who shares the owner’s name (a second account of theirs) can neither approve nor reject it', async () => {
+      const name = `Achieng Otieno ${randomUUID()
+        .replace(/[^a-f]/g, '')
+        .slice(0, 6)}`;
+      const owner = await newNamedUser(name);
+      await fundWallets(owner.id, { KES: 1_000_000n });
+      const batch = await awaiting(owner, 'N');
+      const twin = await newNamedUser(name, { roles: ['user', 'compliance'] });
+      expectProblem(await decide(twin, batch.approval_request_id ?? '', 'approve'), 403, 'forbidden');
+      expectProblem(await decide(twin, batch.approval_request_id ?? '', 'reject'), 403, 'forbidden');
+      expect((await getBatch(owner, batch.batch_id)).status).to.equal('awaiting_approval');
+      expect(await batchHold(batch.batch_id)).to.equal('30000');
     });
 
     it('then a rejection cancels it and returns the whole hold, and the staff note stays off the customer’s view', async () => {
