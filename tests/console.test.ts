@@ -426,7 +426,7 @@ describe('console (headless Chromium)', function () {
     await shot('cases');
   });
 
-  it('as a second staff member, opens a bulk payout awaiting approval and approves it: its progress bar fills and the failed item is listed', async () => {
+  it('shows a bulk payout awaiting approval to its owner without an approve button; a staff member opens it from the four-eyes list and approves it: its progress bar fills and the failed item is listed', async () => {
     const restore = withEnv({ FOUR_EYES_ABOVE_KES: '300' });
     try {
       const owner = await newUser({ funded: false });
@@ -441,16 +441,32 @@ describe('console (headless Chromium)', function () {
       const batch = res.body as { batch_id: string; status: string; approval_request_id: string };
       expect(batch.status).to.equal('awaiting_approval');
 
+      const s = section('batches');
+      const view = s.locator('[data-result="batch-view"]');
+      // Its owner sees it waiting, and may cancel it, but has no approval to give.
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await page.locator('#session-state').filter({ hasText: 'Logged out' }).waitFor();
+      await logIn(owner.email);
+      await s.getByLabel('Batch id').fill(batch.batch_id);
+      await s.getByRole('button', { name: 'Show batch' }).click();
+      await view.locator('.status').filter({ hasText: 'awaiting_approval' }).waitFor();
+      expect(await s.getByRole('button', { name: 'Approve batch' }).count()).to.equal(0);
+      expect(await s.getByRole('button', { name: 'Cancel batch (owner)' }).isVisible()).to.equal(true);
+
       await page.getByRole('button', { name: 'Log out' }).click();
       await page.locator('#session-state').filter({ hasText: 'Logged out' }).waitFor();
       const checker = await newUser({ roles: ['user', 'compliance'], funded: false });
       await logIn(checker.email);
-      const s = section('batches');
-      await s.getByLabel('Batch id').fill(batch.batch_id);
+      // The pending four-eyes requests name the batch, and open it in the Bulk payouts section.
+      await s.getByLabel('Batch id').fill('');
+      const requests = section('unresolved');
+      await requests.getByRole('button', { name: 'List pending four-eyes requests' }).click();
+      await requests.locator('[data-result="approvals-list"] tbody tr').filter({ hasText: batch.approval_request_id }).waitFor();
+      expect(await s.getByLabel('Batch id').inputValue()).to.equal(batch.batch_id);
       await s.getByLabel('Approval note (staff)').fill('payroll file checked with the payer');
       await s.getByRole('button', { name: 'Show batch' }).click();
-      const view = s.locator('[data-result="batch-view"]');
       await view.locator('.status').filter({ hasText: 'awaiting_approval' }).waitFor();
+      await view.getByRole('button', { name: 'Approve batch' }).waitFor();
       expect(await view.locator('.request-id').textContent()).to.equal(batch.approval_request_id);
       expect(await view.locator('progress.batch-progress').getAttribute('value')).to.equal('0');
       await s.getByRole('button', { name: 'Approve batch' }).click();

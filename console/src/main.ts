@@ -24,6 +24,9 @@ class ApiError extends Error {
 }
 
 let token: string | null = sessionStorage.getItem(TOKEN_KEY);
+/** The logged-in user's roles (from `/auth/me`): staff see the four-eyes buttons. */
+let roles: string[] = [];
+const isStaff = () => roles.includes('compliance') || roles.includes('admin');
 
 const isObject = (value: Json | undefined): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -152,14 +155,15 @@ async function renderSession(): Promise<void> {
   document.body.classList.toggle('logged-out', !token);
   logout.hidden = !token;
   if (!token) {
+    roles = [];
     state.textContent = 'Logged out';
     return;
   }
   try {
     const me = await call('GET', '/auth/me');
     if (isObject(me)) {
-      const roles = Array.isArray(me.roles) ? me.roles.map(text).join(', ') : '';
-      state.textContent = `Logged in as ${text(me.email)} (${roles || 'user'}, KYC ${text(me.kyc_status)})`;
+      roles = Array.isArray(me.roles) ? me.roles.map(text) : [];
+      state.textContent = `Logged in as ${text(me.email)} (${roles.join(', ') || 'user'}, KYC ${text(me.kyc_status)})`;
     }
   } catch {
     if (!token) state.textContent = 'Logged out';
@@ -247,8 +251,8 @@ function renderBatch(batch: JsonObject, failed: JsonObject[], decide: (decision:
     buttons.push(b);
     return b;
   };
-  // Staff decide a batch awaiting approval (the API refuses anyone else); its owner may cancel it.
-  if (status === 'awaiting_approval') {
+  // Staff decide a batch awaiting approval (the API refuses anyone else, and its owner); its owner may cancel it.
+  if (status === 'awaiting_approval' && isStaff()) {
     button('Approve batch', 'approve');
     button('Reject batch', 'reject');
   }
@@ -582,6 +586,9 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
       asks: isObject(r.payload) ? Object.values(r.payload).map(text).join(' · ') : '',
     }));
     show('approvals-list', table(rows, ['request_id', 'kind', 'subject_id', 'amount', 'currency', 'asks', 'requested_by']));
+    // A bulk payout waiting for approval opens in the Bulk payouts section.
+    const batch = rows.find((r) => r.kind === 'approve_payout_batch');
+    if (batch) setField('batch-view', 'batch_id', text(batch.subject_id));
   },
   async 'approval-decide'(f) {
     const decision = f.decision === 'reject' ? 'reject' : 'approve';
