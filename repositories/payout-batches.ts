@@ -149,6 +149,21 @@ export async function findPayoutBatchByKey(userId: string, idempotencyKey: strin
   return row ?? null;
 }
 
+/** A user's batches (in one status, or any when null), newest first, keyset-paged on the time-ordered id. */
+export async function listUserPayoutBatches(
+  userId: string,
+  status: PayoutBatchStatus | null,
+  before: string | null,
+  take: number,
+): Promise<PayoutBatchRow[]> {
+  return queryRows<PayoutBatchRow>(
+    `SELECT ${BATCH_COLUMNS} FROM payout_batches
+      WHERE user_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR id < $3)
+      ORDER BY id DESC LIMIT $4`,
+    [userId, status, before, take],
+  );
+}
+
 export async function markPayoutBatchStarted(batchId: string): Promise<void> {
   await queryRows('UPDATE payout_batches SET workflow_started_at = coalesce(workflow_started_at, now()) WHERE id = $1', [batchId]);
 }

@@ -15,6 +15,7 @@ import {
   findPayoutBatch,
   findPayoutBatchByKey,
   listPayoutBatchItems,
+  listUserPayoutBatches,
   payoutBatchReturned,
   payoutBatchTally,
   requestPayoutBatchCancel,
@@ -28,7 +29,7 @@ import {
 import { inTransaction, isDuplicate, type Tx } from '../repositories/transaction';
 import { payoutBatchWorkflowId } from '../workflows/shared';
 import { startPayoutBatchWorkflow } from '../workflows/client';
-import { decodeCursorKey, encodeCursor, filterOneOf, pageLimit, type Page } from './paging';
+import { decodeCursorKey, encodeCursor, filterOneOf, keysetPage, keysetQuery, pageLimit, type Page } from './paging';
 import { preparePayout, type PreparedPayout } from './payment-service';
 import { reachesFourEyes, requestApproval } from './approvals';
 import { refuseOwnInterest } from './own-interest';
@@ -352,6 +353,46 @@ async function batchView(batch: PayoutBatchRow): Promise<PayoutBatchView> {
 /** A batch with its counts by status, money sent, failed and returned, and progress. Another user's is a 404. */
 export async function getPayoutBatch(caller: Caller, batchId: string): Promise<PayoutBatchView> {
   return batchView(await ownBatch(caller, batchId));
+}
+
+export const BATCH_STATUSES = ['awaiting_approval', 'running', 'completed', 'cancelled'] as const satisfies readonly PayoutBatchStatus[];
+
+/** A batch in a list: what it is and where it stands; its counts and money are on the batch itself. */
+export interface PayoutBatchSummary {
+  batch_id: string;
+  status: PayoutBatchStatus;
+  currency: string;
+  item_count: number;
+  total_amount: string;
+  total_fee: string;
+  cancel_requested: boolean;
+  created_at: string;
+  finished_at: string | null;
+  links: { self: string; items: string };
+}
+
+const batchSummary = (batch: PayoutBatchRow): PayoutBatchSummary => ({
+  batch_id: batch.id,
+  status: batch.status,
+  currency: batch.currency,
+  item_count: batch.item_count,
+  total_amount: formatAmount(batch.total_amount_minor, batch.currency as Currency),
+  total_fee: formatAmount(batch.total_fee_minor, batch.currency as Currency),
+  cancel_requested: batch.cancel_requested_at !== null,
+  created_at: new Date(batch.created_at).toISOString(),
+  finished_at: batch.finished_at ? new Date(batch.finished_at).toISOString() : null,
+  links: { self: batchLink(batch.id), items: `${batchLink(batch.id)}/items` },
+});
+
+/** The caller's own batches, newest first, keyset-paged; `status` filters (e.g. `awaiting_approval`). */
+export async function listPayoutBatches(
+  caller: Caller,
+  q: { status?: string; limit?: number; cursor?: string },
+): Promise<Page<PayoutBatchSummary>> {
+  const status = filterOneOf('status', q.status, BATCH_STATUSES);
+  const { limit, before } = keysetQuery(q);
+  const rows = await listUserPayoutBatches(caller.id, status ?? null, before, limit + 1);
+  return keysetPage(rows, limit, batchSummary);
 }
 
 export interface BatchItemsQuery {

@@ -447,7 +447,9 @@ describe('console (headless Chromium)', function () {
       await page.getByRole('button', { name: 'Log out' }).click();
       await page.locator('#session-state').filter({ hasText: 'Logged out' }).waitFor();
       await logIn(owner.email);
-      await s.getByLabel('Batch id').fill(batch.batch_id);
+      await s.getByRole('button', { name: 'List my batches' }).click();
+      await s.locator('[data-result="batch-list"] tbody tr').filter({ hasText: 'awaiting_approval' }).waitFor();
+      expect(await s.getByLabel('Batch id').inputValue()).to.equal(batch.batch_id);
       await s.getByRole('button', { name: 'Show batch' }).click();
       await view.locator('.status').filter({ hasText: 'awaiting_approval' }).waitFor();
       expect(await s.getByRole('button', { name: 'Approve batch' }).count()).to.equal(0);

@@ -223,6 +223,38 @@ describe('bulk payouts', () => {
     });
   });
 
+  describe('when a user lists their batches', () => {
+    it('then they see their own only, newest first, paged and filtered by status', async () => {
+      const restore = withEnv({ FOUR_EYES_ABOVE_KES: '300' });
+      try {
+        const payer = await payerWith(1_000_000n);
+        const other = await payerWith(1_000_000n);
+        const first = ((await postBatch(payer, { items: items(1, 'L1') })).body as BatchBody).batch_id;
+        const waiting = ((await postBatch(payer, { items: items(3, 'L2') })).body as BatchBody).batch_id;
+        const third = ((await postBatch(payer, { items: items(2, 'L3') })).body as BatchBody).batch_id;
+        const theirs = ((await postBatch(other, { items: items(1, 'L4') })).body as BatchBody).batch_id;
+        type ListBody = { data: { batch_id: string; status: string }[]; next_cursor: string | null };
+        const list = async (user: TestUser, query: string) => {
+          const res = await api().get(`/api/v1/payouts/batches${query}`).set(user.auth);
+          expect(res.status, res.text).to.equal(200);
+          return res.body as ListBody;
+        };
+        const page1 = await list(payer, '?limit=2');
+        expect(page1.data.map((b) => b.batch_id)).to.deep.equal([third, waiting]);
+        const page2 = await list(payer, `?limit=2&cursor=${page1.next_cursor}`);
+        expect(page2.data.map((b) => b.batch_id)).to.deep.equal([first]);
+        expect(page2.next_cursor).to.equal(null);
+        const awaitingOnly = await list(payer, '?status=awaiting_approval');
+        expect(awaitingOnly.data.map((b) => [b.batch_id, b.status])).to.deep.equal([[waiting, 'awaiting_approval']]);
+        expect((await list(other, '')).data.map((b) => b.batch_id)).to.deep.equal([theirs]);
+        expectProblem(await api().get('/api/v1/payouts/batches?status=paused').set(payer.auth), 400, 'validation_failed');
+        expectProblem(await api().get('/api/v1/payouts/batches?cursor=bm9wZQ').set(payer.auth), 400, 'validation_failed');
+      } finally {
+        restore();
+      }
+    });
+  });
+
   describe('when a batch reaches FOUR_EYES_ABOVE_KES (four eyes)', () => {
     let restore: () => void;
     // Three items of KES 100.00 (no fees on the sandbox M-Pesa rail): KES 300.00, exactly the threshold.

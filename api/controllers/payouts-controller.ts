@@ -24,9 +24,11 @@ import {
   cancelPayoutBatch,
   createPayoutBatch,
   getPayoutBatch,
+  listPayoutBatches,
   payoutBatchItems,
   type PayoutBatchAccepted,
   type PayoutBatchItemView,
+  type PayoutBatchSummary,
   type PayoutBatchView,
 } from '../../services/payout-batch-service';
 import type { Page } from '../../services/paging';
@@ -261,5 +263,49 @@ export class PayoutsController extends Controller {
   @OperationId('cancelPayoutBatch')
   public async cancel(@Path('batch_id') batchId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<PayoutBatchView> {
     return cancelPayoutBatch(req.user, batchId);
+  }
+
+  /**
+   * The caller's own bulk payouts, newest first; `status=awaiting_approval` lists those waiting for a staff
+   * member's approval. Each batch's counts and money are on `GET /payouts/batches/{batch_id}`.
+   * @param status `awaiting_approval`, `running`, `completed` or `cancelled`
+   * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   * @param cursor `next_cursor` of the previous page
+   * @maxLength cursor 200
+   * @summary List bulk payouts
+   */
+  @Get()
+  @Response<Problem>(400, 'Bad status, limit or cursor')
+  @Example<Page<PayoutBatchSummary>>({
+    data: [
+      {
+        batch_id: '01a20610-5c3e-7d11-9e2a-77c0c1f0b7aa',
+        status: 'awaiting_approval',
+        currency: 'KES',
+        item_count: 3,
+        total_amount: '75000.00',
+        total_fee: '0.00',
+        cancel_requested: false,
+        created_at: '2026-11-28T06:00:00.000Z',
+        finished_at: null,
+        links: {
+          self: '/api/v1/payouts/batches/01a20610-5c3e-7d11-9e2a-77c0c1f0b7aa',
+          items: '/api/v1/payouts/batches/01a20610-5c3e-7d11-9e2a-77c0c1f0b7aa/items',
+        },
+      },
+    ],
+    next_cursor: null,
+  })
+  @OperationId('listPayoutBatches')
+  public async list(
+    @Request() req: ExpressRequest & { user: Caller },
+    @Query() status?: 'awaiting_approval' | 'running' | 'completed' | 'cancelled',
+    @Query() limit?: number,
+    @Query() cursor?: string,
+  ): Promise<Page<PayoutBatchSummary>> {
+    return listPayoutBatches(req.user, { status, limit, cursor });
   }
 }

@@ -439,6 +439,13 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
   async 'order-status'(f) {
     await follow(f.order_id);
   },
+  async 'batch-list'() {
+    const page = await call('GET', '/payouts/batches?limit=50');
+    const rows = pageRows(page);
+    show('batch-list', table(rows, ['batch_id', 'status', 'item_count', 'total_amount', 'currency', 'created_at']));
+    const first = rows[0];
+    if (first) setField('batch-view', 'batch_id', text(first.batch_id));
+  },
   async 'batch-view'(f) {
     await followBatch(f.batch_id, f.note);
   },
