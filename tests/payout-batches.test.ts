@@ -318,12 +318,12 @@ describe('bulk payouts', () => {
 
     it('then a batch just below it runs at once, with no approval request', async () => {
       const payer = await payerWith(1_000_000n);
-      const res = await postBatch(payer, { items: [item('U-1'), item('U-2'), item('U-3', { amount: '99.99' })] });
+      const res = await postBatch(payer, { items: [item('U-1'), item('U-2'), item('U-3', { amount: '99.00' })] });
       expect(res.status, JSON.stringify(res.body)).to.equal(202);
       const accepted = res.body as BatchBody;
       expect(accepted).to.include({ status: 'running', approval_request_id: null });
       const done = await ended(payer, accepted.batch_id);
-      expect(done).to.include({ status: 'completed', sent_amount: '299.99' });
+      expect(done).to.include({ status: 'completed', sent_amount: '299.00' });
     });
 
     it('then neither the owner (even when staff) nor a customer can approve it, and a second staff member’s approval runs it to completed', async () => {
