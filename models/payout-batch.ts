@@ -1,6 +1,7 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
 
-export type PayoutBatchStatus = 'running' | 'completed' | 'cancelled';
+/** `awaiting_approval`: held, its workflow not started, until a second staff member approves it (docs/access.md#four-eyes). */
+export type PayoutBatchStatus = 'awaiting_approval' | 'running' | 'completed' | 'cancelled';
 export type PayoutBatchItemStatus = 'pending' | 'sent' | 'completed' | 'failed' | 'rejected' | 'cancelled';
 
 /** A bulk payout: up to 10,000 items paid from one hold on the payer's wallet (docs/payments.md#bulk-payouts). */

@@ -76,6 +76,12 @@ export async function pendingApprovalFor(kind: string, subjectId: string, tx?: T
   return found ? record(found) : undefined;
 }
 
+/** The newest request of a kind on one subject, whatever its status. */
+export async function latestApprovalFor(kind: string, subjectId: string): Promise<ApprovalRecord | undefined> {
+  const found = await ApprovalRequest.findOne({ where: { kind, subjectId }, order: [['id', 'DESC']] });
+  return found ? record(found) : undefined;
+}
+
 /** Requests in one status (any when null), newest first, keyset-paged on the time-ordered id. */
 export async function listApprovalRequests(status: ApprovalStatus | null, before: string | null, take: number): Promise<ApprovalRecord[]> {
   const rows = await ApprovalRequest.findAll({

@@ -35,6 +35,8 @@ export interface NewPayoutBatch {
   totalAmountMinor: bigint;
   totalFeeMinor: bigint;
   workflowId: string;
+  /** True when the batch waits for a second staff member's approval before its workflow starts (four eyes). */
+  awaitingApproval?: boolean;
 }
 
 export interface NewPayoutBatchItem {
@@ -91,8 +93,8 @@ const INSERT_CHUNK = 1000;
 export async function createPayoutBatch(batch: NewPayoutBatch, items: NewPayoutBatchItem[], tx: Tx): Promise<void> {
   await queryRows(
     `INSERT INTO payout_batches (id, user_id, idempotency_key, currency, item_count, skipped_count, total_amount_minor,
-                                 total_fee_minor, workflow_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+                                 total_fee_minor, workflow_id, status)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     [
       batch.id,
       batch.userId,
@@ -103,6 +105,7 @@ export async function createPayoutBatch(batch: NewPayoutBatch, items: NewPayoutB
       batch.totalAmountMinor.toString(),
       batch.totalFeeMinor.toString(),
       batch.workflowId,
+      batch.awaitingApproval ? 'awaiting_approval' : 'running',
     ],
     tx,
   );
@@ -144,6 +147,21 @@ export async function findPayoutBatchByKey(userId: string, idempotencyKey: strin
     idempotencyKey,
   ]);
   return row ?? null;
+}
+
+/** A user's batches (in one status, or any when null), newest first, keyset-paged on the time-ordered id. */
+export async function listUserPayoutBatches(
+  userId: string,
+  status: PayoutBatchStatus | null,
+  before: string | null,
+  take: number,
+): Promise<PayoutBatchRow[]> {
+  return queryRows<PayoutBatchRow>(
+    `SELECT ${BATCH_COLUMNS} FROM payout_batches
+      WHERE user_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR id < $3)
+      ORDER BY id DESC LIMIT $4`,
+    [userId, status, before, take],
+  );
 }
 
 export async function markPayoutBatchStarted(batchId: string): Promise<void> {
@@ -228,32 +246,78 @@ export async function recordPayoutBatchItem(
   );
 }
 
+/** What is left of the batch hold goes back to the payer's wallet, in one `batch_release` posting. */
+async function releaseBatchHold(batch: PayoutBatchRow, tx: Tx): Promise<void> {
+  const left = await balanceOf(batchHoldAccount(batch.id), batch.currency, tx);
+  if (BigInt(left) > 0n) {
+    await postLines(tx, {
+      payoutBatchId: batch.id,
+      kind: BATCH_RELEASE,
+      currency: batch.currency,
+      lines: transfer(batchHoldAccount(batch.id), payerWallet({ userId: batch.user_id, currency: batch.currency }), left),
+    });
+  }
+}
+
+const lockPayoutBatch = async (batchId: string, tx: Tx): Promise<PayoutBatchRow | null> =>
+  (await queryRows<PayoutBatchRow>(`SELECT ${BATCH_COLUMNS} FROM payout_batches WHERE id = $1 FOR UPDATE`, [batchId], tx))[0] ?? null;
+
 /**
  * End the batch inside `tx`, once: the items never sent are cancelled, what is left of the batch hold (failed
  * and cancelled items' shares) goes back to the payer's wallet in one posting, and the batch is `completed`, or
- * `cancelled` when a cancel was asked for.
+ * `cancelled` when a cancel was asked for. A batch still awaiting approval is not the workflow's to end: it
+ * answers `running` (not ended) and nothing changes.
  */
-export async function finishPayoutBatch(batchId: string, tx: Tx): Promise<PayoutBatchStatus> {
-  const [batch] = await queryRows<PayoutBatchRow>(`SELECT ${BATCH_COLUMNS} FROM payout_batches WHERE id = $1 FOR UPDATE`, [batchId], tx);
+export async function finishPayoutBatch(batchId: string, tx: Tx): Promise<Exclude<PayoutBatchStatus, 'awaiting_approval'>> {
+  const batch = await lockPayoutBatch(batchId, tx);
   if (!batch) throw new Error(`payout batch ${batchId} not found`);
+  if (batch.status === 'awaiting_approval') return 'running';
   if (batch.status !== 'running') return batch.status;
   await queryRows(
     `UPDATE payout_batch_items SET status = 'cancelled', updated_at = now() WHERE batch_id = $1 AND status = 'pending'`,
     [batchId],
     tx,
   );
-  const left = await balanceOf(batchHoldAccount(batchId), batch.currency, tx);
-  if (BigInt(left) > 0n) {
-    await postLines(tx, {
-      payoutBatchId: batchId,
-      kind: BATCH_RELEASE,
-      currency: batch.currency,
-      lines: transfer(batchHoldAccount(batchId), payerWallet({ userId: batch.user_id, currency: batch.currency }), left),
-    });
-  }
-  const status: PayoutBatchStatus = batch.cancel_requested_at ? 'cancelled' : 'completed';
+  await releaseBatchHold(batch, tx);
+  const status = batch.cancel_requested_at ? 'cancelled' : 'completed';
   await queryRows(`UPDATE payout_batches SET status = $2, finished_at = now(), updated_at = now() WHERE id = $1`, [batchId, status], tx);
   return status;
+}
+
+/**
+ * Approve a batch awaiting approval, inside `tx`: it becomes `running` (the event `payout_batch.approved`), for
+ * its workflow to be started once `tx` commits. Returns the batch as it stood before, locked; only a batch
+ * still awaiting approval changes.
+ */
+export async function approvePayoutBatch(batchId: string, tx: Tx): Promise<PayoutBatchRow | null> {
+  const batch = await lockPayoutBatch(batchId, tx);
+  if (batch?.status === 'awaiting_approval') {
+    await queryRows(`UPDATE payout_batches SET status = 'running', updated_at = now() WHERE id = $1`, [batchId], tx);
+  }
+  return batch;
+}
+
+/**
+ * Cancel a batch awaiting approval, inside `tx` (rejected, or cancelled by its owner): no item was sent, so every
+ * item is cancelled and the whole hold goes back to the wallet in one `batch_release`; the batch is `cancelled`.
+ * Returns the batch as it stood before, locked; only a batch still awaiting approval changes.
+ */
+export async function cancelAwaitingPayoutBatch(batchId: string, tx: Tx): Promise<PayoutBatchRow | null> {
+  const batch = await lockPayoutBatch(batchId, tx);
+  if (batch?.status !== 'awaiting_approval') return batch;
+  await queryRows(
+    `UPDATE payout_batch_items SET status = 'cancelled', updated_at = now() WHERE batch_id = $1 AND status = 'pending'`,
+    [batchId],
+    tx,
+  );
+  await releaseBatchHold(batch, tx);
+  await queryRows(
+    `UPDATE payout_batches SET status = 'cancelled', cancel_requested_at = now(), finished_at = now(), updated_at = now()
+      WHERE id = $1`,
+    [batchId],
+    tx,
+  );
+  return batch;
 }
 
 /** Batches still running whose workflow never started (Temporal was down when they were accepted). */

@@ -29,7 +29,12 @@ import { filterOneOf, keysetPage, keysetQuery, type Page } from './paging';
 const log = componentLogger('four-eyes');
 
 /** What a request can ask for: one kind per money-moving staff action that waits for a second approver. */
-export const APPROVAL_KINDS = ['assign_unmatched_deposit', 'resolve_reconciliation_break', 'resolve_unresolved_payout'] as const;
+export const APPROVAL_KINDS = [
+  'assign_unmatched_deposit',
+  'resolve_reconciliation_break',
+  'resolve_unresolved_payout',
+  'approve_payout_batch',
+] as const;
 export type ApprovalKind = (typeof APPROVAL_KINDS)[number];
 
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected'] as const;
@@ -79,6 +84,14 @@ const kesEquivalent = (amountMinor: bigint, currency: Currency): bigint => toKes
 /** Whether a staff action moving this much takes a second staff member's approval: above `FOUR_EYES_ABOVE_KES`. */
 export function needsFourEyes(amountMinor: bigint, currency: Currency): boolean {
   return kesEquivalent(amountMinor, currency) > decimalToScaled(config().fourEyes.aboveKes, CURRENCY_SCALE.KES);
+}
+
+/**
+ * Whether a customer's bulk payout of this much (its total and fees) waits for a staff member's approval: at or
+ * above `FOUR_EYES_ABOVE_KES`, as the README's bulk payouts say — where a staff action waits only above it.
+ */
+export function reachesFourEyes(amountMinor: bigint, currency: Currency): boolean {
+  return kesEquivalent(amountMinor, currency) >= decimalToScaled(config().fourEyes.aboveKes, CURRENCY_SCALE.KES);
 }
 
 export interface ApprovalAsk {
@@ -168,6 +181,12 @@ export async function getApproval(requestId: string): Promise<ApprovalRequestVie
  */
 export type ApprovedAction = (request: ApprovalRecord, approver: Caller, tx: Tx) => Promise<Record<string, unknown>>;
 
+/**
+ * What a rejection undoes, run in the rejection's transaction (for a bulk payout, the batch is cancelled and its
+ * hold returned): what it did, for the request's `result`, or null. Throwing refuses the rejection.
+ */
+export type RejectedAction = (request: ApprovalRecord, decider: Caller, tx: Tx) => Promise<Record<string, unknown> | null>;
+
 /** Lock a request for a decision by `caller`: staff, never the requester, and only while it is pending. */
 async function lockForDecision(caller: Caller, requestId: string, tx: Tx): Promise<ApprovalRecord> {
   if (!isUuid(requestId)) throw validationError('request_id', 'must be a UUID');
@@ -207,16 +226,21 @@ export async function approveRequest(
   return approvalView(approved);
 }
 
-/** Reject a pending request: nothing moves, and the subject may be asked about again. */
-export async function rejectRequest(caller: Caller, requestId: string, note: string | undefined): Promise<ApprovalRequestView> {
+/**
+ * Reject a pending request: nothing moves (or, with `undo`, what the request held back is undone in the same
+ * transaction), and the subject may be asked about again.
+ */
+export async function rejectRequest(
+  caller: Caller,
+  requestId: string,
+  note: string | undefined,
+  undo?: RejectedAction,
+): Promise<ApprovalRequestView> {
   const decisionNote = cleanNote(note);
   const rejected = await inTransaction(async (tx) => {
     const request = await lockForDecision(caller, requestId, tx);
-    const decided = await decideApprovalRequest(
-      request.id,
-      { status: 'rejected', decidedBy: caller.id, note: decisionNote, result: null },
-      tx,
-    );
+    const result = undo ? await undo(request, caller, tx) : null;
+    const decided = await decideApprovalRequest(request.id, { status: 'rejected', decidedBy: caller.id, note: decisionNote, result }, tx);
     if (!decided) throw new AppError('conflict', 'the request was decided meanwhile');
     await recordStaffAction(tx, { by: caller, ...auditOf(decided, 'approval.decided', request) });
     return decided;

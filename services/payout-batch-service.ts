@@ -7,11 +7,15 @@ import { formatAmount, type Currency } from '../domain/money';
 import { payerWallet } from '../domain/ledger';
 import { validatePaymentRequest, type PaymentRequestInput, type ValidPaymentRequest } from '../domain/payment-request';
 import { InsufficientFunds, balanceOf } from '../repositories/ledger';
+import { latestApprovalFor, type ApprovalRecord } from '../repositories/approvals';
 import {
+  approvePayoutBatch,
+  cancelAwaitingPayoutBatch,
   createPayoutBatch as recordPayoutBatch,
   findPayoutBatch,
   findPayoutBatchByKey,
   listPayoutBatchItems,
+  listUserPayoutBatches,
   payoutBatchReturned,
   payoutBatchTally,
   requestPayoutBatchCancel,
@@ -22,11 +26,13 @@ import {
   type PayoutBatchItemRow,
   type PayoutBatchRow,
 } from '../repositories/payout-batches';
-import { inTransaction, isDuplicate } from '../repositories/transaction';
+import { inTransaction, isDuplicate, type Tx } from '../repositories/transaction';
 import { payoutBatchWorkflowId } from '../workflows/shared';
 import { startPayoutBatchWorkflow } from '../workflows/client';
-import { decodeCursorKey, encodeCursor, filterOneOf, pageLimit, type Page } from './paging';
+import { decodeCursorKey, encodeCursor, filterOneOf, keysetPage, keysetQuery, pageLimit, type Page } from './paging';
 import { preparePayout, type PreparedPayout } from './payment-service';
+import { reachesFourEyes, requestApproval } from './approvals';
+import { refuseOwnInterest } from './own-interest';
 
 /**
  * Bulk payouts (docs/payments.md#bulk-payouts): up to 10,000 items, each an initiate body with the client's own
@@ -93,6 +99,11 @@ export interface PayoutBatchView {
   /** Items at an outcome (completed, failed, rejected, cancelled) over all items, 0 to 1. */
   progress: number;
   cancel_requested: boolean;
+  /**
+   * The four-eyes request of a batch at or above `FOUR_EYES_ABOVE_KES` (its status `awaiting_approval` until a
+   * second staff member decides it); null for a batch that needed none.
+   */
+  approval_request_id: string | null;
   workflow_id: string;
   created_at: string;
   finished_at: string | null;
@@ -247,6 +258,7 @@ export async function createPayoutBatch(caller: Caller, body: PayoutBatchInput, 
   if (available < totalAmount + totalFee) throw short();
 
   const id = uuidv7();
+  const awaitingApproval = reachesFourEyes(totalAmount + totalFee, currency);
   const items: NewPayoutBatchItem[] = valid.map((it) => ({
     rowNumber: it.row,
     reference: it.reference,
@@ -257,8 +269,8 @@ export async function createPayoutBatch(caller: Caller, body: PayoutBatchInput, 
   }));
   let batch: PayoutBatchRow | null;
   try {
-    await inTransaction((tx) =>
-      recordPayoutBatch(
+    await inTransaction(async (tx) => {
+      await recordPayoutBatch(
         {
           id,
           userId: caller.id,
@@ -268,11 +280,13 @@ export async function createPayoutBatch(caller: Caller, body: PayoutBatchInput, 
           totalAmountMinor: totalAmount,
           totalFeeMinor: totalFee,
           workflowId: payoutBatchWorkflowId(id),
+          awaitingApproval,
         },
         items,
         tx,
-      ),
-    );
+      );
+      if (awaitingApproval) await askBatchApproval(caller, id, currency, totalAmount, totalFee, items.length, tx);
+    });
     batch = await findPayoutBatch(id);
   } catch (err) {
     if (err instanceof InsufficientFunds) throw short();
@@ -281,12 +295,12 @@ export async function createPayoutBatch(caller: Caller, body: PayoutBatchInput, 
     batch = await findPayoutBatchByKey(caller.id, idempotencyKey);
   }
   if (!batch) throw new AppError('internal', 'the batch was recorded but cannot be read back');
-  await startBatch(batch.id);
+  if (batch.status === 'running') await startBatch(batch.id);
   return { ...(await batchView(batch)), skipped: invalid };
 }
 
 /** Start the batch's workflow; when Temporal cannot be reached the batch stays accepted and is started later. */
-async function startBatch(batchId: string): Promise<void> {
+export async function startBatch(batchId: string): Promise<void> {
   try {
     await startPayoutBatchWorkflow(batchId);
   } catch (err) {
@@ -302,7 +316,11 @@ async function ownBatch(caller: Caller, batchId: string): Promise<PayoutBatchRow
 }
 
 async function batchView(batch: PayoutBatchRow): Promise<PayoutBatchView> {
-  const [tally, returned] = await Promise.all([payoutBatchTally(batch.id), payoutBatchReturned(batch.id)]);
+  const [tally, returned, approval] = await Promise.all([
+    payoutBatchTally(batch.id),
+    payoutBatchReturned(batch.id),
+    latestApprovalFor(BATCH_APPROVAL, batch.id),
+  ]);
   const counts: PayoutBatchCounts = { pending: 0, sent: 0, completed: 0, failed: 0, rejected: 0, cancelled: 0 };
   const amount = (statuses: PayoutBatchItemStatus[]) =>
     tally.filter((t) => statuses.includes(t.status)).reduce((sum, t) => sum + BigInt(t.amount_minor), 0n);
@@ -324,6 +342,7 @@ async function batchView(batch: PayoutBatchRow): Promise<PayoutBatchView> {
     returned_amount: formatAmount(returned, currency),
     progress: batch.item_count > 0 ? Math.round((done / batch.item_count) * 10_000) / 10_000 : 1,
     cancel_requested: batch.cancel_requested_at !== null,
+    approval_request_id: approval?.id ?? null,
     workflow_id: batch.workflow_id,
     created_at: new Date(batch.created_at).toISOString(),
     finished_at: batch.finished_at ? new Date(batch.finished_at).toISOString() : null,
@@ -334,6 +353,46 @@ async function batchView(batch: PayoutBatchRow): Promise<PayoutBatchView> {
 /** A batch with its counts by status, money sent, failed and returned, and progress. Another user's is a 404. */
 export async function getPayoutBatch(caller: Caller, batchId: string): Promise<PayoutBatchView> {
   return batchView(await ownBatch(caller, batchId));
+}
+
+export const BATCH_STATUSES = ['awaiting_approval', 'running', 'completed', 'cancelled'] as const satisfies readonly PayoutBatchStatus[];
+
+/** A batch in a list: what it is and where it stands; its counts and money are on the batch itself. */
+export interface PayoutBatchSummary {
+  batch_id: string;
+  status: PayoutBatchStatus;
+  currency: string;
+  item_count: number;
+  total_amount: string;
+  total_fee: string;
+  cancel_requested: boolean;
+  created_at: string;
+  finished_at: string | null;
+  links: { self: string; items: string };
+}
+
+const batchSummary = (batch: PayoutBatchRow): PayoutBatchSummary => ({
+  batch_id: batch.id,
+  status: batch.status,
+  currency: batch.currency,
+  item_count: batch.item_count,
+  total_amount: formatAmount(batch.total_amount_minor, batch.currency as Currency),
+  total_fee: formatAmount(batch.total_fee_minor, batch.currency as Currency),
+  cancel_requested: batch.cancel_requested_at !== null,
+  created_at: new Date(batch.created_at).toISOString(),
+  finished_at: batch.finished_at ? new Date(batch.finished_at).toISOString() : null,
+  links: { self: batchLink(batch.id), items: `${batchLink(batch.id)}/items` },
+});
+
+/** The caller's own batches, newest first, keyset-paged; `status` filters (e.g. `awaiting_approval`). */
+export async function listPayoutBatches(
+  caller: Caller,
+  q: { status?: string; limit?: number; cursor?: string },
+): Promise<Page<PayoutBatchSummary>> {
+  const status = filterOneOf('status', q.status, BATCH_STATUSES);
+  const { limit, before } = keysetQuery(q);
+  const rows = await listUserPayoutBatches(caller.id, status ?? null, before, limit + 1);
+  return keysetPage(rows, limit, batchSummary);
 }
 
 export interface BatchItemsQuery {
@@ -377,14 +436,101 @@ export async function payoutBatchItems(caller: Caller, batchId: string, q: Batch
 
 /**
  * Stop a running batch: items not yet sent are cancelled and their money (with their fees) goes back to the
- * wallet when the workflow ends the batch; items in flight finish. Asking again, or after the batch has ended, is
+ * wallet when the workflow ends the batch; items in flight finish. A batch awaiting approval sent nothing: it is
+ * cancelled at once and its whole hold goes back to the wallet. Asking again, or after the batch has ended, is
  * harmless: the batch answers as it stands.
  */
 export async function cancelPayoutBatch(caller: Caller, batchId: string): Promise<PayoutBatchView> {
-  const batch = await ownBatch(caller, batchId);
+  let batch = await ownBatch(caller, batchId);
   if (batch.user_id !== caller.id) throw new AppError('forbidden', 'only the batch’s owner may cancel it');
+  if (batch.status === 'awaiting_approval') {
+    // Approved meanwhile (it is running now): stopped as a running batch is, below.
+    batch = (await inTransaction((tx) => cancelAwaitingPayoutBatch(batch.id, tx))) ?? batch;
+    if (batch.status === 'awaiting_approval') {
+      log.info({ batchId, userId: caller.id }, 'payout batch cancelled by its owner before approval; its hold returned');
+      return batchView((await findPayoutBatch(batch.id)) ?? batch);
+    }
+  }
   // A batch that has ended has nothing left to stop: it answers as it stands.
   if (batch.status !== 'running') return batchView(batch);
   const updated = (await requestPayoutBatchCancel(batch.id)) ?? batch;
   return batchView(updated);
+}
+
+// --- four eyes on large batches (docs/access.md#four-eyes) ----------------------------------------------
+
+/** The four-eyes kind of a batch at or above `FOUR_EYES_ABOVE_KES`: its subject the batch, its amount the total and fees. */
+export const BATCH_APPROVAL = 'approve_payout_batch';
+
+/** Record, in the batch's own transaction, the four-eyes request its size asks for: the owner is its requester. */
+async function askBatchApproval(
+  owner: Caller,
+  batchId: string,
+  currency: Currency,
+  totalAmount: bigint,
+  totalFee: bigint,
+  itemCount: number,
+  tx: Tx,
+): Promise<void> {
+  const request = await requestApproval(
+    owner,
+    {
+      kind: BATCH_APPROVAL,
+      subjectId: batchId,
+      currency,
+      amountMinor: totalAmount + totalFee,
+      payload: {
+        item_count: itemCount,
+        total_amount: formatAmount(totalAmount, currency),
+        total_fee: formatAmount(totalFee, currency),
+      },
+    },
+    tx,
+  );
+  log.info({ batchId, requestId: request.request_id, userId: owner.id }, 'payout batch awaits a second staff member’s approval');
+}
+
+/**
+ * Nobody decides on a bulk payout of their own (the own affairs rule), nor on one whose owner shares their name,
+ * phone, e-mail or ID number (docs/compliance.md#own-interest).
+ */
+async function notOwnBatch(decider: Caller, batch: PayoutBatchRow): Promise<void> {
+  if (decider.id === batch.user_id) throw new AppError('forbidden', 'no staff member decides on a bulk payout of their own');
+  await refuseOwnInterest(decider, 'a bulk payout', [{ role: 'the batch’s owner', userId: batch.user_id }]);
+}
+
+/**
+ * An approved `approve_payout_batch` request's action, in the approval's transaction: the batch becomes
+ * `running` (`payout_batch.approved`). Its workflow is started once that commits (`startApprovedBatch`). A batch no
+ * longer awaiting approval (its owner cancelled it) refuses the approval: the request is to be rejected.
+ */
+export async function performApprovedBatch(request: ApprovalRecord, approver: Caller, tx: Tx): Promise<Record<string, unknown>> {
+  const found = await findPayoutBatch(request.subjectId, tx);
+  if (!found) throw new AppError('not_found', `payout batch ${request.subjectId} not found`);
+  await notOwnBatch(approver, found);
+  const before = await approvePayoutBatch(found.id, tx);
+  if (before?.status !== 'awaiting_approval') {
+    throw new AppError(
+      'conflict',
+      `payout batch ${found.id} is ${before?.status ?? 'gone'}, no longer awaiting approval: reject this request`,
+    );
+  }
+  return { batch_id: found.id, status: 'running' };
+}
+
+/** After an approval has committed: start the batch's workflow (or, Temporal being down, leave it to the reconciler). */
+export async function startApprovedBatch(request: { subject_id: string }): Promise<void> {
+  await startBatch(request.subject_id);
+}
+
+/**
+ * A rejected `approve_payout_batch` request's undoing, in the rejection's transaction: the batch is cancelled and its
+ * whole hold goes back to the wallet (`payout_batch.cancelled`). One its owner cancelled already stays as it is.
+ */
+export async function performRejectedBatch(request: ApprovalRecord, decider: Caller, tx: Tx): Promise<Record<string, unknown>> {
+  const found = await findPayoutBatch(request.subjectId, tx);
+  if (!found) throw new AppError('not_found', `payout batch ${request.subjectId} not found`);
+  await notOwnBatch(decider, found);
+  const before = await cancelAwaitingPayoutBatch(found.id, tx);
+  return { batch_id: found.id, status: before?.status === 'awaiting_approval' ? 'cancelled' : (before?.status ?? found.status) };
 }

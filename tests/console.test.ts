@@ -22,6 +22,7 @@ import { fundWallets } from './support/funding';
 import { strandedPayout } from './support/unresolved';
 import { openCaseAbout } from './support/cases';
 import { rows } from './support/db';
+import { insufficientFunds } from './support/rails';
 
 /**
  * The console in headless Chromium, driven only by clicking and typing: every section against the real
@@ -83,6 +84,7 @@ describe('console (headless Chromium)', function () {
       'Login',
       'Wallet',
       'Order status',
+      'Bulk payouts',
       'Initiate payment',
       'Exchange discovery',
       'Bank discovery',
@@ -422,6 +424,76 @@ describe('console (headless Chromium)', function () {
     );
     expect(closed).to.deep.equal({ status: 'closed', closed_by: checker.id });
     await shot('cases');
+  });
+
+  it('shows a bulk payout awaiting approval to its owner without an approve button; a staff member opens it from the four-eyes list and approves it: its progress bar fills and the failed item is listed', async () => {
+    const restore = withEnv({ FOUR_EYES_ABOVE_KES: '300' });
+    try {
+      const owner = await newUser({ funded: false });
+      await fundWallets(owner.id, { KES: 1_000_000n });
+      const payout = (reference: string, amount = '100.00', phone = uniqueKenyanPhone()) => ({
+        ...mpesaPayment({ amount, destination: { provider: 'mpesa', phone } }),
+        reference,
+      });
+      const items = [payout('CON-1'), payout('CON-2', `100.${insufficientFunds.cents}`, insufficientFunds.phone), payout('CON-3')];
+      const res = await api().post('/api/v1/payouts/batches').set(owner.auth).set('Idempotency-Key', randomUUID()).send({ items });
+      expect(res.status, JSON.stringify(res.body)).to.equal(202);
+      const batch = res.body as { batch_id: string; status: string; approval_request_id: string };
+      expect(batch.status).to.equal('awaiting_approval');
+
+      const s = section('batches');
+      const view = s.locator('[data-result="batch-view"]');
+      // Its owner sees it waiting, and may cancel it, but has no approval to give.
+      // Whoever an earlier test left logged in (or nobody, when this test runs alone).
+      if (await page.getByRole('button', { name: 'Log out' }).isVisible()) {
+        await page.getByRole('button', { name: 'Log out' }).click();
+        await page.locator('#session-state').filter({ hasText: 'Logged out' }).waitFor();
+      }
+      await logIn(owner.email);
+      await s.getByRole('button', { name: 'List my batches' }).click();
+      await s.locator('[data-result="batch-list"] tbody tr').filter({ hasText: 'awaiting_approval' }).waitFor();
+      expect(await s.getByLabel('Batch id').inputValue()).to.equal(batch.batch_id);
+      await s.getByRole('button', { name: 'Show batch' }).click();
+      await view.locator('.status').filter({ hasText: 'awaiting_approval' }).waitFor();
+      expect(await s.getByRole('button', { name: 'Approve batch' }).count()).to.equal(0);
+      expect(await s.getByRole('button', { name: 'Cancel batch (owner)' }).isVisible()).to.equal(true);
+
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await page.locator('#session-state').filter({ hasText: 'Logged out' }).waitFor();
+      const checker = await newUser({ roles: ['user', 'compliance'], funded: false });
+      await logIn(checker.email);
+      // The pending four-eyes requests name the batch, and open it in the Bulk payouts section.
+      await s.getByLabel('Batch id').fill('');
+      const requests = section('unresolved');
+      await requests.getByRole('button', { name: 'List pending four-eyes requests' }).click();
+      await requests.locator('[data-result="approvals-list"] tbody tr').filter({ hasText: batch.approval_request_id }).waitFor();
+      expect(await s.getByLabel('Batch id').inputValue()).to.equal(batch.batch_id);
+      await s.getByLabel('Approval note (staff)').fill('payroll file checked with the payer');
+      await s.getByRole('button', { name: 'Show batch' }).click();
+      await view.locator('.status').filter({ hasText: 'awaiting_approval' }).waitFor();
+      await view.getByRole('button', { name: 'Approve batch' }).waitFor();
+      expect(await view.locator('.request-id').textContent()).to.equal(batch.approval_request_id);
+      expect(await view.locator('progress.batch-progress').getAttribute('value')).to.equal('0');
+      await s.getByRole('button', { name: 'Approve batch' }).click();
+      // Followed live: the view is read again until the batch ends.
+      await view.locator('.status').filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });
+      expect(await view.locator('progress.batch-progress').getAttribute('value')).to.equal('1');
+      const failed = view.locator('.batch-failures tbody tr');
+      expect(await failed.count()).to.equal(1);
+      expect(await failed.textContent())
+        .to.contain('CON-2')
+        .and.contain('insufficient_funds');
+      const [request] = await rows<{ status: string; decided_by: string }>(
+        'SELECT status, decided_by FROM approval_requests WHERE id = :id',
+        {
+          id: batch.approval_request_id,
+        },
+      );
+      expect(request).to.deep.equal({ status: 'approved', decided_by: checker.id });
+      await shot('bulk-payouts');
+    } finally {
+      restore();
+    }
   });
 
   it('fits a phone-sized screen and is reachable by keyboard', async () => {

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { api, kesAvailable, mpesaPayment, newUser, uniqueKenyanPhone, type TestUser } from './support/api';
+import { api, kesAvailable, mpesaPayment, newNamedUser, newUser, uniqueKenyanPhone, type TestUser } from './support/api';
 import { withEnv } from './support/config-env';
 import { rows } from './support/db';
 import { fundWallets } from './support/funding';
 import { until } from './support/wait';
 import { insufficientFunds } from './support/rails';
+import { expectProblem } from './support/problems';
 import { ledgerImbalanceByCurrency } from '../repositories/ledger';
 
 /**
@@ -25,6 +26,7 @@ interface BatchBody {
   cancelled_amount: string;
   returned_amount: string;
   progress: number;
+  approval_request_id: string | null;
   skipped?: { row: number; reference: string | null; errors: { field: string; message: string }[] }[];
 }
 
@@ -218,6 +220,206 @@ describe('bulk payouts', () => {
       const forged = await api().get(`/api/v1/payouts/batches/${id}/items?cursor=bm9wZQ`).set(payer.auth);
       expect(forged.status).to.equal(400);
       await ended(payer, id);
+    });
+  });
+
+  describe('when a user lists their batches', () => {
+    it('then they see their own only, newest first, paged and filtered by status', async () => {
+      const restore = withEnv({ FOUR_EYES_ABOVE_KES: '300' });
+      try {
+        const payer = await payerWith(1_000_000n);
+        const other = await payerWith(1_000_000n);
+        const first = ((await postBatch(payer, { items: items(1, 'L1') })).body as BatchBody).batch_id;
+        const waiting = ((await postBatch(payer, { items: items(3, 'L2') })).body as BatchBody).batch_id;
+        const third = ((await postBatch(payer, { items: items(2, 'L3') })).body as BatchBody).batch_id;
+        const theirs = ((await postBatch(other, { items: items(1, 'L4') })).body as BatchBody).batch_id;
+        type ListBody = { data: { batch_id: string; status: string }[]; next_cursor: string | null };
+        const list = async (user: TestUser, query: string) => {
+          const res = await api().get(`/api/v1/payouts/batches${query}`).set(user.auth);
+          expect(res.status, res.text).to.equal(200);
+          return res.body as ListBody;
+        };
+        const page1 = await list(payer, '?limit=2');
+        expect(page1.data.map((b) => b.batch_id)).to.deep.equal([third, waiting]);
+        const page2 = await list(payer, `?limit=2&cursor=${page1.next_cursor}`);
+        expect(page2.data.map((b) => b.batch_id)).to.deep.equal([first]);
+        expect(page2.next_cursor).to.equal(null);
+        const awaitingOnly = await list(payer, '?status=awaiting_approval');
+        expect(awaitingOnly.data.map((b) => [b.batch_id, b.status])).to.deep.equal([[waiting, 'awaiting_approval']]);
+        expect((await list(other, '')).data.map((b) => b.batch_id)).to.deep.equal([theirs]);
+        expectProblem(await api().get('/api/v1/payouts/batches?status=paused').set(payer.auth), 400, 'validation_failed');
+        expectProblem(await api().get('/api/v1/payouts/batches?cursor=bm9wZQ').set(payer.auth), 400, 'validation_failed');
+      } finally {
+        restore();
+      }
+    });
+  });
+
+  describe('when a batch reaches FOUR_EYES_ABOVE_KES (four eyes)', () => {
+    let restore: () => void;
+    // Three items of KES 100.00 (no fees on the sandbox M-Pesa rail): KES 300.00, exactly the threshold.
+    beforeEach(() => {
+      restore = withEnv({ FOUR_EYES_ABOVE_KES: '300' });
+    });
+    afterEach(() => restore());
+
+    const decide = (staff: TestUser, requestId: string, decision: 'approve' | 'reject', note = 'payroll file checked with the payer') =>
+      api().post(`/api/v1/compliance/approvals/${requestId}/${decision}`).set(staff.auth).send({ note });
+
+    const staffMember = () => newUser({ roles: ['user', 'compliance'], funded: false });
+
+    /** A batch of three KES 100.00 items that waits for approval: its view, once the wait is checked. */
+    async function awaiting(payer: TestUser, prefix: string): Promise<BatchBody> {
+      const res = await postBatch(payer, { items: items(3, prefix) });
+      expect(res.status, JSON.stringify(res.body)).to.equal(202);
+      const accepted = res.body as BatchBody;
+      expect(accepted.status).to.equal('awaiting_approval');
+      expect(accepted.approval_request_id).to.be.a('string');
+      return accepted;
+    }
+
+    const eventTypes = async (user: TestUser) => {
+      const page = await api().get('/api/v1/events?type=payout_batch.*&limit=100').set(user.auth);
+      expect(page.status, JSON.stringify(page.body)).to.equal(200);
+      return (page.body as { data: { type: string; data: { batch_id: string } }[] }).data;
+    };
+
+    it('then a batch at the threshold is held in one posting and waits: nothing is sent and its workflow never starts', async () => {
+      const payer = await payerWith(1_000_000n);
+      const batch = await awaiting(payer, 'W');
+      expect(await batchHold(batch.batch_id)).to.equal('30000');
+      expect(await kesAvailable(payer)).to.equal('9700.00');
+      // Long enough for a started workflow to have sent its first items.
+      await new Promise((r) => setTimeout(r, 1500));
+      const still = await getBatch(payer, batch.batch_id);
+      expect(still).to.include({ status: 'awaiting_approval', progress: 0 });
+      expect(still.counts.pending).to.equal(3);
+      const [row] = await rows<{ started: boolean }>(
+        'SELECT workflow_started_at IS NOT NULL AS started FROM payout_batches WHERE id = :id',
+        {
+          id: batch.batch_id,
+        },
+      );
+      expect(row.started).to.equal(false);
+      const orders = await rows<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE payout_batch_id = :id', { id: batch.batch_id });
+      expect(orders[0].n).to.equal(0);
+      const [request] = await rows<{ kind: string; subject_id: string; amount_minor: string; requested_by: string; status: string }>(
+        'SELECT kind, subject_id, amount_minor::text AS amount_minor, requested_by, status FROM approval_requests WHERE id = :id',
+        { id: batch.approval_request_id },
+      );
+      expect(request).to.deep.equal({
+        kind: 'approve_payout_batch',
+        subject_id: batch.batch_id,
+        amount_minor: '30000',
+        requested_by: payer.id,
+        status: 'pending',
+      });
+    });
+
+    it('then a batch just below it runs at once, with no approval request', async () => {
+      const payer = await payerWith(1_000_000n);
+      const res = await postBatch(payer, { items: [item('U-1'), item('U-2'), item('U-3', { amount: '99.00' })] });
+      expect(res.status, JSON.stringify(res.body)).to.equal(202);
+      const accepted = res.body as BatchBody;
+      expect(accepted).to.include({ status: 'running', approval_request_id: null });
+      const done = await ended(payer, accepted.batch_id);
+      expect(done).to.include({ status: 'completed', sent_amount: '299.00' });
+    });
+
+    it('then neither the owner (even when staff) nor a customer can approve it, and a second staff member’s approval runs it to completed', async () => {
+      const owner = await staffMember();
+      await fundWallets(owner.id, { KES: 1_000_000n });
+      const batch = await awaiting(owner, 'A');
+      const requestId = batch.approval_request_id ?? '';
+      expectProblem(await decide(owner, requestId, 'approve'), 403, 'forbidden');
+      expectProblem(await decide(owner, requestId, 'reject'), 403, 'forbidden');
+      const customer = await newUser({ funded: false });
+      expect((await decide(customer, requestId, 'approve')).status).to.equal(403);
+      expect((await getBatch(owner, batch.batch_id)).status).to.equal('awaiting_approval');
+
+      const checker = await staffMember();
+      const approved = await decide(checker, requestId, 'approve');
+      expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+      expect(approved.body).to.deep.include({ status: 'approved', result: { batch_id: batch.batch_id, status: 'running' } });
+      const done = await ended(owner, batch.batch_id);
+      expect(done).to.include({ status: 'completed', sent_amount: '300.00', progress: 1, approval_request_id: requestId });
+      expect(await kesAvailable(owner)).to.equal('9700.00');
+      expect(await batchHold(batch.batch_id)).to.equal('0');
+      const events = (await eventTypes(owner)).filter((e) => e.data.batch_id === batch.batch_id).map((e) => e.type);
+      expect(events).to.have.members(['payout_batch.created', 'payout_batch.approved', 'payout_batch.completed']);
+      // Decided once: a second approval is refused.
+      expectProblem(await decide(await staffMember(), requestId, 'approve'), 409, 'conflict');
+    });
+
+    it('then a staff member who shares the owner’s name (a second account of theirs) can neither approve nor reject it', async () => {
+      const name = `Achieng Otieno ${randomUUID()
+        .replace(/[^a-f]/g, '')
+        .slice(0, 6)}`;
+      const owner = await newNamedUser(name);
+      await fundWallets(owner.id, { KES: 1_000_000n });
+      const batch = await awaiting(owner, 'N');
+      const twin = await newNamedUser(name, { roles: ['user', 'compliance'] });
+      expectProblem(await decide(twin, batch.approval_request_id ?? '', 'approve'), 403, 'forbidden');
+      expectProblem(await decide(twin, batch.approval_request_id ?? '', 'reject'), 403, 'forbidden');
+      expect((await getBatch(owner, batch.batch_id)).status).to.equal('awaiting_approval');
+      expect(await batchHold(batch.batch_id)).to.equal('30000');
+    });
+
+    it('then a rejection cancels it and returns the whole hold, and the staff note stays off the customer’s view', async () => {
+      const payer = await payerWith(1_000_000n);
+      const batch = await awaiting(payer, 'X');
+      const note = `refused-${randomUUID()}`;
+      const rejected = await decide(await staffMember(), batch.approval_request_id ?? '', 'reject', note);
+      expect(rejected.status, JSON.stringify(rejected.body)).to.equal(200);
+      expect(rejected.body).to.deep.include({ status: 'rejected', result: { batch_id: batch.batch_id, status: 'cancelled' } });
+      const res = await api().get(`/api/v1/payouts/batches/${batch.batch_id}`).set(payer.auth);
+      const view = res.body as BatchBody;
+      expect(view).to.include({ status: 'cancelled', cancelled_amount: '300.00', returned_amount: '300.00', sent_amount: '0.00' });
+      expect(view.counts.cancelled).to.equal(3);
+      expect(res.text).not.to.contain(note);
+      expect(await kesAvailable(payer)).to.equal('10000.00');
+      expect(await batchHold(batch.batch_id)).to.equal('0');
+      const orders = await rows<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE payout_batch_id = :id', { id: batch.batch_id });
+      expect(orders[0].n).to.equal(0);
+      const events = await eventTypes(payer);
+      expect(events.filter((e) => e.data.batch_id === batch.batch_id).map((e) => e.type)).to.have.members([
+        'payout_batch.created',
+        'payout_batch.cancelled',
+      ]);
+      expect(JSON.stringify(events)).not.to.contain(note);
+      expect(Object.values(await ledgerImbalanceByCurrency()).every((v) => v === '0')).to.equal(true);
+    });
+
+    it('then its owner may cancel it while it waits: the hold returns at once, and an approval afterwards is refused', async () => {
+      const payer = await payerWith(1_000_000n);
+      const batch = await awaiting(payer, 'K');
+      const cancel = await api()
+        .post(`/api/v1/payouts/batches/${batch.batch_id}/cancel`)
+        .set(payer.auth)
+        .set('Idempotency-Key', randomUUID());
+      expect(cancel.status, JSON.stringify(cancel.body)).to.equal(200);
+      expect(cancel.body).to.include({ status: 'cancelled', cancel_requested: true, returned_amount: '300.00' });
+      expect(await kesAvailable(payer)).to.equal('10000.00');
+      expect(await batchHold(batch.batch_id)).to.equal('0');
+      const requestId = batch.approval_request_id ?? '';
+      expectProblem(await decide(await staffMember(), requestId, 'approve'), 409, 'conflict');
+      expect((await getBatch(payer, batch.batch_id)).status).to.equal('cancelled');
+      // The request is closed by rejecting it; the money is not returned twice.
+      expect((await decide(await staffMember(), requestId, 'reject')).status).to.equal(200);
+      expect(await kesAvailable(payer)).to.equal('10000.00');
+    });
+
+    it('then another customer can neither see nor cancel it', async () => {
+      const payer = await payerWith(1_000_000n);
+      const batch = await awaiting(payer, 'Q');
+      const other = await newUser({ funded: false });
+      expect((await api().get(`/api/v1/payouts/batches/${batch.batch_id}`).set(other.auth)).status).to.equal(404);
+      const cancel = await api()
+        .post(`/api/v1/payouts/batches/${batch.batch_id}/cancel`)
+        .set(other.auth)
+        .set('Idempotency-Key', randomUUID());
+      expect(cancel.status).to.equal(404);
+      expect((await getBatch(payer, batch.batch_id)).status).to.equal('awaiting_approval');
     });
   });
 });

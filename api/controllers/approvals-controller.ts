@@ -4,8 +4,8 @@ import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { Uuid } from '../schema-types';
 import type { Page } from '../../services/paging';
-import { getApproval, listApprovals, rejectRequest, type ApprovalRequestView } from '../../services/approvals';
-import { approve } from '../../services/approval-actions';
+import { getApproval, listApprovals, type ApprovalRequestView } from '../../services/approvals';
+import { approve, reject } from '../../services/approval-actions';
 
 interface ApprovalDecisionBody {
   /**
@@ -84,10 +84,11 @@ export class ApprovalsController extends Controller {
   /**
    * Approve a pending request as the second staff member: its action runs now (for
    * `assign_unmatched_deposit`, the assignment, within the wallet's cap; for `resolve_unresolved_payout`, the
-   * resolution handed to the payment, which settles or fails it) and the request is `approved` with what it
-   * did. The staff member who asked, or the payer of the payout, gets 403; an action that cannot run (the cap:
-   * 422 `kyc_required` or `limit_exceeded`; the deposit no longer unmatched, or the rail answered the payout
-   * first: 409) leaves the request pending, to be rejected.
+   * resolution handed to the payment, which settles or fails it; for `approve_payout_batch`, the bulk payout
+   * starts) and the request is `approved` with what it did. The staff member who asked, or the payer of the
+   * payout or owner of the batch, gets 403; an action that cannot run (the cap: 422 `kyc_required` or
+   * `limit_exceeded`; the deposit no longer unmatched, the rail answered the payout first, or the batch's owner
+   * cancelled it: 409) leaves the request pending, to be rejected.
    * @summary Approve a four-eyes request
    */
   @Post('{request_id}/approve')
@@ -122,13 +123,14 @@ export class ApprovalsController extends Controller {
   }
 
   /**
-   * Reject a pending request as the second staff member: nothing moves, and the subject may be asked about
-   * again. The staff member who asked gets 403.
+   * Reject a pending request as the second staff member: nothing moves (for `approve_payout_batch`, the bulk
+   * payout is cancelled and its whole hold goes back to the wallet), and the subject may be asked about again.
+   * The staff member who asked, or the owner of the batch, gets 403.
    * @summary Reject a four-eyes request
    */
   @Post('{request_id}/reject')
   @Response<Problem>(400, 'Malformed request id or note')
-  @Response<Problem>(403, 'Not compliance or admin, or the staff member who asked')
+  @Response<Problem>(403, 'Not compliance or admin, the staff member who asked, or the batch’s owner')
   @Response<Problem>(404, 'No such request')
   @Response<Problem>(409, 'Already decided')
   @OperationId('rejectApprovalRequest')
@@ -137,6 +139,6 @@ export class ApprovalsController extends Controller {
     @Body() body: ApprovalDecisionBody,
     @Request() req: ExpressRequest & { user: Caller },
   ): Promise<ApprovalRequestView> {
-    return rejectRequest(req.user, requestId, body.note);
+    return reject(req.user, requestId, body.note);
   }
 }

@@ -13,8 +13,9 @@ import { listCallerEvents } from '../../services/event-service';
  *
  * Types: `order.status_changed`, `deposit.status_changed`, `wallet.credited`, `appeal.opened`,
  * `appeal.approved`, `appeal.rejected`, `appeal.expired`, `kyc.status_changed`, `p2p.trade.created`,
- * `p2p.trade.locked`, `p2p.trade.released`, `p2p.trade.returned`, `p2p.trade.refused`, and `p2p.ad.created`,
- * `.paused`, `.resumed`, `.edited`, `.filled`, `.closed`.
+ * `p2p.trade.locked`, `p2p.trade.released`, `p2p.trade.returned`, `p2p.trade.refused`, `p2p.ad.created`,
+ * `.paused`, `.resumed`, `.edited`, `.filled`, `.closed`, and `payout_batch.created`, `.approved`, `.completed`,
+ * `.cancelled`.
  */
 @Route('events')
 @Tags('Events')

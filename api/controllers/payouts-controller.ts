@@ -24,9 +24,11 @@ import {
   cancelPayoutBatch,
   createPayoutBatch,
   getPayoutBatch,
+  listPayoutBatches,
   payoutBatchItems,
   type PayoutBatchAccepted,
   type PayoutBatchItemView,
+  type PayoutBatchSummary,
   type PayoutBatchView,
 } from '../../services/payout-batch-service';
 import type { Page } from '../../services/paging';
@@ -88,7 +90,9 @@ export class PayoutsController extends Controller {
    * a batch with any invalid item is refused whole — a 400 naming each by row and field (`rows[3].amount`) —
    * unless `skip_invalid` is true. An accepted batch holds its total and fees from the wallet in one posting
    * (422 `insufficient_funds`, nothing held, when the wallet is short) and its workflow `payout-batch-<batch_id>`
-   * pays each item once, as its own order.
+   * pays each item once, as its own order. A batch whose total and fees reach `FOUR_EYES_ABOVE_KES` (KES
+   * equivalent, at or above) is held the same way but answers `awaiting_approval`, with its
+   * `approval_request_id`: nothing is sent until a second staff member approves it.
    * @param idempotencyKey 1 to 255 visible ASCII characters, e.g. a UUID; a repeat replays the first answer
    * @pattern idempotencyKey ^[!-~]{1,255}$
    * @maxLength idempotencyKey 255
@@ -115,6 +119,7 @@ export class PayoutsController extends Controller {
     returned_amount: '0.00',
     progress: 0,
     cancel_requested: false,
+    approval_request_id: null,
     workflow_id: 'payout-batch-01a20610-5c3e-7d11-9e2a-77c0c1f0b7aa',
     created_at: '2026-11-28T06:00:00.000Z',
     finished_at: null,
@@ -159,6 +164,7 @@ export class PayoutsController extends Controller {
     returned_amount: '0.00',
     progress: 0.3333,
     cancel_requested: false,
+    approval_request_id: null,
     workflow_id: 'payout-batch-01a20610-5c3e-7d11-9e2a-77c0c1f0b7aa',
     created_at: '2026-11-28T06:00:00.000Z',
     finished_at: null,
@@ -221,7 +227,8 @@ export class PayoutsController extends Controller {
 
   /**
    * Stop a batch: items not yet sent are cancelled and their money, with their fees, goes back to the wallet
-   * when the batch ends; items in flight finish. Asking again, or once the batch has ended, answers the batch as
+   * when the batch ends; items in flight finish. A batch awaiting approval is cancelled at once, its whole hold
+   * back in the wallet. Asking again, or once the batch has ended, answers the batch as
    * it stands.
    * @summary Cancel a bulk payout
    */
@@ -244,6 +251,7 @@ export class PayoutsController extends Controller {
     returned_amount: '0.00',
     progress: 0.3333,
     cancel_requested: true,
+    approval_request_id: null,
     workflow_id: 'payout-batch-01a20610-5c3e-7d11-9e2a-77c0c1f0b7aa',
     created_at: '2026-11-28T06:00:00.000Z',
     finished_at: null,
@@ -255,5 +263,49 @@ export class PayoutsController extends Controller {
   @OperationId('cancelPayoutBatch')
   public async cancel(@Path('batch_id') batchId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<PayoutBatchView> {
     return cancelPayoutBatch(req.user, batchId);
+  }
+
+  /**
+   * The caller's own bulk payouts, newest first; `status=awaiting_approval` lists those waiting for a staff
+   * member's approval. Each batch's counts and money are on `GET /payouts/batches/{batch_id}`.
+   * @param status `awaiting_approval`, `running`, `completed` or `cancelled`
+   * @param limit 1 to 100, default 20
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   * @param cursor `next_cursor` of the previous page
+   * @maxLength cursor 200
+   * @summary List bulk payouts
+   */
+  @Get()
+  @Response<Problem>(400, 'Bad status, limit or cursor')
+  @Example<Page<PayoutBatchSummary>>({
+    data: [
+      {
+        batch_id: '01a20610-5c3e-7d11-9e2a-77c0c1f0b7aa',
+        status: 'awaiting_approval',
+        currency: 'KES',
+        item_count: 3,
+        total_amount: '75000.00',
+        total_fee: '0.00',
+        cancel_requested: false,
+        created_at: '2026-11-28T06:00:00.000Z',
+        finished_at: null,
+        links: {
+          self: '/api/v1/payouts/batches/01a20610-5c3e-7d11-9e2a-77c0c1f0b7aa',
+          items: '/api/v1/payouts/batches/01a20610-5c3e-7d11-9e2a-77c0c1f0b7aa/items',
+        },
+      },
+    ],
+    next_cursor: null,
+  })
+  @OperationId('listPayoutBatches')
+  public async list(
+    @Request() req: ExpressRequest & { user: Caller },
+    @Query() status?: 'awaiting_approval' | 'running' | 'completed' | 'cancelled',
+    @Query() limit?: number,
+    @Query() cursor?: string,
+  ): Promise<Page<PayoutBatchSummary>> {
+    return listPayoutBatches(req.user, { status, limit, cursor });
   }
 }

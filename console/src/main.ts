@@ -24,6 +24,9 @@ class ApiError extends Error {
 }
 
 let token: string | null = sessionStorage.getItem(TOKEN_KEY);
+/** The logged-in user's roles (from `/auth/me`): staff see the four-eyes buttons. */
+let roles: string[] = [];
+const isStaff = () => roles.includes('compliance') || roles.includes('admin');
 
 const isObject = (value: Json | undefined): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -152,14 +155,15 @@ async function renderSession(): Promise<void> {
   document.body.classList.toggle('logged-out', !token);
   logout.hidden = !token;
   if (!token) {
+    roles = [];
     state.textContent = 'Logged out';
     return;
   }
   try {
     const me = await call('GET', '/auth/me');
     if (isObject(me)) {
-      const roles = Array.isArray(me.roles) ? me.roles.map(text).join(', ') : '';
-      state.textContent = `Logged in as ${text(me.email)} (${roles || 'user'}, KYC ${text(me.kyc_status)})`;
+      roles = Array.isArray(me.roles) ? me.roles.map(text) : [];
+      state.textContent = `Logged in as ${text(me.email)} (${roles.join(', ') || 'user'}, KYC ${text(me.kyc_status)})`;
     }
   } catch {
     if (!token) state.textContent = 'Logged out';
@@ -210,6 +214,112 @@ async function follow(orderId: string): Promise<void> {
     show('order-status', renderOrder(order));
     if (TERMINAL.has(status) || attempt > 600) return;
     await sleep(attempt < 20 ? 500 : 2000);
+  }
+}
+
+// --- bulk payouts -------------------------------------------------------------------------------------
+
+const BATCH_COUNTS = ['pending', 'sent', 'completed', 'failed', 'rejected', 'cancelled'];
+/** While a batch runs its view is read again this often. */
+const BATCH_POLL_MS = 2000;
+/** The batch the console follows: a newer "Show batch" stops following the older one. */
+let followedBatch = 0;
+
+/** A batch's failed and rejected items (the first page of each), with their failure codes. */
+async function failedItems(batchId: string, counts: JsonObject): Promise<JsonObject[]> {
+  const out: JsonObject[] = [];
+  for (const status of ['failed', 'rejected']) {
+    if (Number(counts[status] ?? 0) === 0) continue;
+    const page = await call('GET', `/payouts/batches/${encodeURIComponent(batchId)}/items?status=${status}&limit=100`);
+    out.push(...pageRows(page));
+  }
+  return out;
+}
+
+function renderBatch(batch: JsonObject, failed: JsonObject[], decide: (decision: 'approve' | 'reject' | 'cancel') => void): Node {
+  const counts = isObject(batch.counts) ? batch.counts : {};
+  const progress = typeof batch.progress === 'number' ? batch.progress : 0;
+  const status = text(batch.status);
+  const requestId = text(batch.approval_request_id);
+  const buttons: HTMLButtonElement[] = [];
+  const button = (label: string, decision: 'approve' | 'reject' | 'cancel') => {
+    const b = el('button', { type: 'button' }, label);
+    b.addEventListener('click', () => {
+      for (const other of buttons) other.disabled = true;
+      decide(decision);
+    });
+    buttons.push(b);
+    return b;
+  };
+  // Staff decide a batch awaiting approval (the API refuses anyone else, and its owner); its owner may cancel it.
+  if (status === 'awaiting_approval' && isStaff()) {
+    button('Approve batch', 'approve');
+    button('Reject batch', 'reject');
+  }
+  if (status === 'awaiting_approval' || status === 'running') button('Cancel batch (owner)', 'cancel');
+  return ok(
+    el(
+      'p',
+      {},
+      'Batch ',
+      el('code', { class: 'batch-id' }, text(batch.batch_id)),
+      ': ',
+      el('span', { class: 'status' }, status),
+      batch.cancel_requested === true && status === 'running' ? ' (cancel asked)' : '',
+    ),
+    el(
+      'p',
+      {},
+      el('progress', { class: 'batch-progress', max: '1', value: String(progress), 'aria-label': 'Batch progress' }),
+      ` ${Math.round(progress * 100)}% of ${text(batch.item_count)} items`,
+    ),
+    requestId ? el('p', {}, 'Four-eyes request ', el('code', { class: 'request-id' }, requestId)) : '',
+    table([counts], BATCH_COUNTS),
+    table(
+      [
+        {
+          currency: batch.currency,
+          total: batch.total_amount,
+          fees: batch.total_fee,
+          sent: batch.sent_amount,
+          failed: batch.failed_amount,
+          cancelled: batch.cancelled_amount,
+          returned: batch.returned_amount,
+        },
+      ],
+      ['currency', 'total', 'fees', 'sent', 'failed', 'cancelled', 'returned'],
+    ),
+    el('h3', {}, 'Failed items'),
+    el('div', { class: 'batch-failures' }, table(failed, ['row', 'reference', 'status', 'amount', 'failure_code', 'order_id'])),
+    buttons.length > 0 ? el('div', { class: 'batch-actions' }, ...buttons) : '',
+  );
+}
+
+/** Show a batch, reading it again every few seconds while it runs, until it ends or another batch is shown. */
+async function followBatch(batchId: string, note: string): Promise<void> {
+  followedBatch += 1;
+  const mine = followedBatch;
+  const decide = (decision: 'approve' | 'reject' | 'cancel', batch: JsonObject) => {
+    const done =
+      decision === 'cancel'
+        ? call('POST', `/payouts/batches/${encodeURIComponent(batchId)}/cancel`, { idempotent: true })
+        : call('POST', `/compliance/approvals/${encodeURIComponent(text(batch.approval_request_id))}/${decision}`, {
+            body: note ? { note } : {},
+          });
+    done.then(() => followBatch(batchId, note)).catch((err: unknown) => showError('batch-view', err));
+  };
+  for (let attempt = 0; mine === followedBatch; attempt += 1) {
+    const batch = await call('GET', `/payouts/batches/${encodeURIComponent(batchId)}`);
+    if (!isObject(batch)) return show('batch-view', pre(batch));
+    const counts = isObject(batch.counts) ? batch.counts : {};
+    const failed = await failedItems(batchId, counts);
+    if (mine !== followedBatch) return;
+    show(
+      'batch-view',
+      renderBatch(batch, failed, (decision) => decide(decision, batch)),
+    );
+    if (batch.status !== 'running' || attempt > 1800) return;
+    await sleep(BATCH_POLL_MS);
   }
 }
 
@@ -328,6 +438,16 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
   },
   async 'order-status'(f) {
     await follow(f.order_id);
+  },
+  async 'batch-list'() {
+    const page = await call('GET', '/payouts/batches?limit=50');
+    const rows = pageRows(page);
+    show('batch-list', table(rows, ['batch_id', 'status', 'item_count', 'total_amount', 'currency', 'created_at']));
+    const first = rows[0];
+    if (first) setField('batch-view', 'batch_id', text(first.batch_id));
+  },
+  async 'batch-view'(f) {
+    await followBatch(f.batch_id, f.note);
   },
   async exchanges(f) {
     const query = new URLSearchParams({ ...pick(f, ['q', 'country']), limit: '50' });
@@ -473,6 +593,9 @@ const actions: Record<string, (f: Fields) => Promise<void>> = {
       asks: isObject(r.payload) ? Object.values(r.payload).map(text).join(' · ') : '',
     }));
     show('approvals-list', table(rows, ['request_id', 'kind', 'subject_id', 'amount', 'currency', 'asks', 'requested_by']));
+    // A bulk payout waiting for approval opens in the Bulk payouts section.
+    const batch = rows.find((r) => r.kind === 'approve_payout_batch');
+    if (batch) setField('batch-view', 'batch_id', text(batch.subject_id));
   },
   async 'approval-decide'(f) {
     const decision = f.decision === 'reject' ? 'reject' : 'approve';

@@ -47,6 +47,10 @@ export const EVENT_TYPES = [
   'p2p.ad.closed',
   'reconciliation.break_found',
   'reconciliation.break_resolved',
+  'payout_batch.created',
+  'payout_batch.approved',
+  'payout_batch.completed',
+  'payout_batch.cancelled',
 ] as const;
 
 /** `order.*` → prefix `order.`; an exact known type → itself; anything else → null (not a type filter). */

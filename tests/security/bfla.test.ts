@@ -54,6 +54,8 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'POST /payments/initiate': [401, 'own', 'own', 'own'],
   // Bulk payouts (docs/payments.md#bulk-payouts): staff read anyone's; only the owner cancels.
   'POST /payouts/batches': [401, 'own', 'own', 'own'],
+  // The list is the caller's own batches, staff included (staff read any batch by id).
+  'GET /payouts/batches': [401, 'own', 'own', 'own'],
   'GET /payouts/batches/{batch_id}': [401, 'own', 'all', 'all'],
   'GET /payouts/batches/{batch_id}/items': [401, 'own', 'all', 'all'],
   'POST /payouts/batches/{batch_id}/cancel': [401, 'own', 'own', 'own'],
@@ -332,6 +334,8 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
         return v1('post', '/payments/initiate', { body: mpesaPayment(), headers: { 'Idempotency-Key': randomUUID() } });
       case 'POST /payouts/batches':
         return v1('post', '/payouts/batches', { body: payoutBatch(), headers: { 'Idempotency-Key': randomUUID() } });
+      case 'GET /payouts/batches':
+        return v1('get', '/payouts/batches');
       case 'GET /payouts/batches/{batch_id}':
         return v1('get', `/payouts/batches/${role === 'user' ? await ownBatch(any) : victimBatch}`);
       case 'GET /payouts/batches/{batch_id}/items':

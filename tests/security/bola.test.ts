@@ -362,7 +362,7 @@ describe('security: object level authorisation (BOLA)', function () {
         (op) => op.method === 'get' && pathParameters(op.path).length === 0 && op.roles?.length === 0,
       );
       expect(lists.map((l) => l.key)).to.include.members(['GET /payments/history', 'GET /p2p/history', 'GET /webhooks/endpoints']);
-      const secrets = [alice.id, alice.email, hers.order_id, hers.appeal_id, hers.endpoint_id, hers.deposit_id];
+      const secrets = [alice.id, alice.email, hers.order_id, hers.appeal_id, hers.endpoint_id, hers.deposit_id, hers.batch_id];
       for (const op of lists) {
         const takesUserId = op.parameters.some((p) => p.in === 'query' && p.name === 'user_id');
         for (const query of takesUserId ? ['', `?user_id=${alice.id}`] : ['']) {
