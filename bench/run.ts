@@ -85,6 +85,9 @@ import type { ParkedAppealsResult } from './appeals';
  * (o) monitoring evaluations per second (history windows read in SQL + the rules) against the labelled month's
  *     1,000,000-odd movements in Postgres  vs  a bare indexed read of the customer's row, same pool, same run
  *     (bench/monitoring.ts, own database); the target is on the evaluations per second.
+ * (p) payouts completed by one bulk payout of BENCH_BATCH_ITEMS (10,000) items on the sandbox rail  vs  the same
+ *     payouts started one by one (POST /payments/initiate, BENCH_CONNECTIONS at a time), same api and worker;
+ *     and the worker's peak RSS during the batch against its RSS idle, warm.
  *
  * Every run writes bench/REPORT.md (the ratios against their targets, the machine, how to reproduce)
  * and bench/results/latest.json.
@@ -93,7 +96,7 @@ import type { ParkedAppealsResult } from './appeals';
  * volume (which the limit checks sum) does not make later rounds slower than earlier ones.
  */
 
-const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o'];
+const BENCHMARKS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p'];
 
 const settings = {
   seconds: envInt('BENCH_SECONDS', 5),
@@ -102,6 +105,8 @@ const settings = {
   warmupSeconds: envInt('BENCH_WARMUP_SECONDS', 2, 0),
   orders: envInt('BENCH_ORDERS', 10_000),
   cWorkflows: process.env.BENCH_C_WORKFLOWS ? envInt('BENCH_C_WORKFLOWS', 200) : undefined,
+  batchItems: envInt('BENCH_BATCH_ITEMS', 10_000, 10),
+  batchConcurrency: process.env.BENCH_BATCH_CONCURRENCY ? envInt('BENCH_BATCH_CONCURRENCY', 20) : undefined,
   refreshRounds: envInt('BENCH_REFRESH_ROUNDS', 15),
   reportPayments: envInt('BENCH_REPORT_PAYMENTS', 1_000_000),
   appeals: envInt('BENCH_APPEALS', 1000),
@@ -788,6 +793,183 @@ async function benchHotWallet(ctx: Ctx): Promise<RateResult> {
   return result;
 }
 
+/** A process's resident set size in MB, from /proc (undefined where there is none). */
+function rssMb(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const line = fs
+      .readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:'));
+    return line ? Number(line.split(/\s+/)[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sample `pid`'s RSS every 200 ms until stopped; the peak seen. */
+function rssPeak(pid: number | undefined): () => number {
+  let peak = rssMb(pid) ?? 0;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rssMb(pid) ?? 0);
+  }, 200);
+  return () => {
+    clearInterval(timer);
+    return Math.max(peak, rssMb(pid) ?? 0);
+  };
+}
+
+/** Start to end of a set of orders, and their own start-to-outcome latencies (the database's clock). */
+async function ordersRound(db: PgClient, where: string, params: unknown[], startedAt: Date, count: number): Promise<Round> {
+  const { rows } = await db.query<{ ms: string; done: boolean; last: Date }>(
+    `SELECT extract(epoch FROM (updated_at - created_at)) * 1000 AS ms, status = 'completed' AS done, updated_at AS last
+       FROM orders WHERE ${where}`,
+    params,
+  );
+  const done = rows.filter((r) => r.done);
+  const last = Math.max(...rows.map((r) => r.last.getTime()));
+  const seconds = (last - startedAt.getTime()) / 1000;
+  const latencies = done.map((r) => Number(r.ms));
+  return {
+    rate: done.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    ok: done.length,
+    failed: count - done.length,
+    seconds,
+  };
+}
+
+async function untilDone(what: string, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/**
+ * (p) A bulk payout of BENCH_BATCH_ITEMS items against the same payouts started one by one, on one api and one
+ * worker polling the same queue: payouts completed per second, and the worker's peak RSS during the batch
+ * against its RSS warm and idle. The batch keeps BENCH_BATCH_CONCURRENCY items in flight (its
+ * BATCH_CONCURRENCY_MOBILE_MONEY; the sandbox rail has no rate limit), by default the one-by-one client's
+ * BENCH_CONNECTIONS requests in flight.
+ */
+async function benchBulkPayouts(ctx: Ctx): Promise<RateResult> {
+  const items = settings.batchItems;
+  const concurrency = settings.batchConcurrency ?? settings.connections;
+  const port = await freePort();
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const env = {
+    ...ctx.apiEnv,
+    PORT: String(port),
+    PUBLIC_BASE_URL: apiUrl,
+    TEMPORAL_TASK_QUEUE: ctx.workQueue,
+    BATCH_CONCURRENCY_MOBILE_MONEY: String(concurrency),
+    // Thousands of payouts from one payer to one phone in minutes are what monitoring holds for review
+    // (docs/monitoring.md): off for both sides, as in the fault suite.
+    MONITORING_ENABLED: 'false',
+  };
+  const api = track(spawnNode('api-p', path.resolve(__dirname, '..', 'api', 'server.js'), env));
+  await waitForHttp(`${apiUrl}/healthz`, api);
+  const worker = track(spawnNode('worker-p', path.join(__dirname, 'worker.js'), env));
+  await warmWorker(ctx, worker);
+  const [batchPayer, onePayer, warmPayer] = await Promise.all(
+    ['p-batch', 'p-one', 'p-warm'].map((label) => newVerifiedUser(apiUrl, ctx.db, label)),
+  );
+  const body = (i: number) => ({ ...PAYMENT_BODY, amount: '100.00', description: `bench payout ${i}` });
+  const postBatch = async (user: BenchUser, n: number) => {
+    const res = await postJson(
+      `${apiUrl}/api/v1/payouts/batches`,
+      { items: Array.from({ length: n }, (_, i) => ({ ...body(i), reference: `BENCH-${i + 1}` })) },
+      { authorization: `Bearer ${user.token}`, 'idempotency-key': randomUUID() },
+    );
+    if (res.status !== 202) throw new Error(`batch refused: ${res.status} ${JSON.stringify(res.json).slice(0, 500)}`);
+    return (res.json as { batch_id: string }).batch_id;
+  };
+  const batchEnded = (batchId: string) => async () => {
+    const { rows } = await ctx.db.query<{ status: string }>('SELECT status FROM payout_batches WHERE id = $1', [batchId]);
+    return rows[0]?.status !== 'running';
+  };
+  const oneByOne = async (user: BenchUser, n: number) => {
+    await completeAll(n, settings.connections, 30 * 60_000, async (i) => {
+      const res = await postJson(`${apiUrl}/api/v1/payments/initiate`, body(i), {
+        authorization: `Bearer ${user.token}`,
+        'idempotency-key': randomUUID(),
+      });
+      if (res.status !== 202) throw new Error(`initiate refused: ${res.status}`);
+      return () => Promise.resolve(true);
+    });
+  };
+  const allSettled = (userId: string, n: number) => async () => {
+    const { rows } = await ctx.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM orders WHERE user_id = $1 AND status IN ('completed', 'failed', 'rejected', 'reversed')`,
+      [userId],
+    );
+    return Number(rows[0].n) >= n;
+  };
+  const timeoutMs = Math.max(600_000, items * 200);
+
+  // Warm-up: a small batch and as many payouts one by one.
+  progress('  warm-up: 50 items as a batch and 50 one by one');
+  const warmBatch = await postBatch(warmPayer, 50);
+  await untilDone('the warm-up batch', batchEnded(warmBatch), 120_000);
+  await oneByOne(warmPayer, 50);
+  await untilDone('the warm-up payouts', allSettled(warmPayer.id, 100), 120_000);
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const idle = rssMb(worker.proc.pid) ?? 0;
+
+  progress(`  a batch of ${items} payouts, ${concurrency} in flight (worker idle RSS ${fmt(idle, 0)} MB)`);
+  const peakOf = rssPeak(worker.proc.pid);
+  const cpuBefore = processCpuMs(worker.proc.pid);
+  const batchStarted = new Date();
+  const batchId = await postBatch(batchPayer, items);
+  await untilDone('the batch', batchEnded(batchId), timeoutMs);
+  const peak = peakOf();
+  const batchCpu = processCpuMs(worker.proc.pid);
+  const batchRound = await ordersRound(ctx.db, 'payout_batch_id = $1', [batchId], batchStarted, items);
+  if (cpuBefore !== undefined && batchCpu !== undefined && batchRound.ok > 0)
+    batchRound.cpuMsPerOp = (batchCpu - cpuBefore) / batchRound.ok;
+  progress(`  batch: ${fmt(batchRound.rate)} payouts/s, worker peak RSS ${fmt(peak, 0)} MB`);
+
+  progress(`  the same ${items} payouts one by one, ${settings.connections} requests in flight`);
+  const onePeakOf = rssPeak(worker.proc.pid);
+  const oneStarted = new Date();
+  const oneRound = await measured(worker.proc.pid, async () => {
+    await oneByOne(onePayer, items);
+    await untilDone('the payouts one by one', allSettled(onePayer.id, items), timeoutMs);
+    return ordersRound(ctx.db, 'user_id = $1', [onePayer.id], oneStarted, items);
+  });
+  const onePeak = onePeakOf();
+  progress(`  one by one: ${fmt(oneRound.rate)} payouts/s, worker peak RSS ${fmt(onePeak, 0)} MB`);
+
+  const result = compare(
+    'p',
+    `payouts completed by one batch of ${items} items vs the same payouts started one by one, sandbox rail, same api and worker`,
+    'payouts/s',
+    side('batch', 'worker process', [batchRound]),
+    side('one by one', 'worker process', [oneRound]),
+    0.9,
+  );
+  const rssLimit = 1.2 * idle + 200;
+  result.targets.push({
+    name: 'worker peak RSS (MB) during the batch',
+    wanted: `<= 1.2x idle + 200 MB (${fmt(rssLimit, 0)})`,
+    limit: rssLimit,
+    actual: peak,
+    met: peak <= rssLimit,
+  });
+  result.notes.push(
+    `one round each (${items} payouts a side); the batch ran ${concurrency} items in flight (BATCH_CONCURRENCY_MOBILE_MONEY), the one-by-one client ${settings.connections} initiate requests in flight`,
+    `worker RSS: idle ${fmt(idle, 0)} MB, peak ${fmt(peak, 0)} MB during the batch, ${fmt(onePeak, 0)} MB during the one-by-one payouts`,
+    'latency is each order from its creation to its outcome; the rate is payouts completed over first request to last outcome',
+    'transaction monitoring off for both sides (thousands of payouts from one payer to one phone would be held for review)',
+  );
+  await worker.stop();
+  await api.stop();
+  return result;
+}
+
 /**
  * (j) Money in as fast as money out: STK Push deposits (sandbox, callback after BENCH_CALLBACK_DELAY_MS)
  * credited, against payments completed on the same api and worker.
@@ -1397,7 +1579,8 @@ function print(results: BenchResult[], machine: Record<string, unknown>, wallSec
   say('         BENCH_APPEALS (parked appeals in (h), default 1000), BENCH_KEEP_DATABASE=1 (keep the databases of (f) and (g)),');
   say('         BENCH_DEEP_ROWS (payments and wallet entries of the user in (k), default 1000000), BENCH_DEEP_PAGES (default 500),');
   say('         BENCH_STRICT=1 (exit 1 when a target is missed), BENCH_DATABASE_URL, BENCH_REDIS_URL,');
-  say('         TEMPORAL_ADDRESS (use that server instead of a dev server)');
+  say("         BENCH_BATCH_ITEMS (payouts in (p), default 10000), BENCH_BATCH_CONCURRENCY (the batch's items in flight in (p),");
+  say('         default BENCH_CONNECTIONS), TEMPORAL_ADDRESS (use that server instead of a dev server)');
   say('  needs Postgres (databases paygate_bench, and paygate_bench_report and paygate_bench_screening for (f) and (g), are dropped');
   say('  and recreated) and Redis; nothing else may be loading the machine.');
   say('  results: bench/REPORT.md and bench/results/latest.json; child logs in bench/results/*.log');
@@ -1418,6 +1601,7 @@ const ORIGIN: Record<string, string> = {
   k: 'performance',
   l: 'performance',
   m: 'screening across scripts',
+  p: 'bulk payouts',
 };
 
 /** bench/REPORT.md: every ratio against its target, the machine, the settings and how to reproduce. */
@@ -1521,7 +1705,7 @@ async function main(): Promise<void> {
   let temporalAddress = '127.0.0.1:7233';
   let externalTemporal = false;
   const acceptQueue = `paygate-bench-accept-${runTag}`;
-  if (['b', 'c', 'f', 'g', 'h', 'i', 'j', 'l', 'n'].some((id) => wanted.has(id))) {
+  if (['b', 'c', 'f', 'g', 'h', 'i', 'j', 'l', 'n', 'p'].some((id) => wanted.has(id))) {
     Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
     progress(process.env.TEMPORAL_ADDRESS ? `temporal at ${process.env.TEMPORAL_ADDRESS}` : 'starting a Temporal dev server');
     ({ address: temporalAddress, external: externalTemporal } = await startTemporal());
@@ -1655,6 +1839,7 @@ async function main(): Promise<void> {
   await run('m', 'screening against 50,000 listed names', () => benchScreeningScale());
   await run('n', 'payment latency with monitoring on and off', () => benchMonitoringLatency(temporalAddress));
   await run('o', 'monitoring evaluations over the labelled month', () => benchMonitoring());
+  await run('p', 'a bulk payout vs the same payouts one by one', () => benchBulkPayouts(ctx));
 
   const wallSeconds = (performance.now() - startedAt) / 1000;
   print(results, machine, wallSeconds);

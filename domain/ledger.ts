@@ -41,6 +41,8 @@ export const batchHoldAccount = (batchId: string): string => `hold:batch:${batch
 /** A bulk payout's own postings: its total and fees held at once, and what is left given back when it ends. */
 export const BATCH_HOLD = 'batch_hold';
 export const BATCH_RELEASE = 'batch_release';
+/** A failed or rejected item's share (amount and fee) given back from its batch's hold, once per item's order. */
+export const BATCH_RETURN = 'batch_return';
 
 export const transfer = (from: string, to: string, amountMinor: string): LedgerLine[] => [
   { account: from, direction: 'debit', amountMinor },

@@ -5,13 +5,14 @@ import type { Destination, PaymentMethod } from '../domain/orders';
 import type { BankRoute } from '../domain/discovery/routing';
 
 export type { PayoutBatchItemStatus, PayoutBatchStatus };
-import { BATCH_HOLD, BATCH_RELEASE, batchHoldAccount, payerWallet, transfer } from '../domain/ledger';
+import { BATCH_HOLD, BATCH_RELEASE, BATCH_RETURN, batchHoldAccount, payerWallet, transfer } from '../domain/ledger';
 import { balanceOf, postLines } from './ledger';
 import { queryRows, type Tx } from './transaction';
 
 /**
  * Bulk payouts (`payout_batches`, `payout_batch_items`; docs/payments.md#bulk-payouts): a batch, its items, and
- * the batch's own two postings — its total and fees held from the payer's wallet at once (`batch_hold`), and
+ * the batch's own postings — its total and fees held from the payer's wallet at once (`batch_hold`), each failed
+ * or rejected item's share given back as its outcome is recorded (`batch_return`, once per item's order), and
  * what is left of that hold given back when the batch ends (`batch_release`).
  */
 
@@ -194,13 +195,21 @@ export async function payoutBatchTally(batchId: string): Promise<PayoutBatchTall
   );
 }
 
-/** What the batch's `batch_release` gave back to the wallet (minor units, "0" before the batch ends). */
+/**
+ * What the batch has given back to the wallet (minor units): each failed or rejected item's `batch_return`, and
+ * the `batch_release` of what was left when the batch ended.
+ */
 export async function payoutBatchReturned(batchId: string): Promise<string> {
   const [row] = await queryRows<{ returned: string }>(
-    `SELECT coalesce(sum(e.amount_minor), 0)::text AS returned
-       FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id AND e.direction = 'credit'
-      WHERE t.payout_batch_id = $1 AND t.kind = $2`,
-    [batchId, BATCH_RELEASE],
+    `SELECT (coalesce((SELECT sum(e.amount_minor)
+                         FROM payout_batch_items i
+                         JOIN ledger_transactions t ON t.order_id = i.order_id AND t.kind = $3
+                         JOIN ledger_entries e ON e.transaction_id = t.id AND e.direction = 'credit'
+                        WHERE i.batch_id = $1 AND i.status IN ('failed', 'rejected')), 0)
+           + coalesce((SELECT sum(e.amount_minor)
+                         FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id AND e.direction = 'credit'
+                        WHERE t.payout_batch_id = $1 AND t.kind = $2), 0))::text AS returned`,
+    [batchId, BATCH_RELEASE, BATCH_RETURN],
   );
   return row.returned;
 }
@@ -231,7 +240,7 @@ export async function lockPayoutBatchItem(batchId: string, rowNumber: number, tx
   return row ?? null;
 }
 
-/** Move an item on: to `sent` with its order, or to its outcome. Only an item not yet at an outcome moves. */
+/** Move an item on: to `sent` with its order, or to `cancelled`. Only an item not yet at an outcome moves. */
 export async function recordPayoutBatchItem(
   batchId: string,
   rowNumber: number,
@@ -263,10 +272,48 @@ const lockPayoutBatch = async (batchId: string, tx: Tx): Promise<PayoutBatchRow 
   (await queryRows<PayoutBatchRow>(`SELECT ${BATCH_COLUMNS} FROM payout_batches WHERE id = $1 FOR UPDATE`, [batchId], tx))[0] ?? null;
 
 /**
- * End the batch inside `tx`, once: the items never sent are cancelled, what is left of the batch hold (failed
- * and cancelled items' shares) goes back to the payer's wallet in one posting, and the batch is `completed`, or
- * `cancelled` when a cancel was asked for. A batch still awaiting approval is not the workflow's to end: it
- * answers `running` (not ended) and nothing changes.
+ * Record a sent item's outcome inside `tx`, once: the item moves to `completed`, `failed` or `rejected` (only
+ * from `pending` or `sent`), and a failed or rejected item's share — its amount and fee, back in the batch hold
+ * since its order's own failure path released it there, or never held it — goes to the payer's wallet in one
+ * `batch_return` posting whose subject is the item's order: at most once per item (the database's
+ * once-per-(order, kind) index), and never more than the batch hold has (the database refuses an overdraft).
+ */
+export async function concludePayoutBatchItem(
+  batchId: string,
+  rowNumber: number,
+  outcome: { status: 'completed' | 'failed' | 'rejected'; failureCode: string | null },
+  tx: Tx,
+): Promise<void> {
+  const [item] = await queryRows<{
+    order_id: string | null;
+    status: PayoutBatchItemStatus;
+    share: string;
+    user_id: string;
+    currency: string;
+  }>(
+    `SELECT i.order_id, i.status, (i.amount_minor + i.fee_minor)::text AS share, b.user_id, b.currency
+       FROM payout_batch_items i JOIN payout_batches b ON b.id = i.batch_id
+      WHERE i.batch_id = $1 AND i.row_number = $2
+        FOR UPDATE OF i`,
+    [batchId, rowNumber],
+    tx,
+  );
+  if (!item?.order_id) throw new Error(`payout batch item ${batchId}/${rowNumber} has no order`);
+  const status = item.status === 'pending' || item.status === 'sent' ? outcome.status : item.status;
+  if (status !== item.status) await recordPayoutBatchItem(batchId, rowNumber, outcome, tx);
+  if (status !== 'failed' && status !== 'rejected') return;
+  await postLines(tx, {
+    orderId: item.order_id,
+    kind: BATCH_RETURN,
+    currency: item.currency,
+    lines: transfer(batchHoldAccount(batchId), payerWallet({ userId: item.user_id, currency: item.currency }), item.share),
+  });
+}
+
+/**
+ * End the batch inside `tx`, once: the items never sent are cancelled, what is left of the batch hold (the
+ * cancelled items' shares; the failed ones' went back as each failed) goes back to the payer's wallet in one posting, and the batch is `completed`, or
+ * `cancelled` when a cancel was asked for.
  */
 export async function finishPayoutBatch(batchId: string, tx: Tx): Promise<Exclude<PayoutBatchStatus, 'awaiting_approval'>> {
   const batch = await lockPayoutBatch(batchId, tx);

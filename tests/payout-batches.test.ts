@@ -2,12 +2,16 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { api, kesAvailable, mpesaPayment, newNamedUser, newUser, uniqueKenyanPhone, type TestUser } from './support/api';
 import { withEnv } from './support/config-env';
-import { rows } from './support/db';
+import { ledgerKindsOf, rows } from './support/db';
 import { fundWallets } from './support/funding';
 import { until } from './support/wait';
-import { insufficientFunds } from './support/rails';
+import { insufficientFunds, realRails } from './support/rails';
 import { expectProblem } from './support/problems';
 import { ledgerImbalanceByCurrency } from '../repositories/ledger';
+import { SANDBOX_SLOW_PHONE } from '../connectors/sandbox';
+import { database } from '../platform/database';
+import { temporalClient } from '../platform/temporal';
+import { payoutBatchWorkflowId } from '../workflows/shared';
 
 /**
  * Bulk payouts (docs/payments.md#bulk-payouts): every item checked before anything moves, the total held from the
@@ -164,6 +168,99 @@ describe('bulk payouts', () => {
       expect(await kesAvailable(payer)).to.equal('9800.00');
       expect(await batchHold(id)).to.equal('0');
       expect(Object.values(await ledgerImbalanceByCurrency()).every((v) => v === '0')).to.equal(true);
+    });
+  });
+
+  /**
+   * The slow transfer is a sandbox magic value (the real connectors' fakes have none): this case is registered on
+   * the sandbox rails only.
+   */
+  if (!realRails) {
+    describe('when an item fails while another is still in flight', () => {
+      let restore: () => void;
+      beforeEach(() => {
+        restore = withEnv({ PAYMENT_POLL_AFTER_MS: '100', PAYMENT_POLL_MAX_INTERVAL_MS: '300' });
+      });
+      afterEach(() => restore());
+
+      it('then its money is back in the wallet while the batch still runs, once, and the hold ends at zero', async function () {
+        this.timeout(90_000);
+        const payer = await payerWith(1_000_000n);
+        const failing = item('W-1', { amount: '100.13' });
+        const slow = item('W-2', { destination: { provider: 'mpesa', phone: SANDBOX_SLOW_PHONE } });
+        const res = await postBatch(payer, { items: [failing, slow] });
+        expect(res.status, JSON.stringify(res.body)).to.equal(202);
+        const id = (res.body as BatchBody).batch_id;
+
+        const failed = await until(
+          'the failing item to have its outcome',
+          async () => {
+            const page = (await api().get(`/api/v1/payouts/batches/${id}/items?status=failed`).set(payer.auth)).body as ItemsBody;
+            return page.data[0];
+          },
+          40_000,
+          100,
+        );
+        expect(failed.reference).to.equal('W-1');
+        const running = await getBatch(payer, id);
+        expect(running).to.include({ status: 'running', failed_amount: '100.13', returned_amount: '100.13' });
+        expect(await kesAvailable(payer)).to.equal('9900.00');
+        // The slow item's order holds its own share; the failed item's is no longer in the batch hold.
+        expect(await batchHold(id)).to.equal('0');
+        expect(Object.values(await ledgerImbalanceByCurrency()).every((v) => v === '0')).to.equal(true);
+
+        const [slowItem] = ((await api().get(`/api/v1/payouts/batches/${id}/items?reference=W-2`).set(payer.auth)).body as ItemsBody).data;
+        expect(slowItem.order_id).to.be.a('string');
+        await database().query('UPDATE sandbox_transfers SET settles_at = now() WHERE idempotency_key = :orderId', {
+          replacements: { orderId: slowItem.order_id },
+        });
+        const done = await ended(payer, id, 60_000);
+        expect(done).to.include({ status: 'completed', sent_amount: '100.00', returned_amount: '100.13' });
+        expect(await kesAvailable(payer)).to.equal('9900.00');
+        expect(await batchHold(id)).to.equal('0');
+        expect((await ledgerKindsOf(failed.order_id as string)).filter((k) => k === 'batch_return')).to.have.length(1);
+        expect(Object.values(await ledgerImbalanceByCurrency()).every((v) => v === '0')).to.equal(true);
+      });
+    });
+  }
+
+  describe('when a batch has more items than one run starts', () => {
+    let restore: () => void;
+    beforeEach(() => {
+      restore = withEnv({ BATCH_PAGE_SIZE: '4', BATCH_CONCURRENCY_MOBILE_MONEY: '3' });
+    });
+    afterEach(() => restore());
+
+    it('then the runs that continue as new hand over the items in flight, and every item is paid once', async function () {
+      this.timeout(90_000);
+      const payer = await payerWith(1_000_000n);
+      const res = await postBatch(payer, {
+        items: [
+          ...items(10, 'N'),
+          item('N-F', { amount: `100.${insufficientFunds.cents}`, destination: { provider: 'mpesa', phone: insufficientFunds.phone } }),
+        ],
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(202);
+      const id = (res.body as BatchBody).batch_id;
+      const done = await ended(payer, id, 60_000);
+      expect(done.status).to.equal('completed');
+      expect(done.counts).to.include({ completed: 10, failed: 1 });
+      const perItem = await rows<{ n: number }>(
+        `SELECT count(o.id)::int AS n FROM payout_batch_items i LEFT JOIN orders o ON o.idempotency_key = 'batch:' || i.batch_id || ':' || i.row_number
+          WHERE i.batch_id = :id GROUP BY i.row_number`,
+        { id },
+      );
+      expect(perItem.map((r) => r.n)).to.deep.equal(Array.from({ length: 11 }, () => 1));
+      const settles = await rows<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ledger_transactions t JOIN orders o ON o.id = t.order_id
+          WHERE o.payout_batch_id = :id AND t.kind = 'settle'`,
+        { id },
+      );
+      expect(settles[0].n).to.equal(10);
+      expect(await kesAvailable(payer)).to.equal('9000.00');
+      expect(await batchHold(id)).to.equal('0');
+      const history = await temporalClient().workflow.getHandle(payoutBatchWorkflowId(id)).describe();
+      expect(history.runId, 'the batch ended in a later run than its first').to.not.equal(history.raw.workflowExecutionInfo?.firstRunId);
     });
   });
 

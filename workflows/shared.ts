@@ -125,14 +125,23 @@ export type PayoutMethod = 'bank_transfer' | 'mobile_money' | 'crypto';
 
 export interface PayoutBatchWorkflowInput {
   batchId: string;
-  /** Items up to this row are done: a run that continued as new goes on after it. */
+  /** Items up to this row were started or done: a run that continued as new reads the items after it. */
   afterRow: number;
   /** How many items are in flight at once on each rail. */
   concurrency: Record<PayoutMethod, number>;
-  /** Items one run sends before it continues as new. */
+  /** Items fetched at a time, and items one run starts before it continues as new. */
   pageSize: number;
   /** What each item's `payment` child is started with, less its order id. */
   payment: Omit<PaymentWorkflowInput, 'orderId' | 'resume'>;
+  /** Items whose payment an earlier run started and that had no outcome when it continued as new. */
+  inFlight?: PayoutBatchInFlightItem[];
+}
+
+/** An item of a batch in flight: its order exists and its payment was started. */
+export interface PayoutBatchInFlightItem {
+  row: number;
+  method: PayoutMethod;
+  orderId: string;
 }
 
 export interface PayoutBatchResult {
