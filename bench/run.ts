@@ -1323,7 +1323,7 @@ async function benchMonitoring(): Promise<FigureResult> {
       { name: 'evaluations/s', wanted: '>= 2000', limit: 2000, actual: r.evaluationsPerSecond, met: r.evaluationsPerSecond >= 2000 },
     ],
     notes: [
-      `${r.customers} customers, ${r.movements} movements loaded in ${fmt(r.loadSeconds, 0)} s`,
+      `${r.customers} customers, ${r.movements} movements ${r.reused ? 'kept from an earlier run (BENCH_KEEP_MONITORING)' : `loaded in ${fmt(r.loadSeconds, 0)} s`}`,
       `SQL aggregates equal to the labelled test's in-memory ones on ${r.checked - r.mismatches} of ${r.checked} movements`,
     ],
     detail: r,
