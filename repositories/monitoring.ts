@@ -152,15 +152,13 @@ export async function historyAggregates(m: Movement, p: RuleParameters, tx?: Tx)
   const dormant = cut(dormantFrom, at);
   const nearFrom = new Date(Math.min(recentFrom, norm.highFrom.getTime(), dormant.highFrom.getTime()));
   const iso = (d: Date) => d.toISOString();
-  // Replacements, not bind parameters: one simple-protocol message, and the function's own statement is the
-  // one prepared; timestamps as ISO strings in UTC.
+  // Replacements, not bind parameters: one simple-protocol message whose own plan is trivial (the function's
+  // statement is the one prepared). The arguments are untyped literals that take the function's parameter
+  // types; the statement is kept short because every call scans it for replacements. Timestamps in UTC.
   const [row] = await models().query<AggregateRow>(
-    `SELECT * FROM monitoring_history(CAST(:customer AS uuid), :movement, CAST(:movementUuid AS uuid), :kind, :counterparty,
-       :counterpartyJson, CAST(:at AS timestamptz), CAST(:recentFrom AS timestamptz), CAST(:nearFrom AS timestamptz),
-       CAST(:normHighFrom AS timestamptz), CAST(:dormantHighFrom AS timestamptz), CAST(:normLowFrom AS timestamptz),
-       CAST(:normLowTo AS timestamptz), CAST(:dormantLowFrom AS timestamptz), CAST(:dormantLowTo AS timestamptz),
-       CAST(:normDaysFrom AS date), CAST(:normDaysTo AS date), CAST(:dormantDaysFrom AS date), CAST(:dormantDaysTo AS date),
-       CAST(:floor AS numeric), CAST(:threshold AS numeric), CAST(:roundMin AS numeric), CAST(:roundUnit AS numeric))`,
+    `SELECT * FROM monitoring_history(:customer, :movement, :movementUuid, :kind, :counterparty, :counterpartyJson, :at,
+       :recentFrom, :nearFrom, :normHighFrom, :dormantHighFrom, :normLowFrom, :normLowTo, :dormantLowFrom, :dormantLowTo,
+       :normDaysFrom, :normDaysTo, :dormantDaysFrom, :dormantDaysTo, :floor, :threshold, :roundMin, :roundUnit)`,
     {
       replacements: {
         customer: m.customerId,
