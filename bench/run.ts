@@ -120,6 +120,8 @@ const settings = {
   redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
   callbackDelayMs: envInt('BENCH_CALLBACK_DELAY_MS', 0, 0),
   strict: process.env.BENCH_STRICT === '1' || process.env.BENCH_STRICT === 'true',
+  /** (o): keep the loaded month in its database and reuse it on the next run (pending migrations still applied). */
+  keepMonitoring: process.env.BENCH_KEEP_MONITORING === '1' || process.env.BENCH_KEEP_MONITORING === 'true',
 };
 
 const REPORT_FILE = path.join(ROOT, 'bench', 'REPORT.md');
@@ -252,6 +254,20 @@ async function recreateDatabase(url: string): Promise<void> {
   try {
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+}
+
+async function databaseExists(url: string): Promise<boolean> {
+  const target = new URL(url);
+  const name = target.pathname.slice(1);
+  target.pathname = '/postgres';
+  const admin = new PgClient({ connectionString: target.toString() });
+  await admin.connect();
+  try {
+    const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    return found.rowCount === 1;
   } finally {
     await admin.end();
   }
@@ -1463,8 +1479,9 @@ async function benchScreeningScale(): Promise<FigureResult> {
 
 async function benchMonitoring(): Promise<FigureResult> {
   const url = siblingDatabase(settings.databaseUrl, 'monitoring');
-  progress(`  database ${url}: recreating and migrating`);
-  await recreateDatabase(url);
+  const reuse = settings.keepMonitoring && (await databaseExists(url));
+  progress(`  database ${url}: ${reuse ? 'kept from an earlier run, migrating' : 'recreating and migrating'}`);
+  if (!reuse) await recreateDatabase(url);
   await migrateUp(url);
   const { benchMonitoringEvaluations } = await import('./monitoring');
   const r = await benchMonitoringEvaluations({
@@ -1472,6 +1489,7 @@ async function benchMonitoring(): Promise<FigureResult> {
     seconds: settings.seconds,
     rounds: settings.rounds,
     concurrency: settings.connections,
+    reuse,
     log: (line) => progress(`  ${line}`),
   });
   return {
@@ -1494,7 +1512,7 @@ async function benchMonitoring(): Promise<FigureResult> {
       { name: 'evaluations/s', wanted: '>= 2000', limit: 2000, actual: r.evaluationsPerSecond, met: r.evaluationsPerSecond >= 2000 },
     ],
     notes: [
-      `${r.customers} customers, ${r.movements} movements loaded in ${fmt(r.loadSeconds, 0)} s`,
+      `${r.customers} customers, ${r.movements} movements ${r.reused ? 'kept from an earlier run (BENCH_KEEP_MONITORING)' : `loaded in ${fmt(r.loadSeconds, 0)} s`}`,
       `SQL aggregates equal to the labelled test's in-memory ones on ${r.checked - r.mismatches} of ${r.checked} movements`,
     ],
     detail: r,
@@ -1576,6 +1594,7 @@ function print(results: BenchResult[], machine: Record<string, unknown>, wallSec
   say(`total ${fmt(wallSeconds, 0)} s (the build not included)`);
   say('reproduce: npm run bench');
   say('  knobs: BENCH_SECONDS (per round, default 5), BENCH_ROUNDS (default 3, also (f) and (g)), BENCH_CONNECTIONS (default 20),');
+  say('         BENCH_KEEP_MONITORING=1 ((o) reuses the month it loaded on an earlier run with the same BENCH_DATABASE_URL),');
   say('         BENCH_WARMUP_SECONDS (default 2), BENCH_ORDERS (default 10000), BENCH_C_WORKFLOWS (default: sized from warm-up),');
   say(`         BENCH_ONLY=${BENCHMARKS.join(',')}, BENCH_CALLBACK_DELAY_MS (sandbox rail callback delay in (c) and (j), default 0),`);
   say('         BENCH_REFRESH_ROUNDS (refreshes in (d), default 15), BENCH_REPORT_PAYMENTS (seeded payments in (f), default 1000000),');

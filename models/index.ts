@@ -11,7 +11,7 @@ import { Exchange } from './exchange';
 import { IdempotencyKey } from './idempotency-key';
 import { KycAuditEntry, KycRecord } from './kyc';
 import { Account, LedgerEntry, LedgerTransaction } from './ledger';
-import { MonitoringEvaluation, MonitoringRuleSet } from './monitoring';
+import { MonitoringCustomerDay, MonitoringEvaluation, MonitoringRuleSet } from './monitoring';
 import { Order, OrderEvent } from './order';
 import { P2pAd, P2pAdEvent, P2pTrade } from './p2p';
 import { LateRailResult, RailRequest, RailStatusQuery } from './rail';
@@ -43,7 +43,7 @@ export {
   ScreeningHit,
 };
 export { Appeal, P2pAd, P2pAdEvent, P2pTrade };
-export { MonitoringEvaluation, MonitoringRuleSet };
+export { MonitoringCustomerDay, MonitoringEvaluation, MonitoringRuleSet };
 export { LateRailResult, RailRequest, RailStatusQuery };
 export { WebhookDelivery, WebhookEndpoint, WebhookEvent };
 export { ApiKey, ApprovalRequest, AuditEntry, C2bUrlToken, DepositClaim, RailBalanceQuery, RailCharge, ReconciliationBreak };
@@ -71,6 +71,7 @@ export function models(given?: Sequelize): Sequelize {
   AuditEntry.initModel(sequelize);
   MonitoringRuleSet.initModel(sequelize);
   MonitoringEvaluation.initModel(sequelize);
+  MonitoringCustomerDay.initModel(sequelize);
   GoamlReport.initModel(sequelize);
   MonitoringCase.initModel(sequelize);
   MonitoringCaseAlert.initModel(sequelize);

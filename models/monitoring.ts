@@ -50,3 +50,26 @@ export class MonitoringEvaluation extends Model<InferAttributes<MonitoringEvalua
     );
   }
 }
+
+/**
+ * How many movements a customer had on one UTC day, as the history windows count them
+ * (docs/monitoring.md#history-windows). Kept by the database's triggers on `orders` and `deposits`, never
+ * written by the application.
+ */
+export class MonitoringCustomerDay extends Model<InferAttributes<MonitoringCustomerDay>, InferCreationAttributes<MonitoringCustomerDay>> {
+  declare customerId: string;
+  /** The UTC day, `YYYY-MM-DD`. */
+  declare day: string;
+  declare movements: number;
+
+  static initModel(sequelize: Sequelize): typeof MonitoringCustomerDay {
+    return MonitoringCustomerDay.init(
+      {
+        customerId: { type: DataTypes.UUID, primaryKey: true },
+        day: { type: DataTypes.DATEONLY, primaryKey: true },
+        movements: { type: DataTypes.INTEGER, allowNull: false },
+      },
+      { sequelize, tableName: 'monitoring_customer_days', timestamps: false },
+    );
+  }
+}

@@ -118,64 +118,68 @@ interface AggregateRow {
   dormant_count: number;
 }
 
+const DAY_MS = 86_400_000;
+const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * A counted window [from, to) cut at UTC midnights: the whole days in between are read from the per-day counts
+ * (`monitoring_customer_days`), the partial days at either edge from the movements themselves. A window
+ * shorter than two whole days is read from the movements only (`low` is all of it).
+ */
+function cut(from: number, to: number): { lowFrom: Date; lowTo: Date; daysFrom: string; daysTo: string; highFrom: Date } {
+  const first = Math.ceil(from / DAY_MS) * DAY_MS;
+  const last = Math.floor(to / DAY_MS) * DAY_MS;
+  if (first < last)
+    return { lowFrom: new Date(from), lowTo: new Date(first), daysFrom: dayOf(first), daysTo: dayOf(last), highFrom: new Date(last) };
+  return { lowFrom: new Date(from), lowTo: new Date(to), daysFrom: dayOf(last), daysTo: dayOf(last), highFrom: new Date(to) };
+}
+
 /**
  * The customer's history around a movement, read over the windows the parameters name (docs/monitoring.md#history-windows):
  * payouts are the customer's orders (their KES equivalent), money in their deposits in KES, neither counted
- * when it was refused or failed; the movement itself is left out. Null when the customer does not exist.
+ * when it was refused or failed; the movement itself is left out. One statement, `monitoring_history` (its
+ * plan prepared once per connection): the recent window and the partial days at the windows' edges from
+ * orders and deposits by (customer, time), the norm's and the dormant window's whole days from the per-day
+ * counts the database keeps. Null when the customer does not exist.
  */
 export async function historyAggregates(m: Movement, p: RuleParameters, tx?: Tx): Promise<HistoryAggregates | null> {
-  const at = m.at;
-  const recentFrom = new Date(at.getTime() - p.windows.recent_hours * 3_600_000);
-  const normFrom = new Date(recentFrom.getTime() - p.windows.norm_days * 86_400_000);
-  const dormantFrom = new Date(at.getTime() - p.dormant_reactivation.dormant_days * 86_400_000);
+  const at = m.at.getTime();
+  const recentFrom = at - p.windows.recent_hours * 3_600_000;
+  const normFrom = recentFrom - p.windows.norm_days * DAY_MS;
+  const dormantFrom = at - p.dormant_reactivation.dormant_days * DAY_MS;
+  const norm = cut(normFrom, recentFrom);
+  const dormant = cut(dormantFrom, at);
+  const nearFrom = new Date(Math.min(recentFrom, norm.highFrom.getTime(), dormant.highFrom.getTime()));
+  const iso = (d: Date) => d.toISOString();
+  // Replacements, not bind parameters: one simple-protocol message whose own plan is trivial (the function's
+  // statement is the one prepared). The arguments are untyped literals that take the function's parameter
+  // types; the statement is kept short because every call scans it for replacements. Timestamps in UTC.
   const [row] = await models().query<AggregateRow>(
-    `WITH outs AS (
-        SELECT kes_equivalent_minor AS amount, destination FROM orders
-         WHERE user_id = :customer AND created_at >= :recentFrom AND created_at < :at
-           AND status NOT IN ('rejected', 'failed') AND id::text <> :movementId),
-      ins AS (
-        SELECT amount_minor AS amount, coalesce(payer_phone, payer_address, payer_name) AS payer FROM deposits
-         WHERE user_id = :customer AND created_at >= :recentFrom AND created_at < :at AND currency = 'KES'
-           AND status <> 'failed' AND id::text <> :movementId),
-      movements AS (SELECT amount FROM outs UNION ALL SELECT amount FROM ins)
-     SELECT u.kyc_status = 'verified' AS kyc_verified, u.created_at AS account_opened_at,
-       (SELECT count(*)::int FROM outs) AS out_count,
-       (SELECT coalesce(sum(amount), 0)::text FROM outs) AS out_sum,
-       (SELECT count(*)::int FROM ins) AS in_count,
-       (SELECT coalesce(sum(amount), 0)::text FROM ins) AS in_sum,
-       (SELECT count(*)::int FROM movements WHERE amount >= :floor AND amount < :threshold) AS just_below_count,
-       (SELECT coalesce(sum(amount), 0)::text FROM movements WHERE amount >= :floor AND amount < :threshold) AS just_below_sum,
-       (SELECT count(*)::int FROM movements WHERE amount >= :roundMin AND mod(amount, :roundUnit) = 0) AS round_count,
-       (SELECT count(DISTINCT payer)::int FROM ins WHERE payer IS NOT NULL) AS distinct_payers,
-       (SELECT count(DISTINCT destination)::int FROM outs) AS distinct_payees,
-       CASE :kind
-         WHEN 'deposit' THEN EXISTS (SELECT 1 FROM ins WHERE payer = :counterparty)
-         WHEN 'payout' THEN EXISTS (SELECT 1 FROM outs WHERE destination::text = (CAST(:counterpartyJson AS jsonb))::text)
-         ELSE false END AS counterparty_seen,
-       (SELECT count(*)::int FROM p2p_trades WHERE buyer_id = :customer AND seller_id::text = :counterparty
-           AND created_at >= :recentFrom AND created_at < :at AND order_id::text <> :movementId) AS pair_bought,
-       (SELECT count(*)::int FROM p2p_trades WHERE seller_id = :customer AND buyer_id::text = :counterparty
-           AND created_at >= :recentFrom AND created_at < :at AND order_id::text <> :movementId) AS pair_sold,
-       (SELECT count(*)::int FROM orders WHERE user_id = :customer AND created_at >= :normFrom AND created_at < :recentFrom
-           AND status NOT IN ('rejected', 'failed'))
-         + (SELECT count(*)::int FROM deposits WHERE user_id = :customer AND created_at >= :normFrom AND created_at < :recentFrom
-              AND status <> 'failed') AS norm_count,
-       (SELECT count(*)::int FROM orders WHERE user_id = :customer AND created_at >= :dormantFrom AND created_at < :at
-           AND status NOT IN ('rejected', 'failed') AND id::text <> :movementId)
-         + (SELECT count(*)::int FROM deposits WHERE user_id = :customer AND created_at >= :dormantFrom AND created_at < :at
-              AND status <> 'failed' AND id::text <> :movementId) AS dormant_count
-     FROM users u WHERE u.id = :customer`,
+    `SELECT * FROM monitoring_history(:customer, :movement, :movementUuid, :kind, :counterparty, :counterpartyJson, :at,
+       :recentFrom, :nearFrom, :normHighFrom, :dormantHighFrom, :normLowFrom, :normLowTo, :dormantLowFrom, :dormantLowTo,
+       :normDaysFrom, :normDaysTo, :dormantDaysFrom, :dormantDaysTo, :floor, :threshold, :roundMin, :roundUnit)`,
     {
       replacements: {
         customer: m.customerId,
-        movementId: m.id,
+        movement: m.id,
+        movementUuid: UUID.test(m.id) ? m.id : null,
         kind: m.kind,
         counterparty: m.counterparty ?? '',
         counterpartyJson: m.kind === 'payout' && m.counterparty && isJsonObject(m.counterparty) ? m.counterparty : 'null',
-        at,
-        recentFrom,
-        normFrom,
-        dormantFrom,
+        at: iso(m.at),
+        recentFrom: iso(new Date(recentFrom)),
+        nearFrom: iso(nearFrom),
+        normHighFrom: iso(norm.highFrom),
+        dormantHighFrom: iso(dormant.highFrom),
+        normLowFrom: iso(norm.lowFrom),
+        normLowTo: iso(norm.lowTo),
+        dormantLowFrom: iso(dormant.lowFrom),
+        dormantLowTo: iso(dormant.lowTo),
+        normDaysFrom: norm.daysFrom,
+        normDaysTo: norm.daysTo,
+        dormantDaysFrom: dormant.daysFrom,
+        dormantDaysTo: dormant.daysTo,
         floor: p.structuring.floor_minor,
         threshold: p.structuring.reporting_threshold_minor,
         roundMin: p.round_amounts.min_minor,

@@ -118,6 +118,64 @@ describe('transaction monitoring', function () {
     });
   });
 
+  describe('when earlier deposits lie whole days back, and one of them fails', () => {
+    /** The per-day counts the database keeps for the customer, and the same counted again from orders and deposits. */
+    const dayCounts = async (customer: TestUser) => ({
+      kept: await rows<{ day: string; movements: number }>(
+        `SELECT day::text AS day, movements FROM monitoring_customer_days WHERE customer_id = :id AND movements > 0 ORDER BY day`,
+        { id: customer.id },
+      ),
+      recounted: await rows<{ day: string; movements: number }>(
+        `SELECT day::text AS day, count(*)::int AS movements FROM (
+           SELECT (created_at AT TIME ZONE 'UTC')::date AS day FROM orders WHERE user_id = :id AND status NOT IN ('rejected', 'failed')
+           UNION ALL
+           SELECT (created_at AT TIME ZONE 'UTC')::date FROM deposits WHERE user_id = :id AND status <> 'failed') m
+         GROUP BY day ORDER BY day`,
+        { id: customer.id },
+      ),
+    });
+
+    it('then the norm and dormant windows count them from the days kept, and stop counting the failed one', async () => {
+      await putRules(officer, structuringOnly());
+      const customer = await structuringCustomer();
+      const moved = await rows<{ id: string }>(
+        "UPDATE deposits SET created_at = now() - interval '10 days' WHERE user_id = :id RETURNING id",
+        {
+          id: customer.id,
+        },
+      );
+      expect(moved).to.have.length(2);
+      let counts = await dayCounts(customer);
+      expect(counts.kept).to.deep.equal(counts.recounted);
+      const before = await evaluateMovement(deposit(customer));
+      expect(before.results.velocity.facts).to.include({ recent_count: 1, norm_count: 2 });
+      expect(before.results.dormant_reactivation.facts.movements_in_dormant_window).to.equal(2);
+
+      await rows("UPDATE deposits SET status = 'failed' WHERE id = :id RETURNING id", { id: moved[0].id });
+      counts = await dayCounts(customer);
+      expect(counts.kept).to.deep.equal(counts.recounted);
+      const after = await evaluateMovement(deposit(customer));
+      expect(after.results.velocity.facts).to.include({ recent_count: 1, norm_count: 1 });
+      expect(after.results.dormant_reactivation.facts.movements_in_dormant_window).to.equal(1);
+    });
+
+    it('then a movement evaluated days after it was stored is not counted in its own dormant window', async () => {
+      await putRules(officer, structuringOnly());
+      const customer = await newUser({ funded: false, kycStatus: 'verified' });
+      await fundWallets(customer.id, { KES: JUST_BELOW });
+      const [stored] = await rows<{ id: string }>(
+        "UPDATE deposits SET created_at = now() - interval '3 days' WHERE user_id = :id RETURNING id",
+        {
+          id: customer.id,
+        },
+      );
+      const itself = await evaluateMovement({ ...deposit(customer), id: stored.id });
+      expect(itself.results.dormant_reactivation.facts.movements_in_dormant_window).to.equal(0);
+      const another = await evaluateMovement(deposit(customer));
+      expect(another.results.dormant_reactivation.facts.movements_in_dormant_window).to.equal(1);
+    });
+  });
+
   describe('when a customer has paid out to two payees today', () => {
     it('then a payout to one of them counts two distinct payees, and one to a new payee three', async () => {
       await putRules(officer, structuringOnly());
