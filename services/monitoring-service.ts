@@ -63,7 +63,12 @@ export async function evaluateMovement(movement: Movement, tx?: Tx): Promise<Eva
     await fileAlert(t, stored);
     return stored;
   };
-  const kept = tx ? await keep(tx) : await inTransaction(keep);
+  // A pass files nothing: its evaluation is one statement of its own, with no transaction around it.
+  const kept = tx
+    ? await keep(tx)
+    : evaluation.decision === 'pass'
+      ? await insertEvaluation(movement, evaluation)
+      : await inTransaction(keep);
   if (evaluation.decision !== 'pass') {
     log.info(
       { evaluationId: kept.id, movementKind: movement.kind, movementId: movement.id, decision: evaluation.decision },
