@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { Request as ExpressRequest } from 'express';
 import {
   Body,
@@ -8,6 +9,7 @@ import {
   OperationId,
   Path,
   Post,
+  Produces,
   Query,
   Request,
   Response,
@@ -25,6 +27,7 @@ import {
   createPayoutBatch,
   getPayoutBatch,
   payoutBatchItems,
+  payoutBatchResultsCsv,
   type PayoutBatchAccepted,
   type PayoutBatchItemView,
   type PayoutBatchView,
@@ -89,6 +92,13 @@ export class PayoutsController extends Controller {
    * unless `skip_invalid` is true. An accepted batch holds its total and fees from the wallet in one posting
    * (422 `insufficient_funds`, nothing held, when the wallet is short) and its workflow `payout-batch-<batch_id>`
    * pays each item once, as its own order.
+   *
+   * The same batch may be uploaded as `text/csv` (docs/payments.md#a-batch-as-csv): a header naming the columns
+   * (`reference`, `amount`, `currency`, `method` required; `description` and the destination's fields as
+   * `destination.phone`, `destination.bank_code`… as the items' methods need), then one item per row, numbered
+   * from 1 after the header; an empty cell is an absent field. An unknown, repeated or missing column is a 400
+   * naming it (`header.<column>`).
+   * @param skipInvalid For a CSV upload (a JSON body says it in its own `skip_invalid`): accept the valid rows and leave out the invalid ones.
    * @param idempotencyKey 1 to 255 visible ASCII characters, e.g. a UUID; a repeat replays the first answer
    * @pattern idempotencyKey ^[!-~]{1,255}$
    * @maxLength idempotencyKey 255
@@ -129,8 +139,9 @@ export class PayoutsController extends Controller {
     @Body() body: PayoutBatchBody,
     @Header('Idempotency-Key') idempotencyKey: string,
     @Request() req: ExpressRequest & { user: Caller },
+    @Query('skip_invalid') skipInvalid?: boolean,
   ): Promise<PayoutBatchAccepted> {
-    const accepted = await createPayoutBatch(req.user, body, idempotencyKey);
+    const accepted = await createPayoutBatch(req.user, { ...body, skip_invalid: body.skip_invalid ?? skipInvalid }, idempotencyKey);
     this.setStatus(202);
     this.setHeader('Location', accepted.links.self);
     return accepted;
@@ -217,6 +228,24 @@ export class PayoutsController extends Controller {
     @Query() reference?: string,
   ): Promise<Page<PayoutBatchItemView>> {
     return payoutBatchItems(req.user, batchId, { limit, cursor, status, reference });
+  }
+
+  /**
+   * A batch's results as CSV, one line per item in row order after the header
+   * `row,reference,status,amount,fee,order_id,failure_code,updated_at` (docs/payments.md#a-batch-as-csv). A text
+   * cell a spreadsheet would take for a formula (`=`, `+`, `-`, `@`) starts with `'`. Others' batches are 404.
+   * @summary Download a bulk payout's results as CSV
+   */
+  @Get('{batch_id}/results.csv')
+  @Produces('text/csv')
+  @Response<Problem>(400, 'Malformed batch id')
+  @Response<Problem>(404, 'Not found')
+  @OperationId('getPayoutBatchResultsCsv')
+  public async results(@Path('batch_id') batchId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<Readable> {
+    const { filename, lines } = await payoutBatchResultsCsv(req.user, batchId);
+    this.setHeader('Content-Type', 'text/csv; charset=utf-8');
+    this.setHeader('Content-Disposition', `attachment; filename="${filename}"`);
+    return Readable.from(lines);
   }
 
   /**
