@@ -82,6 +82,14 @@ describe('bulk payouts as CSV', () => {
       expect(await kesAvailable(payer)).to.equal('9800.00');
     });
 
+    it('then a cell longer than its field allows is named by its row too', async () => {
+      const payer = await payerWith(1_000_000n);
+      const res = await postCsv(payer, csvOf(HEADER, line('L-1'), line('L-2', '100.00', uniqueKenyanPhone(), 'd'.repeat(501))));
+      expect(res.status, res.text).to.equal(400);
+      expect((res.body as Problem).errors.map((e) => e.field)).to.deep.equal(['rows[2].description']);
+      expect(await batchesOf(payer)).to.have.length(0);
+    });
+
     it('then a skip_invalid that is not a boolean is refused', async () => {
       const payer = await payerWith(1_000_000n);
       const res = await postCsv(payer, csvOf(HEADER, line('Q-1')), '?skip_invalid=maybe');
