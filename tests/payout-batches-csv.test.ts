@@ -90,11 +90,30 @@ describe('bulk payouts as CSV', () => {
       expect(await batchesOf(payer)).to.have.length(0);
     });
 
-    it('then a skip_invalid that is not a boolean is refused', async () => {
+    it('then a skip_invalid that is not a boolean, or in the query of a JSON body, is refused', async () => {
       const payer = await payerWith(1_000_000n);
       const res = await postCsv(payer, csvOf(HEADER, line('Q-1')), '?skip_invalid=maybe');
       expect(res.status, res.text).to.equal(400);
       expect((res.body as Problem).errors.map((e) => e.field)).to.deep.equal(['skip_invalid']);
+      // A JSON body says it in its own field: the query would sit outside its idempotency fingerprint.
+      const json = {
+        items: [
+          {
+            reference: 'Q-2',
+            amount: '100.00',
+            currency: 'KES',
+            method: 'mobile_money',
+            destination: { provider: 'mpesa', phone: uniqueKenyanPhone() },
+          },
+        ],
+      };
+      const inQuery = await api()
+        .post('/api/v1/payouts/batches?skip_invalid=true')
+        .set(payer.auth)
+        .set('Idempotency-Key', randomUUID())
+        .send(json);
+      expect(inQuery.status, inQuery.text).to.equal(400);
+      expect((inQuery.body as Problem).errors.map((e) => e.field)).to.deep.equal(['skip_invalid']);
       expect(await batchesOf(payer)).to.have.length(0);
     });
   });

@@ -20,6 +20,7 @@ import {
 } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
+import { validationError } from '../../platform/errors';
 import type { Uuid } from '../schema-types';
 import type { PaymentDestination } from './payments-controller';
 import {
@@ -141,7 +142,10 @@ export class PayoutsController extends Controller {
     @Request() req: ExpressRequest & { user: Caller },
     @Query('skip_invalid') skipInvalid?: boolean,
   ): Promise<PayoutBatchAccepted> {
-    const accepted = await createPayoutBatch(req.user, { ...body, skip_invalid: body.skip_invalid ?? skipInvalid }, idempotencyKey);
+    // A CSV upload's `skip_invalid` is already in its body (api/middleware/batch-csv.ts), within its idempotency fingerprint.
+    if (skipInvalid !== undefined && !req.is('text/csv'))
+      throw validationError('skip_invalid', 'is the query parameter of a CSV upload; a JSON body says it in its own `skip_invalid`');
+    const accepted = await createPayoutBatch(req.user, body, idempotencyKey);
     this.setStatus(202);
     this.setHeader('Location', accepted.links.self);
     return accepted;
