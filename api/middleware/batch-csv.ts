@@ -9,7 +9,10 @@ import { MAX_BATCH_ITEMS } from '../../services/payout-batch-service';
  * whichever way it came.
  */
 
-/** A bulk payout body of either kind: 10,000 items of a realistic payroll take about 2 to 3 MB. */
+/**
+ * A bulk payout body of either kind. 10,000 items measured: M-Pesa payouts 1.9 MB as JSON, 1.0 MB as CSV; bank
+ * transfers with a 60-character description 3.2 MB as JSON, 2.0 MB as CSV.
+ */
 export const BATCH_BODY_LIMIT = '5mb';
 
 const readCsv = express.text({
