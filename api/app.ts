@@ -10,6 +10,7 @@ import { RegisterRoutes } from './generated/routes';
 import { healthRouter } from './health';
 import { httpMetrics, metricsEndpoint, rememberMountPath } from './metrics';
 import { accessLog } from './middleware/access-log';
+import { BATCH_BODY_LIMIT, batchCsv } from './middleware/batch-csv';
 import { idempotency } from './middleware/idempotency';
 import { apiRateLimit } from './middleware/rate-limit';
 import { inputGuard } from './middleware/input-guard';
@@ -56,15 +57,16 @@ export function createApp(): Express {
     }),
   );
   app.use(httpMetrics);
-  // A bulk payout carries up to 10,000 items (docs/payments.md#bulk-payouts): its own, larger limit.
+  // A bulk payout carries up to 10,000 items (docs/payments.md#bulk-payouts): its own, larger limit, as JSON or CSV.
   app.use(
     '/api/v1/payouts/batches',
     express.json({
-      limit: '5mb',
+      limit: BATCH_BODY_LIMIT,
       verify: (req, _res, buf) => {
         (req as { rawBody?: Buffer }).rawBody = buf;
       },
     }),
+    batchCsv,
   );
   app.use(
     express.json({

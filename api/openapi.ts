@@ -16,15 +16,19 @@
  * - every operation can answer 500 (an unexpected error, as a problem that reveals nothing), and every
  *   operation but the provider callbacks counts against the caller's quota: its answers carry the IETF
  *   `RateLimit` and `RateLimit-Policy` fields, and past the quota it answers 429 with `Retry-After`
- *   (api/middleware/rate-limit.ts).
+ *   (api/middleware/rate-limit.ts);
+ * - a request body an operation also takes in another media type than JSON (a bulk payout as `text/csv`,
+ *   read by api/middleware/batch-csv.ts before the route) is documented beside the JSON one.
  */
 
 import { scopeFor, scopeForbiddenToKeys } from '../domain/api-keys';
+import { BATCH_CSV_COLUMNS, BATCH_CSV_REQUIRED } from '../domain/payout-batch-csv';
 
 const PROBLEM_JSON = 'application/problem+json';
 
 interface MediaType {
   schema?: unknown;
+  example?: unknown;
 }
 
 interface ResponseObject {
@@ -34,6 +38,8 @@ interface ResponseObject {
 }
 
 interface Operation {
+  operationId?: string;
+  requestBody?: { content?: Record<string, MediaType> };
   responses?: Record<string, ResponseObject>;
   security?: Record<string, string[]>[];
 }
@@ -156,6 +162,29 @@ function typeNullableReferences(node: unknown, schemas: Record<string, SchemaNod
   for (const value of Object.values(node)) typeNullableReferences(value, schemas);
 }
 
+/** A bulk payout uploaded as CSV (docs/payments.md#a-batch-as-csv): the same items, one per row. */
+const BATCH_CSV = {
+  schema: {
+    type: 'string',
+    // The body limit of a bulk payout (api/middleware/batch-csv.ts), 5 MB.
+    maxLength: 5 * 1024 * 1024,
+    description:
+      `A header row naming the columns, then one item per row (at most 10,000), numbered from 1 after the header. ` +
+      `Columns: ${BATCH_CSV_COLUMNS.map((c) => `\`${c}\``).join(', ')}; ${BATCH_CSV_REQUIRED.map((c) => `\`${c}\``).join(', ')} ` +
+      "are required, the destination's as its method needs them, in any order. An empty cell is an absent field; a field " +
+      'with a comma, quote or line break is quoted (RFC 4180). `skip_invalid` is then a query parameter.',
+  },
+  example:
+    'reference,amount,currency,method,destination.provider,destination.phone,description\r\n' +
+    'SALARY-2026-11-0001,25000.00,KES,mobile_money,mpesa,+254712345678,November salary\r\n' +
+    'SALARY-2026-11-0002,18000.00,KES,mobile_money,mpesa,+254722000111,"November salary, with arrears"\r\n',
+};
+
+/** Request bodies an operation also takes in another media type, by operationId. */
+const OTHER_REQUEST_MEDIA: Record<string, Record<string, MediaType>> = {
+  createPayoutBatch: { 'text/csv': BATCH_CSV },
+};
+
 /** A completed copy of the generated spec (the input is not modified). */
 export function publishedSpec(generated: Record<string, unknown>): Record<string, unknown> {
   const spec = structuredClone(generated) as Spec;
@@ -164,7 +193,11 @@ export function publishedSpec(generated: Record<string, unknown>): Record<string
   }
   typeNullableReferences(spec.components?.schemas, spec.components?.schemas ?? {});
   for (const [path, item] of Object.entries(spec.paths ?? {})) {
-    for (const [method, operation] of Object.entries(item)) completeOperation(operation, method, path);
+    for (const [method, operation] of Object.entries(item)) {
+      completeOperation(operation, method, path);
+      const other = OTHER_REQUEST_MEDIA[operation.operationId ?? ''];
+      if (other && operation.requestBody?.content) operation.requestBody.content = { ...operation.requestBody.content, ...other };
+    }
   }
   spec.components = {
     ...spec.components,

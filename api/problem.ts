@@ -33,7 +33,18 @@ export function sendProblem(res: Response, err: AppError): void {
   res.status(err.status).type('application/problem+json').send(JSON.stringify(problem));
 }
 
-const fieldName = (key: string): string => key.replace(/^(body|query|path|header)\.?/, '') || key;
+/**
+ * The field a tsoa error names: without its `body.`/`query.` prefix, and a bulk payout's `items.$2.description`
+ * as the row it is (`rows[3].description`), as the batch's own checks name rows (docs/payments.md#bulk-payouts).
+ */
+const fieldName = (key: string): string => {
+  const field = key.replace(/^(body|query|path|header)\.?/, '') || key;
+  return field.replace(/^items\.\$(\d+)(?=\.|$)/, (_, index: string) => `rows[${Number(index) + 1}]`);
+};
+
+/** A body parser's limit in bytes, as KiB or MiB. */
+const sizeOf = (limit: unknown): string =>
+  typeof limit !== 'number' ? 'the size limit' : limit >= 1024 * 1024 ? `${limit / (1024 * 1024)} MiB` : `${limit / 1024} KiB`;
 
 /** Turn anything thrown into an AppError: tsoa validation, body-parser failures, or an unknown bug. */
 export function toAppError(err: unknown): AppError {
@@ -49,12 +60,13 @@ export function toAppError(err: unknown): AppError {
   }
   // The router refuses a path whose percent-encoding does not decode: the client's fault, not ours.
   if (err instanceof URIError) return new AppError('validation_failed', 'the request path is not valid percent-encoding');
-  const bodyError = err as { type?: string; status?: number };
+  const bodyError = err as { type?: string; status?: number; limit?: unknown };
   switch (bodyError?.type) {
     case 'entity.parse.failed':
       return new AppError('malformed_json', 'the request body is not valid JSON');
     case 'entity.too.large':
-      return new AppError('payload_too_large', 'the request body exceeds 64 KiB');
+      // 64 KiB, or a bulk payout's 5 MiB (api/app.ts).
+      return new AppError('payload_too_large', `the request body exceeds ${sizeOf(bodyError.limit)}`);
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new AppError('unsupported_media_type', 'unsupported body encoding');

@@ -5,6 +5,7 @@ import { isUuid, uuidv7 } from '../platform/ids';
 import { componentLogger } from '../platform/logger';
 import { formatAmount, type Currency } from '../domain/money';
 import { payerWallet } from '../domain/ledger';
+import { BATCH_RESULTS_COLUMNS, csvLine, textCell } from '../domain/payout-batch-csv';
 import { validatePaymentRequest, type PaymentRequestInput, type ValidPaymentRequest } from '../domain/payment-request';
 import { InsufficientFunds, balanceOf } from '../repositories/ledger';
 import { latestApprovalFor, type ApprovalRecord } from '../repositories/approvals';
@@ -533,4 +534,42 @@ export async function performRejectedBatch(request: ApprovalRecord, decider: Cal
   await notOwnBatch(decider, found);
   const before = await cancelAwaitingPayoutBatch(found.id, tx);
   return { batch_id: found.id, status: before?.status === 'awaiting_approval' ? 'cancelled' : (before?.status ?? found.status) };
+}
+
+/** Items read per query while writing a results CSV. */
+const RESULTS_PAGE = 500;
+
+/**
+ * A batch's results as CSV (docs/payments.md#a-batch-as-csv): a header, then one line per item in row order —
+ * row, reference, status, amount, fee, order_id, failure_code, updated_at. Read a page of items at a time, so
+ * a 10,000-item batch is never held in memory whole. Another user's batch is a 404, before anything is written.
+ */
+export async function payoutBatchResultsCsv(caller: Caller, batchId: string): Promise<{ filename: string; lines: AsyncIterable<string> }> {
+  const batch = await ownBatch(caller, batchId);
+  const currency = batch.currency as Currency;
+  async function* lines(): AsyncGenerator<string> {
+    yield csvLine(BATCH_RESULTS_COLUMNS);
+    let afterRow = 0;
+    for (;;) {
+      const rows = await listPayoutBatchItems(batch.id, { afterRow }, RESULTS_PAGE);
+      yield rows
+        .map((row) =>
+          csvLine([
+            row.row_number,
+            textCell(row.reference),
+            row.status,
+            formatAmount(row.amount_minor, currency),
+            formatAmount(row.fee_minor, currency),
+            row.order_id,
+            textCell(row.failure_code),
+            new Date(row.updated_at).toISOString(),
+          ]),
+        )
+        .join('');
+      const last = rows.at(-1);
+      if (rows.length < RESULTS_PAGE || !last) return;
+      afterRow = last.row_number;
+    }
+  }
+  return { filename: `payout-batch-${batch.id}-results.csv`, lines: lines() };
 }

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { Request as ExpressRequest } from 'express';
 import {
   Body,
@@ -8,6 +9,7 @@ import {
   OperationId,
   Path,
   Post,
+  Produces,
   Query,
   Request,
   Response,
@@ -18,6 +20,7 @@ import {
 } from 'tsoa';
 import type { Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
+import { validationError } from '../../platform/errors';
 import type { Uuid } from '../schema-types';
 import type { PaymentDestination } from './payments-controller';
 import {
@@ -26,6 +29,7 @@ import {
   getPayoutBatch,
   listPayoutBatches,
   payoutBatchItems,
+  payoutBatchResultsCsv,
   type PayoutBatchAccepted,
   type PayoutBatchItemView,
   type PayoutBatchSummary,
@@ -93,6 +97,13 @@ export class PayoutsController extends Controller {
    * pays each item once, as its own order. A batch whose total and fees reach `FOUR_EYES_ABOVE_KES` (KES
    * equivalent, at or above) is held the same way but answers `awaiting_approval`, with its
    * `approval_request_id`: nothing is sent until a second staff member approves it.
+   *
+   * The same batch may be uploaded as `text/csv` (docs/payments.md#a-batch-as-csv): a header naming the columns
+   * (`reference`, `amount`, `currency`, `method` required; `description` and the destination's fields as
+   * `destination.phone`, `destination.bank_code`… as the items' methods need), then one item per row, numbered
+   * from 1 after the header; an empty cell is an absent field. An unknown, repeated or missing column is a 400
+   * naming it (`header.<column>`).
+   * @param skipInvalid For a CSV upload (a JSON body says it in its own `skip_invalid`): accept the valid rows and leave out the invalid ones.
    * @param idempotencyKey 1 to 255 visible ASCII characters, e.g. a UUID; a repeat replays the first answer
    * @pattern idempotencyKey ^[!-~]{1,255}$
    * @maxLength idempotencyKey 255
@@ -134,7 +145,11 @@ export class PayoutsController extends Controller {
     @Body() body: PayoutBatchBody,
     @Header('Idempotency-Key') idempotencyKey: string,
     @Request() req: ExpressRequest & { user: Caller },
+    @Query('skip_invalid') skipInvalid?: boolean,
   ): Promise<PayoutBatchAccepted> {
+    // A CSV upload's `skip_invalid` is already in its body (api/middleware/batch-csv.ts), within its idempotency fingerprint.
+    if (skipInvalid !== undefined && !req.is('text/csv'))
+      throw validationError('skip_invalid', 'is the query parameter of a CSV upload; a JSON body says it in its own `skip_invalid`');
     const accepted = await createPayoutBatch(req.user, body, idempotencyKey);
     this.setStatus(202);
     this.setHeader('Location', accepted.links.self);
@@ -223,6 +238,24 @@ export class PayoutsController extends Controller {
     @Query() reference?: string,
   ): Promise<Page<PayoutBatchItemView>> {
     return payoutBatchItems(req.user, batchId, { limit, cursor, status, reference });
+  }
+
+  /**
+   * A batch's results as CSV, one line per item in row order after the header
+   * `row,reference,status,amount,fee,order_id,failure_code,updated_at` (docs/payments.md#a-batch-as-csv). A text
+   * cell a spreadsheet would take for a formula (`=`, `+`, `-`, `@`) starts with `'`. Others' batches are 404.
+   * @summary Download a bulk payout's results as CSV
+   */
+  @Get('{batch_id}/results.csv')
+  @Produces('text/csv')
+  @Response<Problem>(400, 'Malformed batch id')
+  @Response<Problem>(404, 'Not found')
+  @OperationId('getPayoutBatchResultsCsv')
+  public async results(@Path('batch_id') batchId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<Readable> {
+    const { filename, lines } = await payoutBatchResultsCsv(req.user, batchId);
+    this.setHeader('Content-Type', 'text/csv; charset=utf-8');
+    this.setHeader('Content-Disposition', `attachment; filename="${filename}"`);
+    return Readable.from(lines);
   }
 
   /**

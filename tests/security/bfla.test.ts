@@ -58,6 +58,7 @@ const MATRIX: Record<string, [Cell, Cell, Cell, Cell]> = {
   'GET /payouts/batches': [401, 'own', 'own', 'own'],
   'GET /payouts/batches/{batch_id}': [401, 'own', 'all', 'all'],
   'GET /payouts/batches/{batch_id}/items': [401, 'own', 'all', 'all'],
+  'GET /payouts/batches/{batch_id}/results.csv': [401, 'own', 'all', 'all'],
   'POST /payouts/batches/{batch_id}/cancel': [401, 'own', 'own', 'own'],
   'POST /p2p/ads': [401, 'own', 'own', 'own'],
   // Changing an ad is its owner's alone, staff included (BOLA covers others' ads: 403).
@@ -340,6 +341,8 @@ describe('security: function level authorisation (BFLA), the role matrix of docs
         return v1('get', `/payouts/batches/${role === 'user' ? await ownBatch(any) : victimBatch}`);
       case 'GET /payouts/batches/{batch_id}/items':
         return v1('get', `/payouts/batches/${role === 'user' ? await ownBatch(any) : victimBatch}/items`);
+      case 'GET /payouts/batches/{batch_id}/results.csv':
+        return v1('get', `/payouts/batches/${role === 'user' ? await ownBatch(any) : victimBatch}/results.csv`);
       case 'POST /payouts/batches/{batch_id}/cancel':
         return v1('post', `/payouts/batches/${me ? await ownBatch(me) : victimBatch}/cancel`);
       case 'POST /p2p/ads':

@@ -48,9 +48,10 @@ const FOREIGN_ID_OUTCOME: Record<string, Outcome> = {
   // Ads are public, so their existence is no secret: changing another's ad is refused as such.
   'PATCH /p2p/ads/{ad_id}': 'forbidden',
   'GET /wallets/deposits/{deposit_id}': 'not_found',
-  // A bulk payout is its owner's: others' batches, their items and their cancellation are 404.
+  // A bulk payout is its owner's: others' batches, their items, their results CSV and their cancellation are 404.
   'GET /payouts/batches/{batch_id}': 'not_found',
   'GET /payouts/batches/{batch_id}/items': 'not_found',
+  'GET /payouts/batches/{batch_id}/results.csv': 'not_found',
   'POST /payouts/batches/{batch_id}/cancel': 'not_found',
   'DELETE /api-keys/{key_id}': 'not_found',
   'POST /webhooks/endpoints/{endpoint_id}/deliveries/{delivery_id}/retry': 'not_found',
