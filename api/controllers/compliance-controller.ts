@@ -52,6 +52,7 @@ interface ResolveBreakBody {
   /**
    * What was found and done, for the record.
    * @example "duplicate STK and C2B credit of receipt QK7ABC123: the second credit reversed by journal 2026-118"
+   * @minLength 1
    * @maxLength 1000
    */
   note: string;
