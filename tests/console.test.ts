@@ -22,6 +22,7 @@ import { fundWallets } from './support/funding';
 import { strandedPayout } from './support/unresolved';
 import { openCaseAbout } from './support/cases';
 import { rows } from './support/db';
+import { until } from './support/wait';
 import { insufficientFunds } from './support/rails';
 
 /**
@@ -290,9 +291,20 @@ describe('console (headless Chromium)', function () {
     const s = section('compliance');
     const decideInConsole = async (orderId: string, decision: 'confirm' | 'clear', status: string) => {
       await s.getByLabel('Review status').selectOption('needs_review');
-      await s.getByRole('button', { name: 'List reviews' }).click();
       const row = s.locator('[data-result="reviews-list"] tbody tr').filter({ hasText: orderId });
-      await row.waitFor({ timeout: 30_000 });
+      // The payment's workflow records the review after the initiate has answered: list again until it shows.
+      await until(
+        `the review of order ${orderId} in the console's list`,
+        async () => {
+          await s.getByRole('button', { name: 'List reviews' }).click();
+          return row.waitFor({ timeout: 2_000 }).then(
+            () => true,
+            () => undefined,
+          );
+        },
+        60_000,
+        0,
+      );
       const reviewId = ((await row.locator('td').first().textContent()) ?? '').trim();
       await s.getByLabel('Review id').fill(reviewId);
       await s.locator('form[data-action="review-decide"] select[name="decision"]').selectOption(decision);
