@@ -298,6 +298,49 @@ export async function createOrder(order: NewOrder, tx?: Transaction): Promise<Or
   return created;
 }
 
+/**
+ * Record many accepted orders in one statement, inside `tx`: the ids of those recorded. An order whose (user,
+ * idempotency key) is taken already is left out, not refused; its caller looks it up (`findOrderByIdempotencyKey`).
+ */
+export async function createOrders(orders: NewOrder[], tx: Transaction): Promise<Set<string>> {
+  if (orders.length === 0) return new Set();
+  const rows = await queryRows<{ id: string }>(
+    `INSERT INTO orders (id, user_id, idempotency_key, amount_minor, fee_minor, kes_equivalent_minor, currency, method,
+                         destination, description, reference, route, workflow_id, payout_batch_id)
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::numeric[], $5::numeric[], $6::numeric[], $7::text[], $8::text[],
+                          $9::jsonb[], $10::text[], $11::text[], $12::text[], $13::text[], $14::uuid[])
+     ON CONFLICT (user_id, idempotency_key) DO NOTHING
+     RETURNING id`,
+    [
+      orders.map((o) => o.id),
+      orders.map((o) => o.userId),
+      orders.map((o) => o.idempotencyKey),
+      orders.map((o) => o.amountMinor),
+      orders.map((o) => o.feeMinor ?? '0'),
+      orders.map((o) => o.kesEquivalentMinor),
+      orders.map((o) => o.currency),
+      orders.map((o) => o.method),
+      orders.map((o) => JSON.stringify(o.destination)),
+      orders.map((o) => o.description),
+      orders.map((o) => o.reference),
+      orders.map((o) => o.route),
+      orders.map((o) => o.workflowId),
+      orders.map((o) => o.payoutBatchId ?? null),
+    ],
+    tx,
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/** The status and failure code of each of these orders that exists, by id, in one read. */
+export async function orderOutcomes(orderIds: string[]): Promise<Map<string, { status: OrderStatus; failureCode: string | null }>> {
+  const rows = await queryRows<{ id: string; status: OrderStatus; failure_code: string | null }>(
+    'SELECT id, status, failure_code FROM orders WHERE id = ANY($1::uuid[])',
+    [orderIds],
+  );
+  return new Map(rows.map((r) => [r.id, { status: r.status, failureCode: r.failure_code }]));
+}
+
 export async function findOrderByIdempotencyKey(userId: string, idempotencyKey: string): Promise<OrderRecord | null> {
   return plain(await Order.findOne({ where: { userId, idempotencyKey } }));
 }

@@ -240,6 +240,27 @@ export async function lockPayoutBatchItem(batchId: string, rowNumber: number, tx
   return row ?? null;
 }
 
+/** These items of the batch, locked (`FOR UPDATE`) for the rest of `tx`, in row order. */
+export async function lockPayoutBatchItems(batchId: string, rowNumbers: number[], tx: Tx): Promise<PayoutBatchItemRow[]> {
+  return queryRows<PayoutBatchItemRow>(
+    `SELECT ${ITEM_COLUMNS} FROM payout_batch_items WHERE batch_id = $1 AND row_number = ANY($2::int[]) ORDER BY row_number FOR UPDATE`,
+    [batchId, rowNumbers],
+    tx,
+  );
+}
+
+/** Move items on, in one statement: to `sent`, each with its order (only items not yet at an outcome move). */
+export async function markPayoutBatchItemsSent(batchId: string, sent: { row: number; orderId: string }[], tx: Tx): Promise<void> {
+  if (sent.length === 0) return;
+  await queryRows(
+    `UPDATE payout_batch_items i SET status = 'sent', order_id = s.order_id, updated_at = now()
+       FROM unnest($2::int[], $3::uuid[]) AS s (row_number, order_id)
+      WHERE i.batch_id = $1 AND i.row_number = s.row_number AND i.status IN ('pending', 'sent')`,
+    [batchId, sent.map((s) => s.row), sent.map((s) => s.orderId)],
+    tx,
+  );
+}
+
 /** Move an item on: to `sent` with its order, or to `cancelled`. Only an item not yet at an outcome moves. */
 export async function recordPayoutBatchItem(
   batchId: string,
@@ -308,6 +329,38 @@ export async function concludePayoutBatchItem(
     currency: item.currency,
     lines: transfer(batchHoldAccount(batchId), payerWallet({ userId: item.user_id, currency: item.currency }), item.share),
   });
+}
+
+/**
+ * `concludePayoutBatchItem` for many items inside `tx`: their outcomes recorded in one statement (only items
+ * from `pending` or `sent` move), then each of those that failed or was rejected gives its share back in its
+ * own `batch_return` posting, once.
+ */
+export async function concludePayoutBatchItems(
+  batchId: string,
+  outcomes: { row: number; status: 'completed' | 'failed' | 'rejected'; failureCode: string | null }[],
+  tx: Tx,
+): Promise<void> {
+  if (outcomes.length === 0) return;
+  const moved = await queryRows<{ order_id: string; status: PayoutBatchItemStatus; share: string; user_id: string; currency: string }>(
+    `WITH moved AS (
+       UPDATE payout_batch_items i SET status = o.status, failure_code = o.failure_code, updated_at = now()
+         FROM unnest($2::int[], $3::text[], $4::text[]) AS o (row_number, status, failure_code)
+        WHERE i.batch_id = $1 AND i.row_number = o.row_number AND i.status IN ('pending', 'sent') AND i.order_id IS NOT NULL
+        RETURNING i.order_id, i.status, (i.amount_minor + i.fee_minor)::text AS share)
+     SELECT m.order_id, m.status, m.share, b.user_id, b.currency FROM moved m, payout_batches b WHERE b.id = $1`,
+    [batchId, outcomes.map((o) => o.row), outcomes.map((o) => o.status), outcomes.map((o) => o.failureCode)],
+    tx,
+  );
+  for (const item of moved) {
+    if (item.status !== 'failed' && item.status !== 'rejected') continue;
+    await postLines(tx, {
+      orderId: item.order_id,
+      kind: BATCH_RETURN,
+      currency: item.currency,
+      lines: transfer(batchHoldAccount(batchId), payerWallet({ userId: item.user_id, currency: item.currency }), item.share),
+    });
+  }
 }
 
 /**

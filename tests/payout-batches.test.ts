@@ -149,6 +149,25 @@ describe('bulk payouts', () => {
     });
   });
 
+  describe('when a client starts a payment under the key an item of its batch is paid under', () => {
+    it('then the key is refused, so no payment of the client’s can stand in for the item', async () => {
+      const payer = await payerWith(1_000_000n);
+      const res = await postBatch(payer, { items: items(1, 'K') });
+      expect(res.status, JSON.stringify(res.body)).to.equal(202);
+      const id = (res.body as BatchBody).batch_id;
+      expect(await ended(payer, id)).to.include({ status: 'completed', sent_amount: '100.00' });
+      const [order] = await rows<{ idempotency_key: string }>('SELECT idempotency_key FROM orders WHERE payout_batch_id = :id', { id });
+      const taken = await api()
+        .post('/api/v1/payments/initiate')
+        .set(payer.auth)
+        .set('Idempotency-Key', order.idempotency_key)
+        .send(mpesaPayment({ amount: '7.00' }));
+      expect(taken.status).to.equal(400);
+      const orders = await rows<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE user_id = :userId', { userId: payer.id });
+      expect(orders[0].n).to.equal(1);
+    });
+  });
+
   describe('when an item fails at the rail', () => {
     it('then its money goes back to the wallet, the others are paid, and the batch hold ends at zero', async () => {
       const payer = await payerWith(1_000_000n);
@@ -246,7 +265,7 @@ describe('bulk payouts', () => {
       expect(done.status).to.equal('completed');
       expect(done.counts).to.include({ completed: 10, failed: 1 });
       const perItem = await rows<{ n: number }>(
-        `SELECT count(o.id)::int AS n FROM payout_batch_items i LEFT JOIN orders o ON o.idempotency_key = 'batch:' || i.batch_id || ':' || i.row_number
+        `SELECT count(o.id)::int AS n FROM payout_batch_items i LEFT JOIN orders o ON o.idempotency_key = 'batch ' || i.batch_id || ' ' || i.row_number
           WHERE i.batch_id = :id GROUP BY i.row_number`,
         { id },
       );

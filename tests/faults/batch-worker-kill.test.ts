@@ -104,7 +104,7 @@ describe('faults: the Temporal worker is SIGKILLed in the middle of a bulk payou
 
     const perItem = await query<{ row_number: number; status: string; orders: number; transfers: number; settles: number; holds: number }>(
       `SELECT i.row_number, i.status,
-              (SELECT count(*) FROM orders o WHERE o.user_id = $2 AND o.idempotency_key = 'batch:' || i.batch_id || ':' || i.row_number)::int AS orders,
+              (SELECT count(*) FROM orders o WHERE o.user_id = $2 AND o.idempotency_key = 'batch ' || i.batch_id || ' ' || i.row_number)::int AS orders,
               (SELECT count(*) FROM sandbox_transfers s WHERE s.idempotency_key = i.order_id::text)::int AS transfers,
               (SELECT count(*) FROM ledger_transactions t WHERE t.order_id = i.order_id AND t.kind = 'settle')::int AS settles,
               (SELECT count(*) FROM ledger_transactions t WHERE t.order_id = i.order_id AND t.kind = 'hold')::int AS holds
