@@ -377,19 +377,28 @@ export interface OrderEventRow {
   detail: string | null;
 }
 
-const ORDER_COLUMNS = `o.id, o.user_id, o.status, o.amount_minor, o.fee_minor, o.currency, o.method, o.destination, o.description,
+// Amounts as text: as exact as numeric, and kept exact when a row is read as JSON (`orderWithEventsJson`).
+const ORDER_COLUMNS = `o.id, o.user_id, o.status, o.amount_minor::text AS amount_minor, o.fee_minor::text AS fee_minor, o.currency, o.method, o.destination, o.description,
   o.reference, o.failure_code, o.failure_reason, o.rail_reference, o.route, o.workflow_id, o.created_at, o.updated_at`;
 
-/** One order with its events (oldest first), in one query. */
-export async function orderWithEvents(orderId: string): Promise<(OrderRow & { events: OrderEventRow[] }) | null> {
-  // The status read clients poll: straight through pg (see queryRows).
-  const [row] = await queryRows<OrderRow & { events: OrderEventRow[] }>(
-    `SELECT ${ORDER_COLUMNS},
+export type OrderWithEvents = OrderRow & { events: OrderEventRow[] };
+
+/** The statement reading one order (its id the parameter `$<n>`) with its events, oldest first. */
+const orderWithEventsQuery = (n: number): string => `SELECT ${ORDER_COLUMNS},
             coalesce((SELECT json_agg(json_build_object('status', e.status, 'at', e.at, 'detail', e.detail) ORDER BY e.id)
                         FROM order_events e WHERE e.order_id = o.id), '[]'::json) AS events
-       FROM orders o WHERE o.id = $1`,
-    [orderId],
-  );
+       FROM orders o WHERE o.id = $${n}`;
+
+/**
+ * The same read as one JSON value (null when there is no such order), for a statement of another table's
+ * repository to carry (`standingWithOrder`): the order's columns as `orderWithEvents` returns them.
+ */
+export const orderWithEventsJson = (n: number): string => `(SELECT row_to_json(r) FROM (${orderWithEventsQuery(n)}) r)`;
+
+/** One order with its events (oldest first), in one query. */
+export async function orderWithEvents(orderId: string): Promise<OrderWithEvents | null> {
+  // The status read clients poll: straight through pg (see queryRows).
+  const [row] = await queryRows<OrderWithEvents>(orderWithEventsQuery(1), [orderId]);
   return row ?? null;
 }
 

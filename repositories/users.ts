@@ -1,6 +1,7 @@
 import { QueryTypes, type InferAttributes, type Transaction } from 'sequelize';
 import { KycAuditEntry, User, models } from '../models';
 import { Conditions, containing } from './filters';
+import { orderWithEventsJson, type OrderWithEvents } from './orders';
 import { queryRows } from './transaction';
 import type { KycIdType, KycStatus, Role } from '../domain/users';
 
@@ -37,6 +38,19 @@ export async function standingOf(userId: string): Promise<Standing | null> {
   // Read on every authenticated request: straight through pg (see queryRows).
   const [user] = await queryRows<{ roles: Role[]; kyc_status: KycStatus }>('SELECT roles, kyc_status FROM users WHERE id = $1', [userId]);
   return user ? { roles: user.roles, kycStatus: user.kyc_status } : null;
+}
+
+/**
+ * The user's standing and one order with its events, in one statement: the order read's caller and its answer
+ * in one round trip (docs/access.md#accounts). Null when there is no such user; `order` null when there is no
+ * such order. Whose order it is, is for the caller to judge.
+ */
+export async function standingWithOrder(userId: string, orderId: string): Promise<(Standing & { order: OrderWithEvents | null }) | null> {
+  const [row] = await queryRows<{ roles: Role[]; kyc_status: KycStatus; order: OrderWithEvents | null }>(
+    `SELECT roles, kyc_status, ${orderWithEventsJson(2)} AS order FROM users WHERE id = $1`,
+    [userId, orderId],
+  );
+  return row ? { roles: row.roles, kycStatus: row.kyc_status, order: row.order } : null;
 }
 
 // --- users and their KYC, as the users API reads and writes them

@@ -19,6 +19,7 @@ import {
   limitUsage,
   listOrders,
   orderWithEvents,
+  type OrderWithEvents,
   type NewOrder,
   type OrderFilter,
   type OrderRecord,
@@ -233,10 +234,13 @@ function toSummary(row: OrderRow): OrderSummary {
   };
 }
 
-/** One order with its events, in one query. Another user's order is a 404, never a 403. */
-export async function getOrder(caller: Caller, orderId: string): Promise<OrderView> {
+/**
+ * One order with its events, in one query (or as read already with the caller's standing: `readAhead`). Another
+ * user's order is a 404, never a 403.
+ */
+export async function getOrder(caller: Caller, orderId: string, readAhead?: OrderWithEvents | null): Promise<OrderView> {
   if (!isUuid(orderId)) throw validationError('order_id', 'must be a UUID');
-  const row = await orderWithEvents(orderId);
+  const row = readAhead === undefined ? await orderWithEvents(orderId) : readAhead;
   if (!row || (row.user_id !== caller.id && !isStaff(caller))) throw new AppError('not_found', `order ${orderId} not found`);
   return {
     ...toSummary(row),

@@ -4,7 +4,8 @@ import jwt from 'jsonwebtoken';
 import { config } from '../platform/config';
 import { User } from '../models';
 import { ensureAdmin } from '../services/auth-service';
-import { api, newUser, register, TEST_PASSWORD as PASSWORD } from './support/api';
+import { api, initiate, mpesaPayment, newUser, register, TEST_PASSWORD as PASSWORD } from './support/api';
+import { getOrder } from '../services/payment-service';
 import { rows } from './support/db';
 import { expectTracedProblem as expectProblem } from './support/problems';
 
@@ -341,6 +342,41 @@ describe('auth', () => {
       expect((await me(user.token)).status).to.equal(200);
       await User.destroy({ where: { id: user.id } });
       expectProblem(await me(user.token), 401, 'unauthenticated');
+    });
+  });
+
+  describe('when an order is read (the caller’s standing and the order in one statement)', () => {
+    const readOrder = (token: string, id: string) => api().get(`/api/v1/payments/orders/${id}`).set('Authorization', `Bearer ${token}`);
+
+    it('then the owner’s answer is the order as the service reads it on its own, amounts exact', async () => {
+      const owner = await newUser();
+      const accepted = await initiate(owner, mpesaPayment({ amount: '1234.56' }));
+      const id = (accepted.body as { order_id: string }).order_id;
+      const res = await readOrder(owner.token, id);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const alone = await getOrder({ id: owner.id, roles: ['user'], kycStatus: 'unverified' }, id);
+      expect(res.body).to.deep.equal(JSON.parse(JSON.stringify(alone)));
+      expect((res.body as { amount: string }).amount).to.equal('1234.56');
+    });
+
+    it('then another customer’s read of it is 404, and a staff member demoted with the token cached is 404 on the next read', async () => {
+      const owner = await newUser();
+      const id = ((await initiate(owner, mpesaPayment())).body as { order_id: string }).order_id;
+      const stranger = await newUser();
+      expectProblem(await readOrder(stranger.token, id), 404, 'not_found');
+      const officer = await newUser({ roles: ['user', 'compliance'] });
+      for (let i = 0; i < 2; i++) expect((await readOrder(officer.token, id)).status).to.equal(200);
+      await User.update({ roles: ['user'] }, { where: { id: officer.id } });
+      expectProblem(await readOrder(officer.token, id), 404, 'not_found');
+    });
+
+    it('then an account removed with its token cached is 401, and an order id that is not a UUID is 400', async () => {
+      const user = await newUser({ funded: false });
+      const missing = randomUUID();
+      expectProblem(await readOrder(user.token, missing), 404, 'not_found');
+      expectProblem(await readOrder(user.token, 'not-a-uuid'), 400, 'validation_failed');
+      await User.destroy({ where: { id: user.id } });
+      expectProblem(await readOrder(user.token, missing), 401, 'unauthenticated');
     });
   });
 

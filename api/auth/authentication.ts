@@ -8,7 +8,8 @@ import { config } from '../../platform/config';
 import { AppError } from '../../platform/errors';
 import { isUuid } from '../../platform/ids';
 import { ROLES, type Role } from '../../domain/users';
-import { standingOf } from '../../repositories/users';
+import { standingOf, standingWithOrder } from '../../repositories/users';
+import type { OrderWithEvents } from '../../repositories/orders';
 import { apiKeyHash, keyRefusal, looksLikeApiKey, parseApiKey, scopeFor } from '../../domain/api-keys';
 import type { Caller } from '../../domain/caller';
 
@@ -71,9 +72,33 @@ async function verifyBearer(request: Request): Promise<Caller> {
   const token = /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
   if (token && looksLikeApiKey(token)) return verifyApiKey(token);
   const subject = await verifySignature(request);
-  const standing = await standingOf(subject);
+  const orderId = orderReadOf(request);
+  const withOrder = orderId ? await standingWithOrder(subject, orderId) : undefined;
+  const standing = withOrder === undefined ? await standingOf(subject) : withOrder;
   if (!standing) throw new AppError('unauthenticated', 'a valid bearer token is required');
+  if (orderId && withOrder) readAhead.set(request, { orderId, order: withOrder.order });
   return { id: subject, roles: standing.roles.filter((r): r is Role => ROLES.includes(r)), kycStatus: standing.kycStatus };
+}
+
+/**
+ * The order read (`GET /api/v1/payments/orders/{order_id}`), the status read clients poll most: the caller's
+ * standing and the order with its events are read in one statement, here, and the route answers from what was
+ * read (`orderReadAhead`). Whether the caller may see the order is still decided by the route, from the
+ * standing read in the same statement: nothing about the caller is older than the request.
+ */
+const ORDER_READ = /^\/api\/v1\/payments\/orders\/([^/?#]+)\/?(?:[?#]|$)/;
+const readAhead = new WeakMap<Request, { orderId: string; order: OrderWithEvents | null }>();
+
+function orderReadOf(request: Request): string | null {
+  if (request.method !== 'GET') return null;
+  const id = ORDER_READ.exec(request.originalUrl)?.[1];
+  return id && isUuid(id) ? id : null;
+}
+
+/** The order read with the caller's standing for this request, if it was (undefined: read it now). */
+export function orderReadAhead(request: Request, orderId: string): OrderWithEvents | null | undefined {
+  const known = readAhead.get(request);
+  return known?.orderId === orderId ? known.order : undefined;
 }
 
 /**

@@ -16,7 +16,7 @@ import {
   OperationId,
   Example,
 } from 'tsoa';
-import type { Caller } from '../auth/authentication';
+import { orderReadAhead, type Caller } from '../auth/authentication';
 import type { Problem } from '../problem';
 import type { CurrencyCode, OrderStatusName, PaymentMethodName, Uuid } from '../schema-types';
 import {
@@ -168,7 +168,7 @@ export class PaymentsController extends Controller {
   })
   @OperationId('getPaymentOrder')
   public async getOrder(@Path('order_id') orderId: Uuid, @Request() req: ExpressRequest & { user: Caller }): Promise<OrderView> {
-    return getOrder(req.user, orderId);
+    return getOrder(req.user, orderId, orderReadAhead(req, orderId));
   }
 
   /**
