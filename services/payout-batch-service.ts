@@ -232,8 +232,10 @@ function refusal(invalid: InvalidBatchItem[], total: number): AppError {
 }
 
 /**
- * Accept a bulk payout: check every item, hold the total and fees from the wallet in one posting, start the
- * `payout-batch` workflow. A retry under the same Idempotency-Key is answered with the batch it made.
+ * Accept a bulk payout: check every item, hold the total and fees from the wallet in one posting, have
+ * transaction monitoring judge the batch as a whole, and start the `payout-batch` workflow (or wait for approval,
+ * or, refused, cancel it and return the hold). A retry under the same Idempotency-Key is answered with the batch
+ * it made.
  */
 export async function createPayoutBatch(caller: Caller, body: PayoutBatchInput, idempotencyKey: string): Promise<PayoutBatchAccepted> {
   if (!Array.isArray(body.items) || body.items.length < 1 || body.items.length > MAX_BATCH_ITEMS)
@@ -478,7 +480,10 @@ export async function cancelPayoutBatch(caller: Caller, batchId: string): Promis
 
 // --- four eyes on large batches (docs/access.md#four-eyes) ----------------------------------------------
 
-/** The four-eyes kind of a batch at or above `FOUR_EYES_ABOVE_KES`: its subject the batch, its amount the total and fees. */
+/**
+ * The approval kind of a batch at or above `FOUR_EYES_ABOVE_KES`, or held by transaction monitoring: its subject the
+ * batch, its amount the total and fees.
+ */
 export const BATCH_APPROVAL = 'approve_payout_batch';
 
 /**
