@@ -24,7 +24,7 @@ export class MonitoringRuleSet extends Model<InferAttributes<MonitoringRuleSet>,
 /** One evaluation of a money movement (docs/monitoring.md#evaluations): each rule's result, each typology's score, the decision. Append-only. */
 export class MonitoringEvaluation extends Model<InferAttributes<MonitoringEvaluation>, InferCreationAttributes<MonitoringEvaluation>> {
   declare id: string;
-  declare movementKind: 'payout' | 'deposit' | 'p2p_trade' | 'refund';
+  declare movementKind: 'payout' | 'deposit' | 'p2p_trade' | 'refund' | 'payout_batch';
   declare movementId: string;
   declare customerId: string;
   declare ruleSetVersion: number;

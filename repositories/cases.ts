@@ -224,14 +224,18 @@ export async function alertsOf(caseId: string, tx?: Tx): Promise<CaseAlertRecord
   }));
 }
 
-/** The payouts the case's alerts were about (for its STR), oldest first. */
+/**
+ * The payouts the case's alerts were about (for its STR), oldest first: a bulk payout's alert brings the orders
+ * its items were paid by (none when it was refused before any was sent).
+ */
 export async function caseOrders(caseId: string, tx?: Tx): Promise<CtrOrderRow[]> {
   const rows = await models().query<RawCtrOrder>(
     `SELECT DISTINCT o.id, o.created_at, o.method, o.currency, o.amount_minor, o.kes_equivalent_minor, o.destination, o.route,
             o.rail_reference, u.id AS user_id, u.full_name, u.email, u.phone
        FROM monitoring_case_alerts a
-       JOIN monitoring_evaluations e ON e.id = a.evaluation_id AND e.movement_kind = 'payout'
-       JOIN orders o ON o.id::text = e.movement_id AND o.user_id = e.customer_id
+       JOIN monitoring_evaluations e ON e.id = a.evaluation_id AND e.movement_kind IN ('payout', 'payout_batch')
+       JOIN orders o ON o.user_id = e.customer_id
+        AND CASE e.movement_kind WHEN 'payout' THEN o.id::text = e.movement_id ELSE o.payout_batch_id::text = e.movement_id END
        JOIN users u ON u.id = o.user_id
       WHERE a.case_id = :caseId
       ORDER BY o.created_at, o.id`,

@@ -33,6 +33,7 @@ import { startPayoutBatchWorkflow } from '../workflows/client';
 import { decodeCursorKey, encodeCursor, filterOneOf, keysetPage, keysetQuery, pageLimit, type Page } from './paging';
 import { preparePayout, type PreparedPayout } from './payment-service';
 import { reachesFourEyes, requestApproval } from './approvals';
+import { monitorMovement, type MonitoringVerdict } from './monitoring-holds';
 import { refuseOwnInterest } from './own-interest';
 
 /**
@@ -101,8 +102,9 @@ export interface PayoutBatchView {
   progress: number;
   cancel_requested: boolean;
   /**
-   * The four-eyes request of a batch at or above `FOUR_EYES_ABOVE_KES` (its status `awaiting_approval` until a
-   * second staff member decides it); null for a batch that needed none.
+   * The approval request of a batch that waits for a staff member (its status `awaiting_approval` until one
+   * decides it): a batch at or above `FOUR_EYES_ABOVE_KES` (four eyes), or one a compliance check holds; null for
+   * a batch that needed none.
    */
   approval_request_id: string | null;
   workflow_id: string;
@@ -230,8 +232,10 @@ function refusal(invalid: InvalidBatchItem[], total: number): AppError {
 }
 
 /**
- * Accept a bulk payout: check every item, hold the total and fees from the wallet in one posting, start the
- * `payout-batch` workflow. A retry under the same Idempotency-Key is answered with the batch it made.
+ * Accept a bulk payout: check every item, hold the total and fees from the wallet in one posting, have
+ * transaction monitoring judge the batch as a whole, and start the `payout-batch` workflow (or wait for approval,
+ * or, refused, cancel it and return the hold). A retry under the same Idempotency-Key is answered with the batch
+ * it made.
  */
 export async function createPayoutBatch(caller: Caller, body: PayoutBatchInput, idempotencyKey: string): Promise<PayoutBatchAccepted> {
   if (!Array.isArray(body.items) || body.items.length < 1 || body.items.length > MAX_BATCH_ITEMS)
@@ -259,7 +263,8 @@ export async function createPayoutBatch(caller: Caller, body: PayoutBatchInput, 
   if (available < totalAmount + totalFee) throw short();
 
   const id = uuidv7();
-  const awaitingApproval = reachesFourEyes(totalAmount + totalFee, currency);
+  const fourEyes = reachesFourEyes(totalAmount + totalFee, currency);
+  const totalKes = valid.reduce((sum, it) => sum + BigInt(it.body.kes_equivalent_minor), 0n);
   const items: NewPayoutBatchItem[] = valid.map((it) => ({
     rowNumber: it.row,
     reference: it.reference,
@@ -271,6 +276,14 @@ export async function createPayoutBatch(caller: Caller, body: PayoutBatchInput, 
   let batch: PayoutBatchRow | null;
   try {
     await inTransaction(async (tx) => {
+      // Transaction monitoring judges the batch once, as one movement, before it can start
+      // (docs/monitoring.md#bulk-payouts). In this transaction: a retry racing this request keeps only one batch,
+      // and one evaluation.
+      const monitoring = await monitorMovement(
+        { kind: 'payout_batch', id, customerId: caller.id, amountMinor: totalKes, at: new Date(), counterparty: null },
+        tx,
+      );
+      const awaitingApproval = fourEyes || monitoring.decision !== 'pass';
       await recordPayoutBatch(
         {
           id,
@@ -286,7 +299,14 @@ export async function createPayoutBatch(caller: Caller, body: PayoutBatchInput, 
         items,
         tx,
       );
-      if (awaitingApproval) await askBatchApproval(caller, id, currency, totalAmount, totalFee, items.length, tx);
+      if (monitoring.decision === 'refuse') {
+        // Refused: nothing is sent, and the whole hold goes back at once. The owner reads a cancelled batch, as
+        // after any other compliance refusal; nothing tells them which check it was.
+        await cancelAwaitingPayoutBatch(id, tx);
+        log.info({ batchId: id, userId: caller.id }, 'payout batch refused by a compliance check; its hold returned');
+      } else if (awaitingApproval) {
+        await askBatchApproval(caller, id, currency, totalAmount, totalFee, items.length, monitoring, tx);
+      }
     });
     batch = await findPayoutBatch(id);
   } catch (err) {
@@ -460,10 +480,18 @@ export async function cancelPayoutBatch(caller: Caller, batchId: string): Promis
 
 // --- four eyes on large batches (docs/access.md#four-eyes) ----------------------------------------------
 
-/** The four-eyes kind of a batch at or above `FOUR_EYES_ABOVE_KES`: its subject the batch, its amount the total and fees. */
+/**
+ * The approval kind of a batch at or above `FOUR_EYES_ABOVE_KES`, or held by transaction monitoring: its subject the
+ * batch, its amount the total and fees.
+ */
 export const BATCH_APPROVAL = 'approve_payout_batch';
 
-/** Record, in the batch's own transaction, the four-eyes request its size asks for: the owner is its requester. */
+/**
+ * Record, in the batch's own transaction, the approval request its size or a monitoring alert asks for: the owner
+ * is its requester, a staff member decides it. A request a monitoring alert raised says so in its payload
+ * (`reason`, and the evaluation with the typologies that fired), which only staff read
+ * (docs/monitoring.md#bulk-payouts); the owner sees a batch awaiting approval, as under four eyes.
+ */
 async function askBatchApproval(
   owner: Caller,
   batchId: string,
@@ -471,8 +499,16 @@ async function askBatchApproval(
   totalAmount: bigint,
   totalFee: bigint,
   itemCount: number,
+  monitoring: MonitoringVerdict,
   tx: Tx,
 ): Promise<void> {
+  const alert =
+    monitoring.decision === 'pass'
+      ? {}
+      : {
+          reason: `transaction monitoring alert (evaluation ${monitoring.evaluationId}): ${monitoring.summary}`,
+          monitoring_evaluation_id: monitoring.evaluationId,
+        };
   const request = await requestApproval(
     owner,
     {
@@ -484,11 +520,15 @@ async function askBatchApproval(
         item_count: itemCount,
         total_amount: formatAmount(totalAmount, currency),
         total_fee: formatAmount(totalFee, currency),
+        ...alert,
       },
     },
     tx,
   );
-  log.info({ batchId, requestId: request.request_id, userId: owner.id }, 'payout batch awaits a second staff member’s approval');
+  log.info(
+    { batchId, requestId: request.request_id, userId: owner.id, monitoringAlert: monitoring.decision !== 'pass' },
+    'payout batch awaits a staff member’s approval',
+  );
 }
 
 /**

@@ -9,7 +9,11 @@ import { RULE_IDS } from './rule-set';
  * ratio is compared by cross-multiplying.
  */
 
-export const MOVEMENT_KINDS = ['payout', 'deposit', 'p2p_trade', 'refund'] as const;
+/**
+ * `payout_batch`: a bulk payout, judged once as one movement when it is accepted (its KES total, no counterparty);
+ * each of its orders is judged again as a `payout` when it is paid (docs/monitoring.md#bulk-payouts).
+ */
+export const MOVEMENT_KINDS = ['payout', 'deposit', 'p2p_trade', 'refund', 'payout_batch'] as const;
 export type MovementKind = (typeof MOVEMENT_KINDS)[number];
 
 /** The movement being judged. `counterparty` is a stable key of the other side (a payee, a payer, a trading partner). */
@@ -66,7 +70,7 @@ const band = (value: bigint, b: { low: bigint; high: bigint }): Band => (value >
 const counts = (b: { low: number; high: number }) => ({ low: BigInt(b.low), high: BigInt(b.high) });
 const amounts = (b: { low: string; high: string }) => ({ low: BigInt(b.low), high: BigInt(b.high) });
 const maxBand = (a: Band, b: Band): Band => (a > b ? a : b);
-const isOut = (m: Movement): boolean => m.kind === 'payout' || m.kind === 'refund' || m.kind === 'p2p_trade';
+const isOut = (m: Movement): boolean => m.kind !== 'deposit';
 
 /** Several movements just below the reporting threshold in the window, together at or above it. */
 export function structuring(m: Movement, h: HistoryAggregates, p: RuleParameters): RuleResult {
