@@ -199,6 +199,8 @@ interface WindowCount {
   /** Sent, not yet answered. */
   sending: number;
   flushing?: Promise<void>;
+  /** When the batch being sent left. */
+  sentAt?: number;
 }
 
 const unconfirmed = (c: WindowCount) => c.pending + c.sending;
@@ -218,8 +220,8 @@ const used = (c: WindowCount) => c.seen + unconfirmed(c);
  * last read, which came no later than τ, so at most B beyond what the store had of it at τ. M's last
  * admission had the store's total at τ plus its own unconfirmed below the limit. Summed: the fleet admits at
  * most `limit + (N − 1) × B`. And a request is refused only once the fleet has admitted `limit`, so no fewer.
- * While the store is away, or does not answer within `waitMs`, each process counts alone (up to the limit
- * each): a request never waits on a store that is away.
+ * While the store is away, or has not answered a batch within `waitMs`, each process counts alone (up to
+ * the limit each): a request never waits on a store that is away, and at most `waitMs` on one that hangs.
  */
 export class QuotaCounter {
   private readonly windows = new Map<string, WindowCount>();
@@ -241,7 +243,9 @@ export class QuotaCounter {
       const exceeded = asks.filter((ask, i) => used(counts[i]) >= ask.limit);
       if (exceeded.length === 0) {
         const batch = this.options.batch();
-        const full = waitForStore && this.store.ready() ? counts.filter((c) => unconfirmed(c) >= batch) : [];
+        // A batch unanswered for longer than a request may wait: the store is as good as away, nobody waits on it.
+        const overdue = (c: WindowCount) => c.flushing !== undefined && now - (c.sentAt ?? now) >= this.options.waitMs;
+        const full = waitForStore && this.store.ready() ? counts.filter((c) => unconfirmed(c) >= batch && !overdue(c)) : [];
         if (full.length > 0) {
           waitForStore = await this.answered(full);
           continue;
@@ -300,7 +304,10 @@ export class QuotaCounter {
           c.flushing = undefined;
         });
       });
-    for (const c of batch) c.flushing = done;
+    for (const c of batch) {
+      c.flushing = done;
+      c.sentAt = now;
+    }
   }
 
   private windowOf(key: string, now: number): WindowCount {

@@ -181,15 +181,23 @@ describe('unit: the API quota counted in process', () => {
   });
 
   describe('when Redis is connected but does not answer', () => {
-    it('then a request past the batch waits at most the wait bound, then the process counts on its own', async () => {
+    it('then the first request past the batch waits the wait bound, the next ones not at all, and the process counts on its own', async () => {
       const store = new FakeStore();
       store.hang = true;
-      const quota = counter(store, 1, { waitMs: 50 });
-      const started = Date.now();
+      let t = 1_000;
+      const quota = new QuotaCounter(store, { windowMs: WINDOW_MS, batch: () => 1, waitMs: 50, now: () => t });
       const verdicts: boolean[] = [];
-      for (let i = 0; i < 4; i += 1) verdicts.push((await quota.take([ask('slow', 3)])).admitted);
-      expect(verdicts).to.deep.equal([true, true, true, false]);
-      expect(Date.now() - started).to.be.below(1_000);
+      const waited: number[] = [];
+      for (let i = 0; i < 5; i += 1) {
+        const started = Date.now();
+        verdicts.push((await quota.take([ask('slow', 4)])).admitted);
+        waited.push(Date.now() - started);
+        t += 60; // past the wait bound: the batch sent is overdue
+      }
+      expect(verdicts).to.deep.equal([true, true, true, true, false]);
+      expect(waited[1], 'the one that found the batch full').to.be.within(40, 1_000);
+      expect(Math.max(waited[0], ...waited.slice(2)), 'the others, with the batch overdue').to.be.below(40);
+      expect(store.calls).to.equal(1);
     });
   });
 
