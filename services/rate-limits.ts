@@ -216,10 +216,12 @@ const used = (c: WindowCount) => c.seen + unconfirmed(c);
  * first. Refused requests are not counted.
  *
  * The bound, with N processes counting one quota in one window while the store answers: take the process
- * M whose last admission read the latest total, at τ. Each other process Q admitted at most B after its own
- * last read, which came no later than τ, so at most B beyond what the store had of it at τ. M's last
- * admission had the store's total at τ plus its own unconfirmed below the limit. Summed: the fleet admits at
- * most `limit + (N − 1) × B`. And a request is refused only once the fleet has admitted `limit`, so no fewer.
+ * M whose last admission rested on the latest total, the store's at τ. Every other process Q admitted at
+ * most B more than the store had counted of it at the read its own last admission rested on (B caps its
+ * unconfirmed), and that read came no later than τ: so at most B more than the store had of Q at τ. M's
+ * last admission had the store's total at τ plus M's own admissions beyond it within the limit. Summed: the
+ * fleet admits at most `limit + (N − 1) × B`. A request is refused only once the fleet has admitted
+ * `limit`, so no fewer are admitted to a caller that asks for more.
  * While the store is away, or has not answered a batch within `waitMs`, each process counts alone (up to
  * the limit each): a request never waits on a store that is away, and at most `waitMs` on one that hangs.
  */
