@@ -12,6 +12,7 @@ import { AppError } from '../platform/errors';
 import { createApp } from './app';
 import { ensureAdmin } from '../services/auth-service';
 import { registerPaybillUrls } from '../services/mpesa-callback-service';
+import { flushApiQuota } from '../services/rate-limits';
 
 /**
  * Register the paybill URLs with Daraja in the background, retrying with backoff (5 s doubling to 5 min)
@@ -81,6 +82,8 @@ async function main(): Promise<void> {
   onShutdown(log, [
     { name: 'paybill registration', run: () => Promise.resolve(stopRegistering()) },
     { name: 'http', run: () => new Promise<void>((resolve) => server.close(() => resolve())) },
+    // Before Redis closes: what this process counted of the API quota and Redis has not.
+    { name: 'api quota', run: flushApiQuota },
     { name: 'temporal', run: closeTemporal },
     { name: 'redis', run: closeRedis },
     { name: 'database', run: closeDatabase },

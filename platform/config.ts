@@ -240,6 +240,13 @@ const settings = z.object({
     apiPerMinute: fromEnv('RATE_LIMIT_API_PER_MINUTE', intFrom(1200, 1)),
     /** Requests per minute under /api/v1 per account, whatever its credentials (all its keys and logins together). */
     apiPerAccountPerMinute: fromEnv('RATE_LIMIT_API_PER_ACCOUNT_PER_MINUTE', intFrom(3000, 1)),
+    /** How often each api process sends its API quota counts to Redis, in ms (docs/conventions.md#rate-limits). */
+    apiFlushMs: fromEnv('RATE_LIMIT_API_FLUSH_MS', intFrom(250, 10, 10_000)),
+    /**
+     * The most requests per quota an api process admits that Redis has not counted yet; the next one waits
+     * for Redis's answer. The fleet admits at most the quota plus this per further process (docs/conventions.md#rate-limits).
+     */
+    apiBatch: fromEnv('RATE_LIMIT_API_BATCH', intFrom(10, 1, 1000)),
   }),
   apiKeys: z.object({
     /** The most keys one user may have in use (neither revoked nor expired). */

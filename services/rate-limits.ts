@@ -1,4 +1,4 @@
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { rateLimitKeyOf } from '../domain/client-address';
 import { config } from '../platform/config';
 import { AppError } from '../platform/errors';
@@ -155,52 +155,233 @@ export interface QuotaPartition {
   account?: string;
 }
 
-const API_WINDOW_SECONDS = 60;
-const apiLimiters = new Map<Quota['name'], { points: number; limiter: RateLimiterRedis }>();
-
-/**
- * A quota's limiter, made again when the configured rate changes. While Redis is not connected it is not
- * asked at all, and this process's memory counts instead: the quota never makes a request wait on Redis.
- */
-function quotaLimiter(name: Quota['name']): { points: number; limiter: RateLimiterRedis } {
-  const { apiPerMinute, apiPerAccountPerMinute } = config().rateLimits;
-  const points = name === 'default' ? apiPerMinute : apiPerAccountPerMinute;
-  let known = apiLimiters.get(name);
-  if (known?.points !== points) {
-    known = {
-      points,
-      limiter: new RateLimiterRedis({
-        storeClient: redis(),
-        keyPrefix: `${config().queuePrefix}:rl:${name === 'default' ? 'api' : 'api-account'}`,
-        points,
-        duration: API_WINDOW_SECONDS,
-        // Requests never wait on a Redis that is away: this process's memory counts meanwhile.
-        rejectIfRedisNotReady: true,
-        insuranceLimiter: new RateLimiterMemory({ points, duration: API_WINDOW_SECONDS }),
-      }),
-    };
-    apiLimiters.set(name, known);
-  }
-  return known;
+/** One quota a request is counted against: its name, where the fleet's count of it is kept, and its limit. */
+export interface QuotaAsk {
+  name: Quota['name'];
+  /** The store key, without the window (the counter adds the window's start). */
+  key: string;
+  limit: number;
 }
 
-const quotaOf = (name: Quota['name'], points: number, res: RateLimiterRes): Quota => ({
-  name,
-  limit: points,
-  remaining: Math.max(0, res.remainingPoints),
-  resetSeconds: Math.max(0, Math.ceil(res.msBeforeNext / 1000)),
-  windowSeconds: API_WINDOW_SECONDS,
-});
+/** Whether a request was admitted, and where it left each of its quotas. */
+export interface QuotaVerdict {
+  admitted: boolean;
+  quotas: Quota[];
+  /** The quotas that refused it (none when admitted). */
+  exceeded: Quota[];
+}
 
-/** Count one request against one quota: where it stands, and whether it is past the limit. */
-async function consumeQuota(name: Quota['name'], key: string): Promise<{ quota: Quota; exceeded: boolean }> {
-  const { points, limiter } = quotaLimiter(name);
-  try {
-    return { quota: quotaOf(name, points, await limiter.consume(key)), exceeded: false };
-  } catch (err) {
-    if (!(err instanceof RateLimiterRes)) throw err;
-    return { quota: quotaOf(name, points, err), exceeded: true };
+/** Where the fleet's counts are kept. */
+export interface QuotaStore {
+  /** Whether a round trip may be awaited now: false while the connection is away. */
+  ready(): boolean;
+  /** Add each count to its key's total, kept for `ttlMs`, in one round trip: each key's new total, or what went wrong. */
+  add(counts: { key: string; n: number; ttlMs: number }[]): Promise<(number | Error)[]>;
+}
+
+export interface QuotaCounterOptions {
+  windowMs: number;
+  /** B: the most requests per quota and window admitted here that the store has not counted yet. */
+  batch: () => number;
+  /** The longest a request waits for the store's answer before this process counts on its own. */
+  waitMs: number;
+  now?: () => number;
+}
+
+/** One quota's window, as this process knows it. */
+interface WindowCount {
+  storeKey: string;
+  windowEnd: number;
+  /** The fleet's total for the window as the store last answered: it includes this process's counts sent so far. */
+  seen: number;
+  /** Admitted here, not yet sent. */
+  pending: number;
+  /** Sent, not yet answered. */
+  sending: number;
+  flushing?: Promise<void>;
+  /** When the batch being sent left. */
+  sentAt?: number;
+}
+
+const unconfirmed = (c: WindowCount) => c.pending + c.sending;
+const used = (c: WindowCount) => c.seen + unconfirmed(c);
+
+/**
+ * The API quota counted in this process, its counts sent to the store in batches (docs/conventions.md#rate-limits).
+ *
+ * Windows are fixed: whole multiples of `windowMs` of the clock, and the store key carries the window's
+ * start, so every process counts the same window. A request is admitted only when, for each of its quotas,
+ * `seen + unconfirmed < limit` (the fleet's total last answered, plus what this process admitted since
+ * that the store had not counted), and `unconfirmed < B`; at B, the request waits for the store's answer
+ * first. Refused requests are not counted.
+ *
+ * The bound, with N processes counting one quota in one window while the store answers: take the process
+ * M whose last admission rested on the latest total, the store's at τ. Every other process Q admitted at
+ * most B more than the store had counted of it at the read its own last admission rested on (B caps its
+ * unconfirmed), and that read came no later than τ: so at most B more than the store had of Q at τ. M's
+ * last admission had the store's total at τ plus M's own admissions beyond it within the limit. Summed: the
+ * fleet admits at most `limit + (N − 1) × B`. A request is refused only once the fleet has admitted
+ * `limit`, so no fewer are admitted to a caller that asks for more.
+ * While the store is away, or has not answered a batch within `waitMs`, each process counts alone (up to
+ * the limit each): a request never waits on a store that is away, and at most `waitMs` on one that hangs.
+ */
+export class QuotaCounter {
+  private readonly windows = new Map<string, WindowCount>();
+  private readonly now: () => number;
+
+  constructor(
+    private readonly store: QuotaStore,
+    private readonly options: QuotaCounterOptions,
+  ) {
+    this.now = options.now ?? Date.now;
   }
+
+  /** Admit one request against every quota asked, counting it in each, or refuse it and count nothing. */
+  async take(asks: QuotaAsk[]): Promise<QuotaVerdict> {
+    let waitForStore = true;
+    for (;;) {
+      const now = this.now();
+      const counts = asks.map((ask) => this.windowOf(ask.key, now));
+      const exceeded = asks.filter((ask, i) => used(counts[i]) >= ask.limit);
+      if (exceeded.length === 0) {
+        const batch = this.options.batch();
+        // A batch unanswered for longer than a request may wait: the store is as good as away, nobody waits on it.
+        const overdue = (c: WindowCount) => c.flushing !== undefined && now - (c.sentAt ?? now) >= this.options.waitMs;
+        const full = waitForStore && this.store.ready() ? counts.filter((c) => unconfirmed(c) >= batch && !overdue(c)) : [];
+        if (full.length > 0) {
+          waitForStore = await this.answered(full);
+          continue;
+        }
+        for (const c of counts) c.pending += 1;
+      }
+      const quotas = asks.map((ask, i) => this.quotaOf(ask, counts[i], now));
+      return { admitted: exceeded.length === 0, quotas, exceeded: quotas.filter((_, i) => exceeded.includes(asks[i])) };
+    }
+  }
+
+  /** Send every count not yet sent, and forget the windows that are over. Resolves when the store has answered. */
+  async flush(): Promise<void> {
+    const now = this.now();
+    for (const [id, c] of this.windows) if (c.windowEnd <= now && !c.flushing) this.windows.delete(id);
+    if (!this.store.ready()) return;
+    const counts = [...this.windows.values()];
+    this.send(counts);
+    await Promise.all(counts.map((c) => c.flushing ?? Promise.resolve()));
+  }
+
+  /** Whether every count awaited was answered within `waitMs`. */
+  private async answered(counts: WindowCount[]): Promise<boolean> {
+    this.send(counts);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), this.options.waitMs);
+    });
+    try {
+      return await Promise.race([Promise.all(counts.map((c) => c.flushing ?? Promise.resolve())).then(() => true), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** One round trip for the counts not being sent already: each answer becomes what the fleet is known to have used. */
+  private send(counts: WindowCount[]): void {
+    const batch = counts.filter((c) => !c.flushing && c.pending > 0);
+    if (batch.length === 0) return;
+    const now = this.now();
+    for (const c of batch) {
+      c.sending = c.pending;
+      c.pending = 0;
+    }
+    const done = this.store
+      // Kept a window past its end: a late count still lands in the window it belongs to.
+      .add(batch.map((c) => ({ key: c.storeKey, n: c.sending, ttlMs: c.windowEnd - now + this.options.windowMs })))
+      .catch((err: unknown) => batch.map(() => (err instanceof Error ? err : new Error(String(err)))))
+      .then((totals) => {
+        batch.forEach((c, i) => {
+          const total = totals[i];
+          // Not counted (or not known to be): sent again with the next batch. Counting twice only refuses sooner.
+          if (typeof total === 'number') c.seen = Math.max(c.seen, total);
+          else c.pending += c.sending;
+          c.sending = 0;
+          c.flushing = undefined;
+        });
+      });
+    for (const c of batch) {
+      c.flushing = done;
+      c.sentAt = now;
+    }
+  }
+
+  private windowOf(key: string, now: number): WindowCount {
+    const { windowMs } = this.options;
+    const start = now - (now % windowMs);
+    const id = `${key}:${start / 1000}`;
+    let count = this.windows.get(id);
+    if (!count) {
+      count = { storeKey: id, windowEnd: start + windowMs, seen: 0, pending: 0, sending: 0 };
+      this.windows.set(id, count);
+    }
+    return count;
+  }
+
+  private quotaOf(ask: QuotaAsk, count: WindowCount, now: number): Quota {
+    return {
+      name: ask.name,
+      limit: ask.limit,
+      remaining: Math.max(0, ask.limit - used(count)),
+      resetSeconds: Math.max(0, Math.ceil((count.windowEnd - now) / 1000)),
+      windowSeconds: this.options.windowMs / 1000,
+    };
+  }
+}
+
+const API_WINDOW_SECONDS = 60;
+/** The longest a request waits for Redis to count a full batch before this process counts on its own. */
+const API_QUOTA_WAIT_MS = 1000;
+
+/** Redis as the quota's store: one pipelined INCRBY and PEXPIRE per key, answering the fleet's total. */
+const redisQuotaStore: QuotaStore = {
+  ready: () => redis().status === 'ready',
+  async add(counts) {
+    const pipeline = redis().pipeline();
+    for (const c of counts) pipeline.incrby(c.key, c.n).pexpire(c.key, c.ttlMs);
+    const replies = (await pipeline.exec()) ?? [];
+    return counts.map((_, i) => {
+      const [err, total] = replies[2 * i] ?? [new Error('no answer'), null];
+      return err ?? Number(total);
+    });
+  },
+};
+
+let apiQuota: { counter: QuotaCounter; timer: NodeJS.Timeout } | undefined;
+
+function apiQuotaCounter(): QuotaCounter {
+  if (!apiQuota) {
+    const counter = new QuotaCounter(redisQuotaStore, {
+      windowMs: API_WINDOW_SECONDS * 1000,
+      batch: () => config().rateLimits.apiBatch,
+      waitMs: API_QUOTA_WAIT_MS,
+    });
+    const timer = setInterval(() => void counter.flush(), config().rateLimits.apiFlushMs);
+    timer.unref();
+    apiQuota = { counter, timer };
+  }
+  return apiQuota.counter;
+}
+
+/**
+ * At shutdown: stop the periodic flush and send what this process counted and Redis has not, waiting for
+ * Redis no longer than a request would. Counts that never reach Redis are within this process's B, so the
+ * fleet's bound holds either way; sent, they keep the rest of the fleet from admitting them again.
+ */
+export async function flushApiQuota(): Promise<void> {
+  if (!apiQuota) return;
+  const { counter, timer } = apiQuota;
+  apiQuota = undefined;
+  clearInterval(timer);
+  let late: NodeJS.Timeout | undefined;
+  await Promise.race([counter.flush(), new Promise<void>((resolve) => (late = setTimeout(resolve, API_QUOTA_WAIT_MS)))]);
+  clearTimeout(late);
 }
 
 /**
@@ -208,13 +389,14 @@ async function consumeQuota(name: Quota['name'], key: string): Promise<{ quota: 
  * quotas left; past either limit, rejects with 429 `rate_limited` carrying Retry-After and the quotas.
  */
 export async function consumeApiQuota(partition: QuotaPartition): Promise<Quota[]> {
-  const counted = await Promise.all([
-    consumeQuota('default', partition.credential),
-    ...(partition.account ? [consumeQuota('account', partition.account)] : []),
-  ]);
-  const quotas = counted.map((c) => c.quota);
-  const exceeded = counted.filter((c) => c.exceeded).map((c) => c.quota);
-  if (exceeded.length === 0) return quotas;
+  const cfg = config();
+  const prefix = `${cfg.queuePrefix}:rl`;
+  const asks: QuotaAsk[] = [{ name: 'default', key: `${prefix}:api:${partition.credential}`, limit: cfg.rateLimits.apiPerMinute }];
+  if (partition.account) {
+    asks.push({ name: 'account', key: `${prefix}:api-account:${partition.account}`, limit: cfg.rateLimits.apiPerAccountPerMinute });
+  }
+  const { admitted, quotas, exceeded } = await apiQuotaCounter().take(asks);
+  if (admitted) return quotas;
   const retryAfter = Math.max(1, ...exceeded.map((q) => q.resetSeconds));
   const which = exceeded.some((q) => q.name === 'account') ? 'requests for this account' : 'requests';
   throw new AppError('rate_limited', `too many ${which}; retry in ${retryAfter} s`, {

@@ -9,7 +9,8 @@ import { consumeApiQuota, rateLimitHeaders, type QuotaPartition } from '../../se
  * quota too, shared by all its keys and logins (so that more keys never mean more requests). Every answer
  * carries the IETF `RateLimit-Policy` and `RateLimit` fields; past either quota the answer is 429 with
  * `Retry-After`. Provider callbacks are not counted: they are authenticated by their own tokens and arrive
- * in bursts from a provider's few addresses.
+ * in bursts from a provider's few addresses. The quota is counted in this process and told to Redis in
+ * batches, within the fleet-wide bound the docs state (services/rate-limits.ts).
  */
 async function partitionOf(req: Request): Promise<QuotaPartition> {
   if (req.headers.authorization) {

@@ -65,6 +65,8 @@ describe('unit: config', () => {
         registerPerIp: 10,
         apiPerMinute: 1200,
         apiPerAccountPerMinute: 3000,
+        apiFlushMs: 250,
+        apiBatch: 10,
         screenPerMinute: 60,
       });
       expect(cfg.apiKeys).to.deep.equal({ maxPerUser: 20 });
