@@ -4,7 +4,7 @@ import request from 'supertest';
 import { api, newUser } from './support/api';
 import { freePort, startApiProcess, stopApiProcess, until, untilHealthy, type ApiProcess } from './support/processes';
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server';
-import { sleep } from './support/wait';
+import { awayFromQuotaWindowEnd, sleep } from './support/wait';
 
 /**
  * The API quota across api processes (docs/conventions.md#rate-limits): each process counts in its memory and
@@ -15,12 +15,6 @@ import { sleep } from './support/wait';
 const LIMIT = 20;
 const BATCH = 4;
 const PROCESSES = 2;
-
-/** Windows are whole minutes of the clock: what a test counts must not straddle two. */
-async function awayFromWindowEnd(): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < 20_000) await sleep(left + 100);
-}
 
 /** A new account's API key that reads wallets. */
 async function newKey(): Promise<{ keyId: string; auth: { Authorization: string } }> {
@@ -55,7 +49,7 @@ describe('the API quota across two api processes', function () {
   describe('when one key sends a burst of three times its quota to both at once', () => {
     it(`then at least ${LIMIT} and at most ${LIMIT} + (${PROCESSES} − 1) × ${BATCH} are answered, and the rest are 429 with Retry-After`, async () => {
       const key = await newKey();
-      await awayFromWindowEnd();
+      await awayFromQuotaWindowEnd();
 
       const answers = await Promise.all(
         Array.from({ length: 3 * LIMIT }, (_, i) =>
@@ -138,7 +132,7 @@ describe('the API quota of an api process and its own Redis', function () {
     it('then it sends them before it exits', async () => {
       const api1 = await startApi(10_000);
       const key = await newKey();
-      await awayFromWindowEnd();
+      await awayFromQuotaWindowEnd();
       for (let i = 0; i < 3; i += 1) expect((await request(api1.url).get('/api/v1/wallets').set(key.auth)).status).to.equal(200);
       expect(await countedInRedis(key.keyId), 'before the stop: nothing flushed yet').to.equal(0);
       await stopApiProcess(api1);
@@ -151,7 +145,7 @@ describe('the API quota of an api process and its own Redis', function () {
     it('then requests are still admitted by counting in the process, up to the limit and without waiting, and Redis has the counts once it is back', async () => {
       const api1 = await startApi(200);
       const key = await newKey();
-      await awayFromWindowEnd();
+      await awayFromQuotaWindowEnd();
       await redis.crash();
       const statuses: number[] = [];
       for (let i = 0; i < LIMIT_HERE + 3; i += 1) {

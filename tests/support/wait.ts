@@ -12,3 +12,12 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined>
     await sleep(everyMs);
   }
 }
+
+/**
+ * The API quota's windows are whole minutes of the clock (docs/conventions.md#rate-limits): a test that counts
+ * requests against it starts at least 20 s before a minute ends, so that what it counts never straddles two.
+ */
+export async function awayFromQuotaWindowEnd(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 20_000) await sleep(left + 100);
+}
