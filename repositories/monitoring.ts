@@ -3,7 +3,7 @@ import { models, MonitoringEvaluation, MonitoringRuleSet } from '../models';
 import { uuidv7 } from '../platform/ids';
 import type { RuleParameters } from '../domain/monitoring/rule-set';
 import type { Evaluation, HistoryAggregates, Movement, MovementKind } from '../domain/monitoring/rules';
-import type { Tx } from './transaction';
+import { queryRows, type Tx } from './transaction';
 
 /**
  * Transaction monitoring's tables (`monitoring_rule_sets`, `monitoring_evaluations`; docs/monitoring.md) and
@@ -91,6 +91,45 @@ export async function insertEvaluation(m: Movement, e: Evaluation, tx?: Tx): Pro
     { transaction: tx },
   );
   return evaluationRecord(row);
+}
+
+/**
+ * Keep an evaluation only if the rule-set version it used is still the current one (no later version stored),
+ * in one statement; null when the rules changed since they were read, for the caller to evaluate again with the
+ * new ones. What lets a process keep the rules it read between evaluations.
+ */
+export async function insertEvaluationIfCurrent(m: Movement, e: Evaluation, tx?: Tx): Promise<EvaluationRecord | null> {
+  const [row] = await queryRows<{
+    id: string;
+    movement_kind: MovementKind;
+    movement_id: string;
+    customer_id: string;
+    rule_set_version: number;
+    rule_results: Record<string, unknown>;
+    typology_scores: Record<string, unknown>;
+    decision: Evaluation['decision'];
+    created_at: Date;
+  }>(
+    `INSERT INTO monitoring_evaluations (id, movement_kind, movement_id, customer_id, rule_set_version, rule_results, typology_scores, decision)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8
+      WHERE NOT EXISTS (SELECT 1 FROM monitoring_rule_sets WHERE version > $5)
+     RETURNING *`,
+    [uuidv7(), m.kind, m.id, m.customerId, e.ruleSetVersion, JSON.stringify(e.results), JSON.stringify(e.typologies), e.decision],
+    tx,
+  );
+  return row
+    ? {
+        id: row.id,
+        movementKind: row.movement_kind,
+        movementId: row.movement_id,
+        customerId: row.customer_id,
+        ruleSetVersion: row.rule_set_version,
+        ruleResults: row.rule_results,
+        typologyScores: row.typology_scores,
+        decision: row.decision,
+        createdAt: row.created_at,
+      }
+    : null;
 }
 
 /** The evaluations of one movement, oldest first. */

@@ -11,7 +11,13 @@ import {
   type TypologyDocument,
 } from '../domain/monitoring/rule-set';
 import { evaluate, type Decision, type Movement, type RuleResults, type TypologyScore } from '../domain/monitoring/rules';
-import { currentRuleSet, historyAggregates, insertEvaluation, insertRuleSet, type StoredRuleSet } from '../repositories/monitoring';
+import {
+  currentRuleSet,
+  historyAggregates,
+  insertEvaluationIfCurrent,
+  insertRuleSet,
+  type StoredRuleSet,
+} from '../repositories/monitoring';
 import { inTransaction, type Tx } from '../repositories/transaction';
 import { recordStaffAction } from './audit';
 import { fileAlert } from './cases-service';
@@ -26,15 +32,38 @@ const log = componentLogger('monitoring');
 
 const asRuleSet = (s: StoredRuleSet): RuleSet => ({ version: s.version, ...parseRuleSet(s.content) });
 
-/** The current rules; on first use the default (docs/monitoring.md#the-default-rule-set) is stored as version 1. */
-export async function currentRules(tx?: Tx): Promise<RuleSet & { createdBy: string | null; createdAt: Date }> {
+type CurrentRules = RuleSet & { createdBy: string | null; createdAt: Date };
+
+/** The current rules, and whether this read stored them (the default, on first use). */
+async function readRules(tx?: Tx): Promise<{ rules: CurrentRules; stored: boolean }> {
   let found = await currentRuleSet(tx);
+  let stored = false;
   if (!found) {
-    await insertRuleSet(1, DEFAULT_RULE_SET, null, tx);
+    stored = await insertRuleSet(1, DEFAULT_RULE_SET, null, tx);
     found = await currentRuleSet(tx);
     if (!found) throw new AppError('internal', 'the default monitoring rules could not be stored');
   }
-  return { ...asRuleSet(found), createdBy: found.createdBy, createdAt: found.createdAt };
+  return { rules: { ...asRuleSet(found), createdBy: found.createdBy, createdAt: found.createdAt }, stored };
+}
+
+/** The current rules; on first use the default (docs/monitoring.md#the-default-rule-set) is stored as version 1. */
+export async function currentRules(tx?: Tx): Promise<CurrentRules> {
+  return (await readRules(tx)).rules;
+}
+
+/**
+ * The rules this process last read, kept between evaluations (docs/monitoring.md#evaluations): an evaluation
+ * is stored only while no later version exists (`insertEvaluationIfCurrent`), so rules changed by any process
+ * apply from the next evaluation on, which reads them again. Rules stored by a read inside a transaction are
+ * not kept: the transaction may yet roll back.
+ */
+let keptRules: CurrentRules | undefined;
+
+async function rulesToEvaluate(tx: Tx | undefined, fresh: boolean): Promise<CurrentRules> {
+  if (keptRules && !fresh) return keptRules;
+  const { rules, stored } = await readRules(tx);
+  keptRules = stored && tx ? undefined : rules;
+  return rules;
 }
 
 export interface EvaluationOutcome {
@@ -52,36 +81,40 @@ export interface EvaluationOutcome {
  * own transaction carries it (a deposit's credit).
  */
 export async function evaluateMovement(movement: Movement, tx?: Tx): Promise<EvaluationOutcome> {
-  const rules = await currentRules(tx);
-  const history = await historyAggregates(movement, rules.parameters, tx);
-  if (!history) throw notFound('customer');
-  const evaluation = evaluate(movement, history, rules);
-  // The evaluation and, when it is an alert, its place in the customer's case commit together (in the
-  // movement's own transaction when it has one).
-  const keep = async (t: Tx) => {
-    const stored = await insertEvaluation(movement, evaluation, t);
-    await fileAlert(t, stored);
-    return stored;
-  };
-  // A pass files nothing: its evaluation is one statement of its own, with no transaction around it.
-  const kept = tx
-    ? await keep(tx)
-    : evaluation.decision === 'pass'
-      ? await insertEvaluation(movement, evaluation)
-      : await inTransaction(keep);
-  if (evaluation.decision !== 'pass') {
-    log.info(
-      { evaluationId: kept.id, movementKind: movement.kind, movementId: movement.id, decision: evaluation.decision },
-      'monitoring alert',
-    );
+  for (let fresh = false; ; fresh = true) {
+    const rules = await rulesToEvaluate(tx, fresh);
+    const history = await historyAggregates(movement, rules.parameters, tx);
+    if (!history) throw notFound('customer');
+    const evaluation = evaluate(movement, history, rules);
+    // The evaluation and, when it is an alert, its place in the customer's case commit together (in the
+    // movement's own transaction when it has one).
+    const keep = async (t: Tx) => {
+      const stored = await insertEvaluationIfCurrent(movement, evaluation, t);
+      if (stored) await fileAlert(t, stored);
+      return stored;
+    };
+    // A pass files nothing: its evaluation is one statement of its own, with no transaction around it.
+    const kept = tx
+      ? await keep(tx)
+      : evaluation.decision === 'pass'
+        ? await insertEvaluationIfCurrent(movement, evaluation)
+        : await inTransaction(keep);
+    // The rules changed since they were read: evaluated again with the new ones.
+    if (!kept) continue;
+    if (evaluation.decision !== 'pass') {
+      log.info(
+        { evaluationId: kept.id, movementKind: movement.kind, movementId: movement.id, decision: evaluation.decision },
+        'monitoring alert',
+      );
+    }
+    return {
+      evaluationId: kept.id,
+      ruleSetVersion: evaluation.ruleSetVersion,
+      decision: evaluation.decision,
+      results: evaluation.results,
+      typologies: evaluation.typologies,
+    };
   }
-  return {
-    evaluationId: kept.id,
-    ruleSetVersion: evaluation.ruleSetVersion,
-    decision: evaluation.decision,
-    results: evaluation.results,
-    typologies: evaluation.typologies,
-  };
 }
 
 export interface MonitoringRulesView {
@@ -158,5 +191,6 @@ export async function changeMonitoringRules(caller: Caller, change: MonitoringRu
     return currentRules(tx);
   });
   if (!changed) throw new AppError('conflict', 'the rules changed since the version this change was made from; read them again');
+  keptRules = undefined;
   return rulesView(changed);
 }

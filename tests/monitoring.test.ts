@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { DEFAULT_RULE_SET, type RuleSetContent } from '../domain/monitoring/rule-set';
-import { evaluationsOf } from '../repositories/monitoring';
+import { evaluationsOf, insertRuleSet } from '../repositories/monitoring';
 import { evaluateMovement } from '../services/monitoring-service';
 import { api, completedPayment, newUser, type TestUser } from './support/api';
 import { fundWallets } from './support/funding';
@@ -231,6 +231,26 @@ describe('transaction monitoring', function () {
       expect(entry.before.version).to.equal(before.version);
       expect(entry.before.parameters.structuring.count).to.deep.equal(DEFAULT_RULE_SET.parameters.structuring.count);
       expect(entry.after.parameters.structuring.count).to.deep.equal({ low: 4, high: 6 });
+    });
+  });
+
+  describe('when another process stores new rules after this one has evaluated with the old ones', () => {
+    it('then this process’s next evaluation uses the new version, and none is kept under the old one', async () => {
+      const before = await putRules(officer, structuringOnly());
+      const customer = await structuringCustomer();
+      expect((await evaluateMovement(deposit(customer))).decision).to.equal('review');
+
+      // Stored as another api or worker process would: this process is not told.
+      const raised = structuringOnly();
+      raised.parameters.structuring.count = { low: 4, high: 6 };
+      expect(await insertRuleSet(before.version + 1, raised, officer.id)).to.equal(true);
+
+      const next = deposit(customer);
+      const outcome = await evaluateMovement(next);
+      expect(outcome.ruleSetVersion).to.equal(before.version + 1);
+      expect(outcome.decision).to.equal('pass');
+      const kept = await evaluationsOf('deposit', next.id);
+      expect(kept.map((e) => e.ruleSetVersion)).to.deep.equal([before.version + 1]);
     });
   });
 
