@@ -178,6 +178,13 @@ export async function overpaidOrders(transaction?: Transaction): Promise<Overpay
 }
 
 /** An account's balance (credits − debits, minor units); "0" for an account with no entries yet. */
+/**
+ * An account's balance (0 when it has none yet) as an expression of parameters `$<account>` and `$<currency>`,
+ * for a statement of another table's repository to read it in the same round trip (`acceptOrder`).
+ */
+export const balanceExpression = (account: number, currency: number): string =>
+  `coalesce((SELECT balance_minor FROM accounts WHERE account = $${account}::text AND currency = $${currency}::text), 0)`;
+
 export async function balanceOf(account: string, currency: string, tx?: Transaction): Promise<string> {
   const [row] = await models().query<{ balance: string }>(
     'SELECT balance_minor::text AS balance FROM accounts WHERE account = :account AND currency = :currency',

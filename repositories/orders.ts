@@ -1,5 +1,6 @@
 import { Op, QueryTypes, type InferAttributes, type Transaction } from 'sequelize';
 import { Order, models } from '../models';
+import { balanceExpression } from './ledger';
 import { queryRows } from './transaction';
 import type { BankRoute } from '../domain/discovery/routing';
 import type { OrderEventKind, OrderStatus, PaymentMethod } from '../domain/orders';
@@ -339,6 +340,73 @@ export async function orderOutcomes(orderIds: string[]): Promise<Map<string, { s
     [orderIds],
   );
   return new Map(rows.map((r) => [r.id, { status: r.status, failureCode: r.failure_code }]));
+}
+
+/** What `acceptOrder` checks the order against before it records it. */
+export interface AcceptanceCheck {
+  /** The caller's 24-hour limit (KES minor units): what counts towards it (`limitUsage`) plus the order's KES equivalent may not pass it. */
+  dailyLimitKesMinor: bigint;
+  /** The wallet the order will be paid from, which must hold `fundingMinor`. */
+  fundingAccount: string;
+  fundingCurrency: string;
+  fundingMinor: bigint;
+}
+
+/**
+ * Record an accepted order only if the caller's 24-hour usage leaves room for it and the wallet covers it, in
+ * one statement: the usage, the balance and the insert in one round trip. Returns the order when it was
+ * recorded, and in any case the usage and the balance it was judged on, for the caller to say why it was not:
+ * over the limit, short, or (neither) its (user, idempotency key) taken already (`findOrderByIdempotencyKey`).
+ * Nothing is held here: the workflow checks the limits again under lock and holds the money, and the database
+ * refuses a hold the wallet cannot cover.
+ */
+export async function acceptOrder(
+  order: NewOrder,
+  check: AcceptanceCheck,
+  tx?: Transaction,
+): Promise<{ created: OrderRecord | null; usedKesMinor: bigint; availableMinor: bigint }> {
+  const [row] = await queryRows<OrderRecord & { usedKesMinor: string; availableMinor: string; created: boolean }>(
+    `WITH used AS (
+       SELECT coalesce(sum(kes_equivalent_minor), 0) AS used FROM orders
+        WHERE user_id = $2::uuid AND limits_checked_at IS NOT NULL AND status NOT IN ('rejected', 'failed')
+          AND created_at > now() - interval '24 hours'
+     ), funds AS (
+       SELECT ${balanceExpression(15, 16)} AS available
+     ), made AS (
+       INSERT INTO orders AS o (id, user_id, idempotency_key, amount_minor, fee_minor, kes_equivalent_minor, currency, method,
+                                destination, description, reference, route, workflow_id, payout_batch_id)
+       SELECT $1::uuid, $2::uuid, $3::text, $4::numeric, coalesce($5::numeric, 0), $6::numeric, $7::text, $8::text, $9::jsonb,
+              $10::text, $11::text, $12::text, $13::text, $14::uuid
+         FROM used, funds WHERE used.used + $6::numeric <= $17::numeric AND funds.available >= $18::numeric
+       ON CONFLICT (user_id, idempotency_key) DO NOTHING
+       RETURNING ${orderRecordColumns()}
+     )
+     SELECT used.used::text AS "usedKesMinor", funds.available::text AS "availableMinor", made.id IS NOT NULL AS created, made.*
+       FROM used CROSS JOIN funds LEFT JOIN made ON true`,
+    [
+      order.id,
+      order.userId,
+      order.idempotencyKey,
+      order.amountMinor,
+      order.feeMinor ?? null,
+      order.kesEquivalentMinor,
+      order.currency,
+      order.method,
+      JSON.stringify(order.destination),
+      order.description,
+      order.reference,
+      order.route,
+      order.workflowId,
+      order.payoutBatchId ?? null,
+      check.fundingAccount,
+      check.fundingCurrency,
+      check.dailyLimitKesMinor.toString(),
+      check.fundingMinor.toString(),
+    ],
+    tx,
+  );
+  const { usedKesMinor, availableMinor, created, ...record } = row;
+  return { created: created ? record : null, usedKesMinor: BigInt(usedKesMinor), availableMinor: BigInt(availableMinor) };
 }
 
 export async function findOrderByIdempotencyKey(userId: string, idempotencyKey: string): Promise<OrderRecord | null> {

@@ -5,18 +5,16 @@ import { AppError, validationError } from '../platform/errors';
 import { isUuid, uuidv7 } from '../platform/ids';
 import { componentLogger } from '../platform/logger';
 import { deferStartWhileBackingOff, noteStartFailed } from '../platform/temporal';
-import type { KycStatus } from '../domain/users';
 import { ORDER_STATUSES, PAYMENT_METHODS, type OrderEventKind, type OrderStatus, type PaymentMethod } from '../domain/orders';
-import { evaluateTierLimits } from '../domain/limits';
+import { dailyLimitKesMinor, evaluateTierLimits } from '../domain/limits';
 import { feeFor } from '../domain/fees';
 import { CURRENCIES, formatAmount, toKesMinor, type Currency } from '../domain/money';
 import { validatePaymentRequest, type PaymentRequestInput, type ValidPaymentRequest } from '../domain/payment-request';
 import { checkDestination } from './destinations';
 import type { BankRoute } from '../domain/discovery/routing';
 import {
-  createOrder,
+  acceptOrder,
   findOrderByIdempotencyKey,
-  limitUsage,
   listOrders,
   orderWithEvents,
   type OrderWithEvents,
@@ -25,11 +23,10 @@ import {
   type OrderRecord,
   type OrderRow,
 } from '../repositories/orders';
-import { inTransaction, isDuplicate, type Tx } from '../repositories/transaction';
+import { inTransaction } from '../repositories/transaction';
 import { kycStatusOf } from '../repositories/users';
 import { orderWorkflowId } from '../workflows/shared';
 import { payerWallet } from '../domain/ledger';
-import { balanceOf } from '../repositories/ledger';
 import { startOrderWorkflow } from '../workflows/client';
 import { decodeCursor, encodeCursor, pageLimit, type Page } from './paging';
 import { quoteTrade, recordTrade } from './p2p-service';
@@ -90,16 +87,6 @@ export interface OrderView extends OrderSummary {
 
 const orderLink = (id: string) => `/api/v1/payments/orders/${id}`;
 
-/**
- * The caller's KYC status and what counts against their 24-hour limit (KES minor units), read together:
- * the same usage the workflow checks again under lock before it holds any money.
- */
-async function tierStanding(caller: Caller): Promise<{ kycStatus: KycStatus; usedKesMinor: bigint } | null> {
-  // The status as this request's authentication read it (the same row, moments ago), else read now.
-  const [kycStatus, usedKesMinor] = await Promise.all([caller.kycStatus ?? kycStatusOf(caller.id), limitUsage(caller.id)]);
-  return kycStatus ? { kycStatus, usedKesMinor } : null;
-}
-
 export interface PreparedPayout {
   /** Bank transfers: the route out of the primary bank. */
   route: BankRoute | null;
@@ -136,63 +123,62 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
   // The hold takes the amount and its fee (none for a trade).
   const funding = trade?.funding ?? { currency: request.currency, amountMinor: request.amountMinor + fee };
   const fundingCurrency = funding.currency;
-  // The tier and the wallet are read together (independent reads); the tier is judged first.
-  const [standing, balance] = await Promise.all([
-    tierStanding(caller),
-    balanceOf(payerWallet({ userId: caller.id, currency: fundingCurrency }), fundingCurrency),
-  ]);
-  if (!standing) throw new AppError('unauthenticated', 'the account no longer exists');
-  const breach = evaluateTierLimits(standing.kycStatus, kes, standing.usedKesMinor, cfg.limits);
-  if (breach) throw new AppError(breach.code, breach.reason);
-  // Visibly short: refused now. (Under a race the database refuses the hold itself, and the order fails.)
-  const available = BigInt(balance);
-  if (available < funding.amountMinor) {
-    // A retry of a payment already accepted (and held) under this key is answered with that order.
-    const accepted = await findOrderByIdempotencyKey(caller.id, idempotencyKey);
-    if (accepted)
-      return { order_id: accepted.id, status: accepted.status, workflow_id: accepted.workflowId, links: { self: orderLink(accepted.id) } };
-    throw new AppError(
-      'insufficient_funds',
-      `the ${fundingCurrency} wallet holds ${formatAmount(available, fundingCurrency)}, less than this payment` +
-        (fee > 0n ? ` and its fee (${formatAmount(funding.amountMinor, fundingCurrency)} in all)` : ''),
-    );
-  }
+  // The status as this request's authentication read it (the same row, moments ago), else read now.
+  const kycStatus = caller.kycStatus ?? (await kycStatusOf(caller.id));
+  if (!kycStatus) throw new AppError('unauthenticated', 'the account no longer exists');
+  // Over the tier on its own (per payment, or alone past the 24-hour limit): refused before anything is read.
+  const alone = evaluateTierLimits(kycStatus, kes, 0n, cfg.limits);
+  if (alone) throw new AppError(alone.code, alone.reason);
 
   const id = uuidv7();
+  const newOrder = {
+    id,
+    userId: caller.id,
+    idempotencyKey,
+    amountMinor: request.amountMinor.toString(),
+    feeMinor: fee.toString(),
+    kesEquivalentMinor: kes.toString(),
+    currency: request.currency,
+    method: request.method,
+    destination: request.destination,
+    description: request.description,
+    reference: request.reference,
+    route,
+    workflowId: orderWorkflowId(request.method, id),
+  } satisfies NewOrder;
+  const check = {
+    dailyLimitKesMinor: dailyLimitKesMinor(kycStatus, cfg.limits),
+    fundingAccount: payerWallet({ userId: caller.id, currency: fundingCurrency }),
+    fundingCurrency,
+    fundingMinor: funding.amountMinor,
+  };
+  // The 24-hour usage, the wallet and the order in one statement: recorded only when both leave room for it.
+  const accepted = trade
+    ? await inTransaction(async (tx) => {
+        const judged = await acceptOrder(newOrder, check, tx);
+        if (judged.created) await recordTrade(judged.created.id, trade, tx);
+        return judged;
+      })
+    : await acceptOrder(newOrder, check);
   let order: OrderRecord;
-  try {
-    const create = (tx?: Tx) =>
-      createOrder(
-        {
-          id,
-          userId: caller.id,
-          idempotencyKey,
-          amountMinor: request.amountMinor.toString(),
-          feeMinor: fee.toString(),
-          kesEquivalentMinor: kes.toString(),
-          currency: request.currency,
-          method: request.method,
-          destination: request.destination,
-          description: request.description,
-          reference: request.reference,
-          route,
-          workflowId: orderWorkflowId(request.method, id),
-        } satisfies NewOrder,
-        tx,
-      );
-    order = trade
-      ? await inTransaction(async (tx) => {
-          const created = await create(tx);
-          await recordTrade(created.id, trade, tx);
-          return created;
-        })
-      : await create();
-  } catch (err) {
-    if (!isDuplicate(err)) throw err;
-    // The same key was accepted before (a retry after a lost response): answer with that order.
+  if (accepted.created) order = accepted.created;
+  else {
+    const breach = evaluateTierLimits(kycStatus, kes, accepted.usedKesMinor, cfg.limits);
+    // A retry of a payment already accepted under this key is answered with that order.
     const existing = await findOrderByIdempotencyKey(caller.id, idempotencyKey);
-    if (!existing) throw err;
-    order = existing;
+    if (existing) order = existing;
+    else if (breach) throw new AppError(breach.code, breach.reason);
+    else if (accepted.availableMinor >= funding.amountMinor) {
+      throw new AppError('conflict', 'another request took this Idempotency-Key at the same moment; retry it');
+    } else {
+      // Visibly short: refused now. (Under a race the database refuses the hold itself, and the order fails.)
+      const available = accepted.availableMinor;
+      throw new AppError(
+        'insufficient_funds',
+        `the ${fundingCurrency} wallet holds ${formatAmount(available, fundingCurrency)}, less than this payment` +
+          (fee > 0n ? ` and its fee (${formatAmount(funding.amountMinor, fundingCurrency)} in all)` : ''),
+      );
+    }
   }
 
   if (!order.workflowStartedAt) {
