@@ -1,4 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
 import { componentLogger } from '../platform/logger';
 import { normaliseKenyanPhone } from '../domain/phone';
 import { MPESA_RESULT_CODES } from './mpesa-codes';
@@ -61,6 +63,7 @@ export interface SandboxOptions {
   callbackSecret: string;
   callbackDelayMs: number;
   books: SandboxBooks;
+  /** How callbacks are sent; by default over kept-alive node:http connections. */
   fetchImpl?: typeof fetch;
 }
 
@@ -138,14 +141,36 @@ function amountVerdict(s: Pick<RailSubmission, 'method' | 'amount'>, base: Verdi
   return base;
 }
 
+const CALLBACK_TIMEOUT_MS = 5000;
+/** Callbacks go out over kept-alive connections, as a provider's webhook sender keeps them: one per payment otherwise. */
+const callbackAgents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+
+/** POST `body` to `url` and answer the response's status (its body is not read). */
+function postKeptAlive(url: string, headers: Record<string, string>, body: string): Promise<number> {
+  const target = new URL(url);
+  const send = target.protocol === 'https:' ? https.request : http.request;
+  const agent = target.protocol === 'https:' ? callbackAgents['https:'] : callbackAgents['http:'];
+  return new Promise((resolve, reject) => {
+    const req = send(
+      target,
+      { method: 'POST', agent, timeout: CALLBACK_TIMEOUT_MS, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.once('end', () => resolve(res.statusCode ?? 0));
+        res.once('error', reject);
+      },
+    );
+    req.once('timeout', () => req.destroy(new Error(`no answer within ${CALLBACK_TIMEOUT_MS} ms`)));
+    req.once('error', reject);
+    req.end(body);
+  });
+}
+
 export class SandboxConnector implements RailConnector, Collections {
   readonly name = 'sandbox';
   private readonly log = componentLogger('sandbox-rail');
-  private readonly fetchImpl: typeof fetch;
 
-  constructor(private readonly options: SandboxOptions) {
-    this.fetchImpl = options.fetchImpl ?? fetch;
-  }
+  constructor(private readonly options: SandboxOptions) {}
 
   async submit(submission: RailSubmission): Promise<RailAccepted> {
     const verdict = sandboxVerdict(submission);
@@ -200,19 +225,17 @@ export class SandboxConnector implements RailConnector, Collections {
 
   private async deliverCallback(url: string, reference: string, body: string): Promise<void> {
     try {
-      const res = await this.fetchImpl(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-sandbox-signature': signSandboxCallback(this.options.callbackSecret, body),
-        },
-        body,
-        signal: AbortSignal.timeout(5000),
-      });
-      if (res.ok) {
+      const headers = {
+        'content-type': 'application/json',
+        'x-sandbox-signature': signSandboxCallback(this.options.callbackSecret, body),
+      };
+      const status = this.options.fetchImpl
+        ? (await this.options.fetchImpl(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(CALLBACK_TIMEOUT_MS) })).status
+        : await postKeptAlive(url, headers, body);
+      if (status >= 200 && status < 300) {
         await this.options.books.markCallbackSent(reference);
       } else {
-        this.log.warn({ reference, status: res.status }, 'callback refused; the payment will be resolved by polling');
+        this.log.warn({ reference, status }, 'callback refused; the payment will be resolved by polling');
       }
     } catch (err) {
       this.log.warn({ reference, err: (err as Error).message }, 'callback not delivered; the payment will be resolved by polling');

@@ -15,6 +15,8 @@ export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
 
 export type Destination = Record<string, string>;
 
+/** Every status an order can still move from. */
+export const NOT_TERMINAL: readonly OrderStatus[] = ORDER_STATUSES.filter((s) => !TERMINAL_STATUSES.includes(s));
 export const isTerminal = (status: OrderStatus): boolean => TERMINAL_STATUSES.includes(status);
 
 export const ledgerAccountsOf = (order: {

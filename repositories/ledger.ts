@@ -121,6 +121,47 @@ export async function postLines(
   }
 }
 
+/**
+ * A payment's `hold` or `settle` posting as two CTEs (`ledger_t`, `ledger_e`) for a statement of another table's
+ * repository, made only when its CTE `source` yields a row, with parameters from `$<first>`: the order's status
+ * change and its posting in one round trip (`transitionOrder`). As in `postLines`: once per (order, kind),
+ * entries in account order. A refusal of the overdraft is turned into `InsufficientFunds` by `asInsufficientFunds`.
+ */
+export function paymentPostingCtes(
+  kind: 'hold' | 'settle',
+  p: PaymentAccounts,
+  source: string,
+  first: number,
+): { ctes: string; values: unknown[]; lines: LedgerLine[] } {
+  const lines = [...paymentLines(kind, p)].sort((a, b) => (a.account < b.account ? -1 : a.account > b.account ? 1 : 0));
+  const $ = (i: number) => `$${first + i}`;
+  return {
+    ctes: `ledger_t AS (
+       INSERT INTO ledger_transactions (id, order_id, kind, currency)
+       SELECT ${$(0)}::uuid, ${$(1)}::uuid, ${$(2)}::text, ${$(3)}::text FROM ${source}
+       ON CONFLICT DO NOTHING RETURNING id
+     ), ledger_e AS (
+       INSERT INTO ledger_entries (transaction_id, account, currency, direction, amount_minor)
+       SELECT ledger_t.id, l.account, ${$(3)}::text, l.direction, l.amount_minor
+         FROM ledger_t, unnest(${$(4)}::text[], ${$(5)}::text[], ${$(6)}::numeric[]) WITH ORDINALITY AS l (account, direction, amount_minor, n)
+        ORDER BY l.n
+     )`,
+    values: [
+      uuidv7(),
+      p.orderId,
+      kind,
+      p.currency,
+      lines.map((l) => l.account),
+      lines.map((l) => l.direction),
+      lines.map((l) => l.amountMinor),
+    ],
+    lines,
+  };
+}
+
+/** The database's overdraft refusal of a posting's `lines` as `InsufficientFunds`; undefined for anything else. */
+export const asInsufficientFunds = (err: unknown, lines: LedgerLine[]): InsufficientFunds | undefined => overdraftOf(err, lines);
+
 export async function postedKinds(orderId: string, tx?: Transaction): Promise<LedgerKind[]> {
   const rows = await models().query<{ kind: LedgerKind }>('SELECT kind FROM ledger_transactions WHERE order_id = :orderId', {
     replacements: { orderId },

@@ -134,8 +134,15 @@ export async function insertEvaluationIfCurrent(m: Movement, e: Evaluation, tx?:
 
 /** The evaluations of one movement, oldest first. */
 export async function evaluationsOf(kind: MovementKind, movementId: string, tx?: Tx): Promise<EvaluationRecord[]> {
-  const rows = await MonitoringEvaluation.findAll({ where: { movementKind: kind, movementId }, order: [['id', 'ASC']], transaction: tx });
-  return rows.map(evaluationRecord);
+  // Read by every payment's monitoring (a retried step keeps its evaluation): straight through pg (see queryRows).
+  return queryRows<EvaluationRecord>(
+    `SELECT id, movement_kind AS "movementKind", movement_id AS "movementId", customer_id AS "customerId",
+            rule_set_version AS "ruleSetVersion", rule_results AS "ruleResults", typology_scores AS "typologyScores",
+            decision, created_at AS "createdAt"
+       FROM monitoring_evaluations WHERE movement_kind = $1 AND movement_id = $2 ORDER BY id`,
+    [kind, movementId],
+    tx,
+  );
 }
 
 interface AggregateRow {

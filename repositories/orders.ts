@@ -1,9 +1,11 @@
 import { Op, QueryTypes, type InferAttributes, type Transaction } from 'sequelize';
 import { Order, models } from '../models';
-import { balanceExpression } from './ledger';
+import { asInsufficientFunds, balanceExpression, paymentPostingCtes } from './ledger';
 import { queryRows } from './transaction';
 import type { BankRoute } from '../domain/discovery/routing';
 import type { OrderEventKind, OrderStatus, PaymentMethod } from '../domain/orders';
+import type { PaymentAccounts } from '../domain/ledger';
+import type { KycStatus } from '../domain/users';
 
 /**
  * Orders, their events and their refunds: every read and write of `orders`, `order_events` and `refunds` is
@@ -48,16 +50,39 @@ export interface Transition {
   note?: string;
   /** Screening rejected the order on this blocklist entry, with this score. */
   screening?: { entryId: string; score: string };
+  /** The limits check passed with this change: the order now counts towards the user's 24-hour usage. */
+  limitsChecked?: boolean;
 }
 
 /**
  * The one way an order's status changes: a conditional update (`WHERE status IN from`), its event recorded
  * once per status, and `workflow_started_at` stamped on the first change. Returns whether the order moved.
  */
-export async function transitionOrder(orderId: string, t: Transition, tx?: Transaction): Promise<boolean> {
-  // One statement (the update and its event together), so it is atomic on its own; `tx` when it is one
-  // step of several. Every payment step runs it: straight through pg (see queryRows).
+export async function transitionOrder(
+  orderId: string,
+  t: Transition,
+  tx?: Transaction,
+  posting?: { kind: 'hold' | 'settle'; accounts: PaymentAccounts },
+): Promise<boolean> {
+  // One statement (the update and its event together, and with `posting` the ledger's posting made only when the
+  // order moved), so it is atomic on its own; `tx` when it is one step of several. Every payment step runs it:
+  // straight through pg (see queryRows).
   const detail = t.note ?? (t.failureCode ? `${t.failureCode}: ${t.reason ?? ''}`.trim() : null);
+  const posted = posting && paymentPostingCtes(posting.kind, posting.accounts, 'moved', 11);
+  try {
+    return await moveOrder(orderId, t, detail, posted, tx);
+  } catch (err) {
+    throw (posted && asInsufficientFunds(err, posted.lines)) ?? err;
+  }
+}
+
+async function moveOrder(
+  orderId: string,
+  t: Transition,
+  detail: string | null,
+  posted: { ctes: string; values: unknown[] } | undefined,
+  tx: Transaction | undefined,
+): Promise<boolean> {
   const [row] = await queryRows<{ moved: number }>(
     `WITH moved AS (
        UPDATE orders
@@ -68,6 +93,7 @@ export async function transitionOrder(orderId: string, t: Transition, tx?: Trans
               screening_entry_id = coalesce($6::uuid, screening_entry_id),
               screening_score = coalesce($7::numeric, screening_score),
               workflow_started_at = coalesce(workflow_started_at, now()),
+              limits_checked_at = CASE WHEN $10::boolean THEN coalesce(limits_checked_at, now()) ELSE limits_checked_at END,
               updated_at = now()
         WHERE id = $1 AND status = ANY($8::text[])
        RETURNING id
@@ -75,7 +101,7 @@ export async function transitionOrder(orderId: string, t: Transition, tx?: Trans
        INSERT INTO order_events (order_id, status, detail)
        SELECT id, $2, $9 FROM moved
        ON CONFLICT (order_id, status) DO NOTHING
-     )
+     )${posted ? `, ${posted.ctes}` : ''}
      SELECT count(*)::int AS moved FROM moved`,
     [
       orderId,
@@ -87,6 +113,8 @@ export async function transitionOrder(orderId: string, t: Transition, tx?: Trans
       t.screening?.score ?? null,
       [...t.from],
       detail,
+      t.limitsChecked ?? false,
+      ...(posted?.values ?? []),
     ],
     tx,
   );
@@ -107,17 +135,31 @@ export async function recordOrderEvent(orderId: string, kind: OrderEventKind, de
  * rejected or failed. The one definition, for the api's early answer and the workflow's check under lock.
  */
 export async function limitUsage(userId: string, options: { excludeOrderId?: string; tx?: Transaction } = {}): Promise<bigint> {
-  const [row] = await models().query<{ used: string }>(
+  // Read by every payment's admission: straight through pg (see queryRows).
+  const [row] = await queryRows<{ used: string }>(
     `SELECT coalesce(sum(kes_equivalent_minor), 0)::text AS used FROM orders
-      WHERE user_id = :userId AND id <> :exclude AND limits_checked_at IS NOT NULL
+      WHERE user_id = $1 AND id <> $2 AND limits_checked_at IS NOT NULL
         AND status NOT IN ('rejected', 'failed') AND created_at > now() - interval '24 hours'`,
-    {
-      replacements: { userId, exclude: options.excludeOrderId ?? '00000000-0000-0000-0000-000000000000' },
-      type: QueryTypes.SELECT,
-      transaction: options.tx,
-    },
+    [userId, options.excludeOrderId ?? '00000000-0000-0000-0000-000000000000'],
+    options.tx,
   );
   return BigInt(row.used);
+}
+
+/**
+ * The order and its payer's row, both locked for the rest of `tx` (in that order, as `lockOrder` then a lock of
+ * the payer would take them), with the payer's KYC status: two payments of one payer take their limits check in
+ * turn. The 24-hour usage is read after it, in a statement of its own, so that it sees what the payment before
+ * committed. Null when there is no such order, or its payer is gone.
+ */
+export async function lockOrderAndPayer(orderId: string, tx: Transaction): Promise<(OrderRecord & { kycStatus: KycStatus }) | null> {
+  const [order] = await queryRows<OrderRecord & { kycStatus: KycStatus }>(
+    `SELECT ${orderRecordColumns()}, u.kyc_status AS "kycStatus"
+       FROM orders o JOIN users u ON u.id = o.user_id WHERE o.id = $1 FOR UPDATE OF o, u`,
+    [orderId],
+    tx,
+  );
+  return order ?? null;
 }
 
 /** The limits check passed: the order now counts towards the user's 24-hour usage. */
@@ -533,14 +575,22 @@ export interface OrderToScreen {
 
 /** The order with its payer's identifiers (user and KYC record), for screening. */
 export async function orderToScreen(orderId: string): Promise<OrderToScreen | undefined> {
-  const [order] = await models().query<OrderToScreen>(
-    `SELECT o.id, o.status, o.failure_code, o.method, o.destination, u.id AS user_id, u.email, u.phone, u.full_name, k.id_number,
-            (SELECT p.screening_entry_id FROM orders p WHERE p.id = o.resubmitted_from) AS cleared_entry_id
-       FROM orders o
-       JOIN users u ON u.id = o.user_id
-       LEFT JOIN kyc_records k ON k.user_id = o.user_id
-      WHERE o.id = :orderId`,
-    { replacements: { orderId }, type: QueryTypes.SELECT },
+  const [order] = await queryRows<OrderToScreen>(`SELECT ${SCREENED_COLUMNS} ${SCREENED_FROM} WHERE o.id = $1`, [orderId]);
+  return order;
+}
+
+const SCREENED_COLUMNS = `o.id, o.status, o.failure_code, o.method, o.destination, u.id AS user_id, u.email, u.phone, u.full_name,
+  k.id_number, (SELECT p.screening_entry_id FROM orders p WHERE p.id = o.resubmitted_from) AS cleared_entry_id`;
+const SCREENED_FROM = 'FROM orders o JOIN users u ON u.id = o.user_id LEFT JOIN kyc_records k ON k.user_id = o.user_id';
+const MONITORED_COLUMNS = `o.kes_equivalent_minor::text, o.created_at,
+  (SELECT CASE WHEN t.buyer_id = o.user_id THEN t.seller_id ELSE t.buyer_id END FROM p2p_trades t WHERE t.order_id = o.id)
+    AS trade_partner`;
+
+/** The order as screening and monitoring both read it, in one round trip: a payment's admission (`admitPayment`). */
+export async function orderToAdmit(orderId: string): Promise<(OrderToScreen & OrderToMonitor) | undefined> {
+  const [order] = await queryRows<OrderToScreen & OrderToMonitor>(
+    `SELECT ${SCREENED_COLUMNS}, ${MONITORED_COLUMNS} ${SCREENED_FROM} WHERE o.id = $1`,
+    [orderId],
   );
   return order;
 }
@@ -561,10 +611,7 @@ export interface OrderToMonitor {
 /** The order as transaction monitoring judges it (docs/monitoring.md#holds): its KES value, payee and time. */
 export async function orderToMonitor(orderId: string): Promise<OrderToMonitor | undefined> {
   const [order] = await queryRows<OrderToMonitor>(
-    `SELECT o.id, o.status, o.failure_code, o.method, o.destination, o.user_id, o.kes_equivalent_minor::text, o.created_at,
-            (SELECT CASE WHEN t.buyer_id = o.user_id THEN t.seller_id ELSE t.buyer_id END FROM p2p_trades t WHERE t.order_id = o.id)
-              AS trade_partner
-       FROM orders o WHERE o.id = $1`,
+    `SELECT o.id, o.status, o.failure_code, o.method, o.destination, o.user_id, ${MONITORED_COLUMNS} FROM orders o WHERE o.id = $1`,
     [orderId],
   );
   return order;

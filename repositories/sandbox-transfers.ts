@@ -2,6 +2,7 @@ import { QueryTypes } from 'sequelize';
 import { SandboxTransfer, models } from '../models';
 import type { SandboxTransfer as SandboxTransferRecord } from '../domain/sandbox';
 import { uuidv7 } from '../platform/ids';
+import { queryRows } from './transaction';
 
 /** What the simulated provider behind the sandbox rails remembers: every read and write of `sandbox_transfers`. */
 export type TransferRow = SandboxTransferRecord;
@@ -23,29 +24,26 @@ export interface NewTransfer {
  * submissions counted. Returns the transfer as stored.
  */
 export async function submitTransfer(t: NewTransfer): Promise<TransferRow> {
-  const [row] = await models().query<TransferRow>(
+  // Every sandbox payment records one: straight through pg (see queryRows).
+  const [row] = await queryRows<TransferRow>(
     `INSERT INTO sandbox_transfers (id, idempotency_key, method, reference, request, outcome, failure_code,
                                     provider_code, sends_callback, settles_at)
-     VALUES (:id, :key, :method, :reference, :request, :outcome, :failureCode, :providerCode, :sendsCallback,
-             now() + make_interval(secs => :delaySeconds))
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + make_interval(secs => $10::bigint / 1000.0))
      ON CONFLICT (idempotency_key) DO UPDATE SET submissions = sandbox_transfers.submissions + 1
      RETURNING idempotency_key, reference, outcome, failure_code, provider_code, sends_callback, settles_at, submissions,
                callback_sent_at`,
-    {
-      replacements: {
-        id: uuidv7(),
-        key: t.idempotencyKey,
-        method: t.method,
-        reference: t.reference,
-        request: JSON.stringify(t.request),
-        outcome: t.outcome,
-        failureCode: t.failureCode,
-        providerCode: t.providerCode,
-        sendsCallback: t.sendsCallback,
-        delaySeconds: t.settlesAfterMs / 1000,
-      },
-      type: QueryTypes.SELECT,
-    },
+    [
+      uuidv7(),
+      t.idempotencyKey,
+      t.method,
+      t.reference,
+      JSON.stringify(t.request),
+      t.outcome,
+      t.failureCode,
+      t.providerCode,
+      t.sendsCallback,
+      Math.round(t.settlesAfterMs),
+    ],
   );
   if (!row) throw new Error('sandbox transfer insert returned no row');
   return row;
@@ -68,7 +66,7 @@ export async function findTransfer(
 
 /** The transfer's callback was delivered. */
 export async function markCallbackSent(reference: string): Promise<void> {
-  await SandboxTransfer.update({ callbackSentAt: models().fn('now') }, { where: { reference } });
+  await queryRows('UPDATE sandbox_transfers SET callback_sent_at = now() WHERE reference = $1', [reference]);
 }
 
 /**

@@ -149,7 +149,7 @@ describe('p2p on wallets', () => {
   });
 
   describe('when a trade’s workflow history is replayed', () => {
-    it('then it ran as trade-<order_id>, carries only monitoring’s patch marker and replays on this code without a nondeterminism error', async function () {
+    it('then it ran as trade-<order_id>, carries only the patch asked before its first step and replays on this code without a nondeterminism error', async function () {
       this.timeout(60_000);
       const seller = await userWith({ USDT: 100_000000n });
       const buyer = await userWith({ KES: 5_000_00n });
@@ -158,12 +158,13 @@ describe('p2p on wallets', () => {
       const handle = temporalClient().workflow.getHandle(tradeWorkflowId(order.order_id));
       expect(await handle.result()).to.deep.equal({ orderId: order.order_id, status: 'completed' });
       const history = await handle.fetchHistory();
-      // The one patch is monitoring's (docs/monitoring.md#holds): a trade begun before it replays without the step.
+      // The one patch is asked before the first step (`MonitoringPatch` in workflows/admission.ts): a trade begun
+      // before it asks monitoring's after screening, and one begun before monitoring replays without the step.
       const patches = (history.events ?? [])
         .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
         .map((e) => Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString());
       expect(patches).to.have.length(1);
-      expect(patches[0]).to.include('"monitoring"');
+      expect(patches[0]).to.include('"patches-first"');
       await Worker.runReplayHistory({ workflowsPath: require.resolve('../workflows') }, history, tradeWorkflowId(order.order_id));
     });
   });

@@ -12,6 +12,7 @@ import { createDepositActivities } from '../workflows/activities/deposits';
 import { createActivities } from '../workflows/activities';
 import { createPayoutBatchActivities } from '../workflows/activities/payout-batches';
 import { createComplianceActivities } from '../workflows/activities/compliance';
+import { createAdmissionActivities } from '../workflows/activities/admission';
 import { createP2pActivities } from '../workflows/activities/p2p';
 import { createAppealActivities } from '../workflows/activities/appeals';
 import { WORKFLOW_BUNDLE_PATH } from './bundle-workflows';
@@ -48,14 +49,17 @@ export async function createPaygateWorker({
       ? { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }
       : { workflowsPath: extra.workflowsPath ?? require.resolve('../workflows') };
   const connectors = buildConnectors(config);
+  const payments = createActivities({ connectors, config });
+  const compliance = createComplianceActivities({ config });
   return Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: taskQueue ?? config.temporal.taskQueue,
     ...workflows,
     activities: {
-      ...createActivities({ connectors, config }),
-      ...createComplianceActivities({ config }),
+      ...payments,
+      ...compliance,
+      ...createAdmissionActivities(payments, compliance),
       ...createP2pActivities(),
       ...createAppealActivities(),
       ...createDepositActivities({ connectors, config }),

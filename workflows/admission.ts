@@ -47,10 +47,23 @@ export function orderRun(): OrderRun {
 }
 
 /**
+ * Whether monitoring runs: `on` in a run that asked its patches before its first step (it began after monitoring
+ * existed), `ask` (the `monitoring` patch, asked after screening) in a run from before. A patch asked right after
+ * a local activity does not replay when a query split the workflow task between the two (the SDK announces the
+ * patch with the next task, after the activity's result), so runs now ask theirs first.
+ */
+export type MonitoringPatch = 'on' | 'ask';
+
+/**
  * Screening, a review it holds the order for, monitoring and a review it holds the order for, then the KYC limits. Returns the order's refusal (`rejected`),
  * or undefined once the order may go on.
  */
-export async function admitOrder(orderId: string, run: OrderRun, reviewSlaMs: number | undefined): Promise<PaymentResult | undefined> {
+export async function admitOrder(
+  orderId: string,
+  run: OrderRun,
+  reviewSlaMs: number | undefined,
+  monitoring: MonitoringPatch = 'ask',
+): Promise<PaymentResult | undefined> {
   const screening = await compliance.screenPayment({ orderId });
   run.report(screening.blocked ? 'rejected' : 'screening');
   if (screening.blocked) return refused(run, { orderId, status: 'rejected', failureCode: 'blocked_by_compliance' });
@@ -61,7 +74,7 @@ export async function admitOrder(orderId: string, run: OrderRun, reviewSlaMs: nu
 
   // Transaction monitoring (docs/monitoring.md#holds), before anything is held: a run that started before it
   // existed replays without it. Its refusal and its review read to the payer as screening's do.
-  if (patched('monitoring')) {
+  if (monitoring === 'on' || patched('monitoring')) {
     const monitoring = await compliance.monitorOrder({ orderId });
     if (monitoring.refused) {
       run.report('rejected');
@@ -74,6 +87,21 @@ export async function admitOrder(orderId: string, run: OrderRun, reviewSlaMs: nu
     }
   }
 
+  return withinLimits(orderId, run);
+}
+
+/**
+ * The rest of `admitOrder` once monitoring held a screened order for review (in a run that took screening and
+ * monitoring in one activity): the review, then the KYC limits. Returns the refusal, or undefined.
+ */
+export async function afterMonitoringReview(orderId: string, run: OrderRun, slaMs: number): Promise<PaymentResult | undefined> {
+  const held = await heldForReview(orderId, run, slaMs);
+  if (held) return held;
+  return withinLimits(orderId, run);
+}
+
+/** The payer's KYC limits: a breach rejects the order. Returns the refusal, or undefined. */
+async function withinLimits(orderId: string, run: OrderRun): Promise<PaymentResult | undefined> {
   run.stage = 'checking_limits';
   const breach = await db.checkLimits({ orderId });
   if (breach) {

@@ -60,6 +60,9 @@ export async function awaitRailOutcome(w: OutcomeWait): Promise<RailOutcomeSigna
   let wait = w.waitMs;
   let pastDeadline = w.pastDeadline ?? false;
   for (;;) {
+    // A callback already in ends the wait without a timer.
+    const inAlready = w.signalled();
+    if (inAlready) return inAlready;
     const timeout = pastDeadline ? wait : Math.max(1, Math.min(wait, w.deadline - Date.now()));
     await condition(() => w.signalled() !== undefined, timeout);
     const early = w.signalled();

@@ -2,6 +2,7 @@ import {
   ApplicationFailure,
   continueAsNew,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -9,9 +10,10 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PaymentActivities } from './activities';
+import type { AdmissionActivities } from './activities/admission';
 import { LOCAL_DB_STEP, RAIL_CALL } from './presets';
 import { CONFLICT, INSUFFICIENT_FUNDS, RAIL_OUTCOME_UNKNOWN, RAIL_REJECTED } from './failure-types';
-import { admitOrder, orderRun, type OrderRun } from './admission';
+import { admitOrder, afterMonitoringReview, orderRun, type OrderRun } from './admission';
 import { awaitRailOutcome, failureOf, failureOfType, type Failure, type PolledStatus } from './outcome';
 import {
   NOT_SENT_FAILURE_CODE,
@@ -29,6 +31,7 @@ import { PAYGATE_ORDER_ID, PAYGATE_OVERDUE } from './search-attributes';
  * milliseconds, and are keyed on the order id, so re-running one after a worker crash is harmless.
  */
 const db = proxyLocalActivities<PaymentActivities>(LOCAL_DB_STEP);
+const admit = proxyLocalActivities<AdmissionActivities>(LOCAL_DB_STEP);
 
 /** Calls to the outside world go through the task queue, with their own timeouts and retries. */
 const rail = proxyActivities<PaymentActivities>(RAIL_CALL);
@@ -61,16 +64,8 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
 
   // A run that continued as new while awaiting the rail's outcome goes straight back to waiting.
   if (!input.resume) {
-    const refused = await admitOrder(orderId, run, input.reviewSlaMs);
+    const refused = await admitted(orderId, run, input.reviewSlaMs);
     if (refused) return refused;
-
-    run.stage = 'holding';
-    const unheld = await holdOrRefuse(orderId);
-    if (unheld) {
-      // Nothing was held, so there is nothing to give back: the order fails as it stands.
-      await db.failOrder({ orderId, ...unheld });
-      return finished(run, 'failed', { orderId, status: 'failed', failureCode: unheld.failureCode });
-    }
     run.report('processing');
 
     run.stage = 'submitting';
@@ -103,6 +98,53 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   }
   await compensateAndFail(orderId, { failureCode: final.failureCode, reason: final.reason });
   return finished(run, 'failed', { orderId, status: 'failed', failureCode: final.failureCode });
+}
+
+/**
+ * Screening, monitoring, the KYC limits and the hold. A run since `admit-in-one` takes them in one local
+ * activity, and one by one only when a compliance review holds the order (docs/payments.md#admission); a run
+ * from before replays them one by one. Returns the payment's end when it is refused or cannot be held,
+ * undefined once the amount is held.
+ */
+async function admitted(orderId: string, run: OrderRun, reviewSlaMs: number | undefined): Promise<PaymentResult | undefined> {
+  const inOne = patched('admit-in-one');
+  if (inOne) {
+    const admission = await admit.admitPayment({ orderId });
+    switch (admission.admitted) {
+      case 'held':
+        return undefined;
+      case 'rejected':
+        run.report('rejected');
+        run.stage = 'done';
+        return { orderId, status: 'rejected', failureCode: admission.failureCode };
+      case 'unheld':
+        return unheldFails(orderId, run, admission);
+      case 'monitoring_review': {
+        run.report('screening');
+        const refused = await afterMonitoringReview(orderId, run, reviewSlaMs ?? admission.reviewSlaMs);
+        if (refused) return refused;
+        return held(orderId, run);
+      }
+      case 'screening_review':
+        break;
+    }
+  }
+  const refused = await admitOrder(orderId, run, reviewSlaMs, inOne ? 'on' : 'ask');
+  if (refused) return refused;
+  return held(orderId, run);
+}
+
+/** The hold, one step on its own. Returns the payment's end when the wallet cannot cover it, undefined once held. */
+async function held(orderId: string, run: OrderRun): Promise<PaymentResult | undefined> {
+  run.stage = 'holding';
+  const unheld = await holdOrRefuse(orderId);
+  return unheld ? unheldFails(orderId, run, unheld) : undefined;
+}
+
+/** Nothing was held, so there is nothing to give back: the order fails as it stands. */
+async function unheldFails(orderId: string, run: OrderRun, unheld: Failure): Promise<PaymentResult> {
+  await db.failOrder({ orderId, failureCode: unheld.failureCode, reason: unheld.reason });
+  return finished(run, 'failed', { orderId, status: 'failed', failureCode: unheld.failureCode });
 }
 
 /**

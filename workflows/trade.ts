@@ -1,4 +1,4 @@
-import { proxyLocalActivities } from '@temporalio/workflow';
+import { patched, proxyLocalActivities } from '@temporalio/workflow';
 import type { PaymentActivities } from './activities';
 import type { P2pActivities } from './activities/p2p';
 import { LOCAL_DB_STEP } from './presets';
@@ -17,7 +17,8 @@ const p2p = proxyLocalActivities<P2pActivities>(LOCAL_DB_STEP);
 export async function trade(input: TradeWorkflowInput): Promise<PaymentResult> {
   const { orderId } = input;
   const run = orderRun();
-  const refused = await admitOrder(orderId, run, input.reviewSlaMs);
+  // Patches are asked before the first step (see MonitoringPatch); a trade from before asks its own after screening.
+  const refused = await admitOrder(orderId, run, input.reviewSlaMs, patched('patches-first') ? 'on' : 'ask');
   if (refused) return refused;
 
   run.stage = 'posting';

@@ -17,8 +17,12 @@ const input = (over: Partial<PaymentWorkflowInput> = {}): PaymentWorkflowInput =
   ...over,
 });
 
-/** Activities of a payment that goes through: screened clear, within limits, held, taken and settled by the rail. */
+/**
+ * Activities of a payment that goes through: admitted in one step (screened clear, within limits, held), taken
+ * and settled by the rail. The one-by-one steps answer as a clear payment's would, for the runs that take them.
+ */
 const happy = (over: Record<string, Mock> = {}): Record<string, Mock> => ({
+  admitPayment: () => ({ admitted: 'held' }),
   screenPayment: () => ({ blocked: false }),
   monitorOrder: () => ({ refused: false }),
   concludeReview: () => ({ status: 'cleared' }),
@@ -49,22 +53,26 @@ describe('workflow unit: payment', function () {
     await prepareWorkflows();
   });
 
-  describe('when screening blocks the order', () => {
-    it('then it is rejected with blocked_by_compliance and nothing else runs', async () => {
+  describe('when admission finds screening, monitoring or the limits refuse the order', () => {
+    it('then it is rejected with the refusal’s code and nothing else runs', async () => {
       let calls: string[] = [];
-      const result = await payment(happy({ screenPayment: () => ({ blocked: true }) }), {}, async (run) => {
+      const blocked = happy({ admitPayment: () => ({ admitted: 'rejected', failureCode: 'blocked_by_compliance' }) });
+      const result = await payment(blocked, {}, async (run) => {
         await run.result;
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'blocked_by_compliance' });
-      expect(calls).to.deep.equal(['screenPayment']);
+      expect(calls).to.deep.equal(['admitPayment']);
     });
   });
 
   describe('when screening holds the order for review and staff clear it', () => {
     it('then the decision signal ends the wait and the payment goes on to settle', async () => {
       let calls: string[] = [];
-      const held = happy({ screenPayment: () => ({ blocked: false, review: { hitId: 'hit-1', reviewSlaMs: 60_000 } }) });
+      const held = happy({
+        admitPayment: () => ({ admitted: 'screening_review' }),
+        screenPayment: () => ({ blocked: false, review: { hitId: 'hit-1', reviewSlaMs: 60_000 } }),
+      });
       const result = await payment(held, {}, async (run) => {
         await untilStage(run.handle, 'awaiting_review');
         await run.handle.signal(screeningDecisionSignal, { decision: 'cleared' });
@@ -72,7 +80,14 @@ describe('workflow unit: payment', function () {
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
-      expect(calls.slice(0, 4)).to.deep.equal(['screenPayment', 'concludeReview', 'monitorOrder', 'checkLimits']);
+      expect(calls.slice(0, 6)).to.deep.equal([
+        'admitPayment',
+        'screenPayment',
+        'concludeReview',
+        'monitorOrder',
+        'checkLimits',
+        'holdFunds',
+      ]);
       expect(calls).to.include('settlePayment');
     });
   });
@@ -81,6 +96,7 @@ describe('workflow unit: payment', function () {
     it('then the recorded decision is read at the timer and the order is rejected before any hold', async () => {
       let calls: string[] = [];
       const held = happy({
+        admitPayment: () => ({ admitted: 'screening_review' }),
         screenPayment: () => ({ blocked: false, review: { hitId: 'hit-1', reviewSlaMs: 60_000 } }),
         concludeReview: () => ({ status: 'confirmed' }),
       });
@@ -89,19 +105,53 @@ describe('workflow unit: payment', function () {
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'blocked_by_compliance' });
-      expect(calls).to.deep.equal(['screenPayment', 'concludeReview']);
+      expect(calls).to.deep.equal(['admitPayment', 'screenPayment', 'concludeReview']);
     });
   });
 
-  describe('when monitoring refuses the order after screening passed it', () => {
-    it('then it is rejected with blocked_by_compliance before the limits and any hold', async () => {
+  describe('when admission finds monitoring holds the screened order for review and staff clear it', () => {
+    it('then the order waits for that decision, then its limits are checked and the amount held one step at a time', async () => {
       let calls: string[] = [];
-      const result = await payment(happy({ monitorOrder: () => ({ refused: true }) }), {}, async (run) => {
+      const held = happy({ admitPayment: () => ({ admitted: 'monitoring_review', reviewSlaMs: 60_000 }) });
+      const result = await payment(held, {}, async (run) => {
+        await untilStage(run.handle, 'awaiting_review');
+        await run.handle.signal(screeningDecisionSignal, { decision: 'cleared' });
+        await run.result;
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(calls.slice(0, 5)).to.deep.equal(['admitPayment', 'concludeReview', 'checkLimits', 'holdFunds', 'submitToRail']);
+    });
+
+    it('then a confirmation rejects the order before its limits and any hold', async () => {
+      let calls: string[] = [];
+      const held = happy({
+        admitPayment: () => ({ admitted: 'monitoring_review', reviewSlaMs: 60_000 }),
+        concludeReview: () => ({ status: 'confirmed' }),
+      });
+      const result = await payment(held, { reviewSlaMs: 50 }, async (run) => {
         await run.result;
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'blocked_by_compliance' });
-      expect(calls).to.deep.equal(['screenPayment', 'monitorOrder']);
+      expect(calls).to.deep.equal(['admitPayment', 'concludeReview']);
+    });
+  });
+
+  describe('when monitoring refuses the order after screening’s review was cleared', () => {
+    it('then it is rejected with blocked_by_compliance before the limits and any hold', async () => {
+      let calls: string[] = [];
+      const held = happy({
+        admitPayment: () => ({ admitted: 'screening_review' }),
+        screenPayment: () => ({ blocked: false, review: { hitId: 'hit-1', reviewSlaMs: 60_000 } }),
+        monitorOrder: () => ({ refused: true }),
+      });
+      const result = await payment(held, { reviewSlaMs: 50 }, async (run) => {
+        await run.result;
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'blocked_by_compliance' });
+      expect(calls).to.deep.equal(['admitPayment', 'screenPayment', 'concludeReview', 'monitorOrder']);
     });
   });
 
@@ -110,6 +160,7 @@ describe('workflow unit: payment', function () {
       let calls: string[] = [];
       let concluded = 0;
       const held = happy({
+        admitPayment: () => ({ admitted: 'screening_review' }),
         screenPayment: () => ({ blocked: false, review: { hitId: 'hit-1', reviewSlaMs: 60_000 } }),
         monitorOrder: () => ({ refused: false, review: { hitId: 'hit-2', reviewSlaMs: 60_000 } }),
         concludeReview: () => ({ status: (concluded += 1) === 1 ? 'cleared' : 'confirmed' }),
@@ -124,21 +175,22 @@ describe('workflow unit: payment', function () {
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'blocked_by_compliance' });
-      expect(calls).to.deep.equal(['screenPayment', 'concludeReview', 'monitorOrder', 'concludeReview']);
+      expect(calls).to.deep.equal(['admitPayment', 'screenPayment', 'concludeReview', 'monitorOrder', 'concludeReview']);
     });
   });
 
-  describe('when the payment breaches the payer’s KYC limits', () => {
+  describe('when a payment cleared after a monitoring review breaches the payer’s KYC limits', () => {
     it('then the order is rejected with the breach’s code and nothing is held', async () => {
       let calls: string[] = [];
       const breach = { code: 'limit_exceeded', reason: 'over the daily limit' };
-      const result = await payment(happy({ checkLimits: () => breach }), {}, async (run) => {
+      const reviewed = happy({ admitPayment: () => ({ admitted: 'monitoring_review', reviewSlaMs: 50 }), checkLimits: () => breach });
+      const result = await payment(reviewed, { reviewSlaMs: 50 }, async (run) => {
         await run.result;
         calls = run.calls;
         expect(run.argOf('rejectOrder')).to.deep.equal({ orderId: ORDER, failureCode: 'limit_exceeded', reason: 'over the daily limit' });
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'limit_exceeded' });
-      expect(calls).to.deep.equal(['screenPayment', 'monitorOrder', 'checkLimits', 'rejectOrder']);
+      expect(calls).to.deep.equal(['admitPayment', 'concludeReview', 'checkLimits', 'rejectOrder']);
     });
   });
 
@@ -150,13 +202,29 @@ describe('workflow unit: payment', function () {
           failureCode: 'insufficient_funds',
         });
       };
-      const result = await payment(happy({ holdFunds: refused }), {}, async (run) => {
+      const result = await payment(
+        happy({ admitPayment: () => ({ admitted: 'screening_review' }), holdFunds: refused }),
+        {},
+        async (run) => {
+          await run.result;
+          calls = run.calls;
+          expect(run.argOf('failOrder')).to.include({ failureCode: 'insufficient_funds' });
+        },
+      );
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'insufficient_funds' });
+      expect(calls).to.deep.equal(['admitPayment', 'screenPayment', 'monitorOrder', 'checkLimits', 'holdFunds', 'failOrder']);
+    });
+
+    it('then, admitted in one step, the order fails with insufficient_funds the same way', async () => {
+      let calls: string[] = [];
+      const unheld = { admitted: 'unheld', failureCode: 'insufficient_funds', reason: 'the wallet cannot cover this payment' };
+      const result = await payment(happy({ admitPayment: () => unheld }), {}, async (run) => {
         await run.result;
         calls = run.calls;
-        expect(run.argOf('failOrder')).to.include({ failureCode: 'insufficient_funds' });
+        expect(run.argOf('failOrder')).to.deep.equal({ orderId: ORDER, failureCode: 'insufficient_funds', reason: unheld.reason });
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'insufficient_funds' });
-      expect(calls).to.deep.equal(['screenPayment', 'monitorOrder', 'checkLimits', 'holdFunds', 'failOrder']);
+      expect(calls).to.deep.equal(['admitPayment', 'failOrder']);
     });
   });
 
@@ -171,15 +239,7 @@ describe('workflow unit: payment', function () {
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'invalid_account' });
-      expect(calls).to.deep.equal([
-        'screenPayment',
-        'monitorOrder',
-        'checkLimits',
-        'holdFunds',
-        'submitToRail',
-        'releaseHold',
-        'failOrder',
-      ]);
+      expect(calls).to.deep.equal(['admitPayment', 'submitToRail', 'releaseHold', 'failOrder']);
     });
   });
 
@@ -192,15 +252,7 @@ describe('workflow unit: payment', function () {
         expect(run.argOf('settlePayment')).to.deep.equal({ orderId: ORDER, reference: REFERENCE });
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
-      expect(calls).to.deep.equal([
-        'screenPayment',
-        'monitorOrder',
-        'checkLimits',
-        'holdFunds',
-        'submitToRail',
-        'pollRail',
-        'settlePayment',
-      ]);
+      expect(calls).to.deep.equal(['admitPayment', 'submitToRail', 'pollRail', 'settlePayment']);
     });
   });
 
@@ -282,17 +334,7 @@ describe('workflow unit: payment', function () {
         expect(run.argOf('settlePayment')).to.deep.equal({ orderId: ORDER, reference: REFERENCE });
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
-      expect(calls).to.deep.equal([
-        'screenPayment',
-        'monitorOrder',
-        'checkLimits',
-        'holdFunds',
-        'submitToRail',
-        'railSubmissionOf',
-        'noteOutcomeUnknown',
-        'pollRail',
-        'settlePayment',
-      ]);
+      expect(calls).to.deep.equal(['admitPayment', 'submitToRail', 'railSubmissionOf', 'noteOutcomeUnknown', 'pollRail', 'settlePayment']);
     });
 
     it('then a failure the rail answers later is the one that releases the hold', async () => {

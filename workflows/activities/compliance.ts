@@ -14,7 +14,7 @@ import {
   screenRemembering,
 } from '../../repositories/compliance';
 import { beginReport, completeReport, readReportSection, saveReportSection } from '../../repositories/compliance-reports';
-import { orderToMonitor, orderToScreen, transitionOrder, type OrderToScreen } from '../../repositories/orders';
+import { orderToMonitor, orderToScreen, transitionOrder, type OrderToMonitor, type OrderToScreen } from '../../repositories/orders';
 import { monitorMovement } from '../../services/monitoring-holds';
 import { inTransaction } from '../../repositories/transaction';
 
@@ -89,8 +89,8 @@ export function createComplianceActivities({ config, screener }: ComplianceActiv
      * Screen the payer and the destination against the blocklist. Clear: the order moves to `screening`.
      * A hit: the order is `rejected` with `blocked_by_compliance`, recording the entry and score.
      */
-    async screenPayment({ orderId }: OrderRef): Promise<PaymentScreening> {
-      const order = await orderToScreen(orderId);
+    async screenPayment({ orderId }: OrderRef, read?: OrderToScreen): Promise<PaymentScreening> {
+      const order = read ?? (await orderToScreen(orderId));
       if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, ORDER_NOT_FOUND);
       if (order.status === 'rejected' && order.failure_code === 'blocked_by_compliance') return { blocked: true };
       if (order.status !== 'pending') {
@@ -151,8 +151,8 @@ export function createComplianceActivities({ config, screener }: ComplianceActiv
      * queue, the evaluation's numbers shown to them. Idempotent on the order: a retry keeps the evaluation
      * and the review it made.
      */
-    async monitorOrder({ orderId }: OrderRef): Promise<OrderMonitoring> {
-      const order = await orderToMonitor(orderId);
+    async monitorOrder({ orderId }: OrderRef, read?: OrderToMonitor): Promise<OrderMonitoring> {
+      const order = read ?? (await orderToMonitor(orderId));
       if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, ORDER_NOT_FOUND);
       if (order.status === 'rejected' && order.failure_code === 'blocked_by_compliance') return { refused: true };
       const trade = order.method === 'p2p';

@@ -4,12 +4,13 @@ import { notFound } from '../../platform/errors';
 import { type Connectors, type RailStatus } from '../../connectors';
 import { evaluateTierLimits, type LimitBreach } from '../../domain/limits';
 import { formatAmount, type Currency } from '../../domain/money';
-import { isTerminal, ledgerAccountsOf } from '../../domain/orders';
+import { isTerminal, ledgerAccountsOf, NOT_TERMINAL } from '../../domain/orders';
 import { InsufficientFunds, postPayment, postedKinds } from '../../repositories/ledger';
 import {
   findOrder,
   limitUsage,
   lockOrder,
+  lockOrderAndPayer,
   markLimitsChecked,
   markOverdue,
   recordOutcomeUnknown,
@@ -35,6 +36,11 @@ interface Failure {
   failureCode: string;
   reason: string;
 }
+
+/** What `limitAndHold` did: held (the order is `processing`), rejected on the KYC limits, or not held for want of funds. */
+export type HoldOutcome = { outcome: 'held' } | { outcome: 'rejected'; failureCode: string } | ({ outcome: 'unheld' } & Failure);
+
+const insufficientFunds: Failure = { failureCode: 'insufficient_funds', reason: 'the wallet cannot cover this payment' };
 
 const orderNotFound = (orderId: string) => ApplicationFailure.nonRetryable(notFound(`order ${orderId}`).message, ORDER_NOT_FOUND);
 
@@ -87,6 +93,44 @@ export function createActivities({ connectors, config }: ActivityDeps) {
         if (!breach) await markLimitsChecked(order.id, tx);
         return breach;
       });
+    },
+
+    /**
+     * The KYC limits and the hold in one transaction (a payment's admission, `admitPayment`): under the order's
+     * and the payer's locks, the tier limits are checked, then the amount is held and the order moves to
+     * `processing`. A breach rejects the order in the same transaction; a wallet that cannot cover the hold
+     * leaves nothing behind (the transaction is rolled back) and is answered `unheld`, for the workflow to
+     * fail the order as it does after `holdFunds`. Run again, it answers what the order shows.
+     */
+    async limitAndHold({ orderId }: OrderRef): Promise<HoldOutcome> {
+      try {
+        return await inTransaction(async (tx): Promise<HoldOutcome> => {
+          const order = await lockOrderAndPayer(orderId, tx);
+          if (!order) throw orderNotFound(orderId);
+          if (order.status === 'rejected') return { outcome: 'rejected', failureCode: order.failureCode ?? 'rejected' };
+          if (order.status === 'failed') return { outcome: 'unheld', ...insufficientFunds };
+          if (order.status !== 'pending' && order.status !== 'screening') return { outcome: 'held' };
+          if (!order.limitsCheckedAt) {
+            const used = await limitUsage(order.userId, { excludeOrderId: order.id, tx });
+            const breach = evaluateTierLimits(order.kycStatus, BigInt(order.kesEquivalentMinor), used, config.limits);
+            if (breach) {
+              await transitionOrder(
+                order.id,
+                { from: [order.status], to: 'rejected', failureCode: breach.code, reason: breach.reason },
+                tx,
+              );
+              return { outcome: 'rejected', failureCode: breach.code };
+            }
+          }
+          // The hold's posting, the status and its event in one statement; the database refuses an overdraft.
+          const held = { from: [order.status], to: 'processing', note: 'funds held', limitsChecked: true } as const;
+          await transitionOrder(order.id, held, tx, { kind: 'hold', accounts: ledgerAccountsOf(order) });
+          return { outcome: 'held' };
+        });
+      } catch (err) {
+        if (!(err instanceof InsufficientFunds)) throw err;
+        return { outcome: 'unheld', ...insufficientFunds };
+      }
     },
 
     async rejectOrder({ orderId, failureCode, reason }: OrderRef & Failure): Promise<void> {
@@ -181,16 +225,16 @@ export function createActivities({ connectors, config }: ActivityDeps) {
      * (operators' resolution); an empty `reference` keeps the one recorded.
      */
     async settlePayment({ orderId, reference, note }: OrderRef & { reference: string; note?: string }): Promise<void> {
-      await inTransaction(async (tx) => {
-        const order = await lockedOrder(orderId, tx);
-        if (isTerminal(order.status)) return;
-        await postPayment(tx, 'settle', ledgerAccountsOf(order));
-        await transitionOrder(
-          order.id,
-          { from: [order.status], to: 'completed', railReference: reference || undefined, note: note ?? 'settled by the rail' },
-          tx,
-        );
-      });
+      const order = await submittedOrder(orderId);
+      if (isTerminal(order.status)) return;
+      // The status change, its event and the settlement's posting in one statement, made only while the order
+      // is not yet final: settled once, however often this runs.
+      await transitionOrder(
+        order.id,
+        { from: NOT_TERMINAL, to: 'completed', railReference: reference || undefined, note: note ?? 'settled by the rail' },
+        undefined,
+        { kind: 'settle', accounts: ledgerAccountsOf(order) },
+      );
     },
 
     /** Compensation: give the hold back to the payer, once (nothing when none was posted or it settled). */

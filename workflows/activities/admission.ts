@@ -1,0 +1,61 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { orderToAdmit } from '../../repositories/orders';
+import { ORDER_NOT_FOUND } from '../failure-types';
+import type { PaymentActivities } from './index';
+import type { ComplianceActivities } from './compliance';
+
+interface OrderRef {
+  orderId: string;
+}
+
+/**
+ * What a payment's admission decided, in one local activity (docs/payments.md#admission):
+ * - `held`: screened clear, passed by monitoring, within the KYC limits, and the amount held: the order is
+ *   `processing`, ready for the rail;
+ * - `rejected`: refused by screening, monitoring or the limits, with the order already `rejected`;
+ * - `unheld`: the wallet cannot cover the hold; nothing was held, and the workflow fails the order;
+ * - `screening_review`: screening holds the order for review: the workflow takes the steps one by one from
+ *   the start, and screening's finds the review this one recorded (every step is idempotent on the order id);
+ * - `monitoring_review`: screened clear, then held by monitoring for review: the workflow waits for it, then
+ *   takes the limits and the hold one by one.
+ */
+export type Admission =
+  | { admitted: 'held' }
+  | { admitted: 'rejected'; failureCode: string }
+  | { admitted: 'unheld'; failureCode: string; reason: string }
+  | { admitted: 'screening_review' }
+  | { admitted: 'monitoring_review'; reviewSlaMs: number };
+
+/**
+ * A payment's way in, as one local activity where the workflow would otherwise run four (screening,
+ * monitoring, the limits, the hold): each step is the same code as its own activity, in the same order, so
+ * what one decides and records is the same; only the workflow activations between them are saved. Every step
+ * is idempotent on the order id, so this one is as well.
+ */
+export function createAdmissionActivities(payments: PaymentActivities, compliance: ComplianceActivities) {
+  return {
+    async admitPayment({ orderId }: OrderRef): Promise<Admission> {
+      // Read once for both. Monitoring reads no more of the status than whether screening had refused the order,
+      // which ends admission before it.
+      const order = await orderToAdmit(orderId);
+      if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, ORDER_NOT_FOUND);
+      const screening = await compliance.screenPayment({ orderId }, order);
+      if (screening.blocked) return { admitted: 'rejected', failureCode: 'blocked_by_compliance' };
+      if (screening.review) return { admitted: 'screening_review' };
+      const monitoring = await compliance.monitorOrder({ orderId }, order);
+      if (monitoring.refused) return { admitted: 'rejected', failureCode: 'blocked_by_compliance' };
+      if (monitoring.review) return { admitted: 'monitoring_review', reviewSlaMs: monitoring.review.reviewSlaMs };
+      const hold = await payments.limitAndHold({ orderId });
+      switch (hold.outcome) {
+        case 'held':
+          return { admitted: 'held' };
+        case 'rejected':
+          return { admitted: 'rejected', failureCode: hold.failureCode };
+        case 'unheld':
+          return { admitted: 'unheld', failureCode: hold.failureCode, reason: hold.reason };
+      }
+    },
+  };
+}
+
+export type AdmissionActivities = ReturnType<typeof createAdmissionActivities>;
