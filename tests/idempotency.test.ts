@@ -5,9 +5,9 @@ import { config, reloadConfig } from '../platform/config';
 import { database } from '../platform/database';
 import { closeTemporal, temporalClient } from '../platform/temporal';
 import { reconcileUnstartedOrders } from '../workflows/client';
-import { api, initiate, mpesaPayment, newUser, waitForOrder, type TestUser } from './support/api';
+import { api, initiate, mpesaPayment, newUser, p2pTrade, postAd, sellAd, waitForOrder, type TestUser } from './support/api';
 import { rows } from './support/db';
-import { realRails } from './support/rails';
+import { realRails, SELLER_PHONE } from './support/rails';
 
 interface KeyRow {
   state: string;
@@ -123,6 +123,26 @@ describe('idempotency of POST /payments/initiate', () => {
       expect(onKeys, onKeys.join('\n---\n')).to.have.length(1);
       expect(onKeys[0]).to.match(/INSERT INTO orders/);
       expect((await storedKey(user, key))?.response_body).to.equal(res.text);
+    });
+  });
+
+  describe('when a P2P trade is accepted (its order and trade recorded in one transaction)', () => {
+    it('then its answer is stored with them and replayed byte for byte, and one trade exists', async () => {
+      const seller = await newUser({ kycStatus: 'verified', phone: SELLER_PHONE });
+      const buyer = await newUser({ kycStatus: 'verified' });
+      const ad = await postAd(seller, sellAd());
+      expect(ad.status, ad.text).to.equal(201);
+      const key = randomUUID();
+      const body = p2pTrade((ad.body as { ad_id: string }).ad_id, '1300.00');
+      const first = await initiate(buyer, body, key);
+      expect(first.status, first.text).to.equal(202);
+      expect((await storedKey(buyer, key))?.response_body).to.equal(first.text);
+      const again = await initiate(buyer, body, key);
+      expect(again.headers['idempotent-replayed']).to.equal('true');
+      expect(again.text).to.equal(first.text);
+      expect(await rows('SELECT 1 FROM orders WHERE user_id = :id', { id: buyer.id })).to.have.length(1);
+      expect(await rows('SELECT 1 FROM p2p_trades WHERE taker_id = :id', { id: buyer.id })).to.have.length(1);
+      await waitForOrder(buyer, (first.body as { order_id: string }).order_id);
     });
   });
 
