@@ -11,7 +11,7 @@ import { healthRouter } from './health';
 import { httpMetrics, metricsEndpoint, rememberMountPath } from './metrics';
 import { accessLog } from './middleware/access-log';
 import { BATCH_BODY_LIMIT, batchCsv } from './middleware/batch-csv';
-import { idempotency } from './middleware/idempotency';
+import { idempotency, routeClaimFallback } from './middleware/idempotency';
 import { apiRateLimit } from './middleware/rate-limit';
 import { inputGuard } from './middleware/input-guard';
 import { publishedSpec } from './openapi';
@@ -105,8 +105,9 @@ export function createApp(): Express {
     '/api/v1',
     noStore,
     apiRateLimit,
-    idempotency({ requiredOn: ['/payments/initiate', '/wallets/deposits', '/payouts/batches'] }),
+    idempotency({ requiredOn: ['/payments/initiate', '/wallets/deposits', '/payouts/batches'], claimedByRoute: ['/payments/initiate'] }),
     api,
+    routeClaimFallback(),
   );
 
   app.use(routeFallback([{ base: '/api/v1', router: api }]));

@@ -1,5 +1,6 @@
 import { Op, QueryTypes, type InferAttributes, type Transaction } from 'sequelize';
 import { Order, models } from '../models';
+import { claimWithAnswer, type KeyClaim, type StoredAnswer } from './idempotency';
 import { asInsufficientFunds, balanceExpression, paymentPostingCtes } from './ledger';
 import { queryRows } from './transaction';
 import type { BankRoute } from '../domain/discovery/routing';
@@ -395,60 +396,107 @@ export interface AcceptanceCheck {
 }
 
 /**
+ * The Idempotency-Key claim `acceptOrder` makes in its own statement, and the answer it stores with the order
+ * it records (docs/conventions.md#idempotency).
+ */
+export interface AcceptanceClaim {
+  claim: KeyClaim;
+  answer: StoredAnswer;
+}
+
+/** What `acceptOrder` judged, and what it did with the Idempotency-Key claim when it was given one. */
+export interface Acceptance {
+  created: OrderRecord | null;
+  usedKesMinor: bigint;
+  availableMinor: bigint;
+  /**
+   * `answered`: claimed, and the answer stored with the order; `held`: claimed, no order recorded (its answer is
+   * the caller's to store); `taken`: another request holds the key, nothing recorded. Undefined without a claim.
+   */
+  claim?: 'answered' | 'held' | 'taken';
+}
+
+/**
  * Record an accepted order only if the caller's 24-hour usage leaves room for it and the wallet covers it, in
  * one statement: the usage, the balance and the insert in one round trip. Returns the order when it was
  * recorded, and in any case the usage and the balance it was judged on, for the caller to say why it was not:
  * over the limit, short, or (neither) its (user, idempotency key) taken already (`findOrderByIdempotencyKey`).
  * Nothing is held here: the workflow checks the limits again under lock and holds the money, and the database
  * refuses a hold the wallet cannot cover.
+ *
+ * With `idempotency`, the same statement claims the request's Idempotency-Key first and records the order only
+ * when it holds the key, storing the answer with it: when the order is recorded, so is its answer. An order
+ * already under this (user, key) is seen before the claim, and then nothing is recorded and the key is held; one
+ * committed by another request after this statement began refuses the insert (`isDuplicate`), and the whole
+ * statement, claim and answer included, is undone: running it again judges that order.
  */
 export async function acceptOrder(
   order: NewOrder,
   check: AcceptanceCheck,
+  idempotency?: AcceptanceClaim,
   tx?: Transaction,
-): Promise<{ created: OrderRecord | null; usedKesMinor: bigint; availableMinor: bigint }> {
-  const [row] = await queryRows<OrderRecord & { usedKesMinor: string; availableMinor: string; created: boolean }>(
+): Promise<Acceptance> {
+  const values: unknown[] = [
+    order.id,
+    order.userId,
+    order.idempotencyKey,
+    order.amountMinor,
+    order.feeMinor ?? null,
+    order.kesEquivalentMinor,
+    order.currency,
+    order.method,
+    JSON.stringify(order.destination),
+    order.description,
+    order.reference,
+    order.route,
+    order.workflowId,
+    order.payoutBatchId ?? null,
+    check.fundingAccount,
+    check.fundingCurrency,
+    check.dailyLimitKesMinor.toString(),
+    check.fundingMinor.toString(),
+  ];
+  const claim = idempotency
+    ? claimWithAnswer(
+        idempotency.claim,
+        idempotency.answer,
+        {
+          answeredWhen: 'judged.fits AND NOT EXISTS (SELECT 1 FROM orders WHERE user_id = $2::uuid AND idempotency_key = $3::text)',
+          from: 'judged',
+        },
+        values.length + 1,
+      )
+    : undefined;
+  const [row] = await queryRows<OrderRecord & { usedKesMinor: string; availableMinor: string; created: boolean; claim: string | null }>(
     `WITH used AS (
        SELECT coalesce(sum(kes_equivalent_minor), 0) AS used FROM orders
         WHERE user_id = $2::uuid AND limits_checked_at IS NOT NULL AND status NOT IN ('rejected', 'failed')
           AND created_at > now() - interval '24 hours'
      ), funds AS (
        SELECT ${balanceExpression(15, 16)} AS available
-     ), made AS (
+     ), judged AS (
+       SELECT used.used + $6::numeric <= $17::numeric AND funds.available >= $18::numeric AS fits FROM used, funds
+     ), ${claim ? `claim AS (${claim.sql}), ` : ''}made AS (
        INSERT INTO orders AS o (id, user_id, idempotency_key, amount_minor, fee_minor, kes_equivalent_minor, currency, method,
                                 destination, description, reference, route, workflow_id, payout_batch_id)
        SELECT $1::uuid, $2::uuid, $3::text, $4::numeric, coalesce($5::numeric, 0), $6::numeric, $7::text, $8::text, $9::jsonb,
               $10::text, $11::text, $12::text, $13::text, $14::uuid
-         FROM used, funds WHERE used.used + $6::numeric <= $17::numeric AND funds.available >= $18::numeric
-       ON CONFLICT (user_id, idempotency_key) DO NOTHING
+         ${claim ? `FROM claim WHERE claim.state = 'completed'` : 'FROM judged WHERE judged.fits ON CONFLICT (user_id, idempotency_key) DO NOTHING'}
        RETURNING ${orderRecordColumns()}
      )
-     SELECT used.used::text AS "usedKesMinor", funds.available::text AS "availableMinor", made.id IS NOT NULL AS created, made.*
+     SELECT used.used::text AS "usedKesMinor", funds.available::text AS "availableMinor", made.id IS NOT NULL AS created,
+            ${claim ? '(SELECT state FROM claim)' : 'NULL::text'} AS claim, made.*
        FROM used CROSS JOIN funds LEFT JOIN made ON true`,
-    [
-      order.id,
-      order.userId,
-      order.idempotencyKey,
-      order.amountMinor,
-      order.feeMinor ?? null,
-      order.kesEquivalentMinor,
-      order.currency,
-      order.method,
-      JSON.stringify(order.destination),
-      order.description,
-      order.reference,
-      order.route,
-      order.workflowId,
-      order.payoutBatchId ?? null,
-      check.fundingAccount,
-      check.fundingCurrency,
-      check.dailyLimitKesMinor.toString(),
-      check.fundingMinor.toString(),
-    ],
+    claim ? [...values, ...claim.values] : values,
     tx,
   );
-  const { usedKesMinor, availableMinor, created, ...record } = row;
-  return { created: created ? record : null, usedKesMinor: BigInt(usedKesMinor), availableMinor: BigInt(availableMinor) };
+  const { usedKesMinor, availableMinor, created, claim: state, ...record } = row;
+  return {
+    created: created ? record : null,
+    usedKesMinor: BigInt(usedKesMinor),
+    availableMinor: BigInt(availableMinor),
+    claim: idempotency ? (state === 'completed' ? 'answered' : state === 'in_progress' ? 'held' : 'taken') : undefined,
+  };
 }
 
 export async function findOrderByIdempotencyKey(userId: string, idempotencyKey: string): Promise<OrderRecord | null> {

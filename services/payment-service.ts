@@ -15,6 +15,7 @@ import type { BankRoute } from '../domain/discovery/routing';
 import {
   acceptOrder,
   findOrderByIdempotencyKey,
+  type Acceptance,
   listOrders,
   orderWithEvents,
   type OrderWithEvents,
@@ -23,7 +24,8 @@ import {
   type OrderRecord,
   type OrderRow,
 } from '../repositories/orders';
-import { inTransaction } from '../repositories/transaction';
+import { inTransaction, isDuplicate } from '../repositories/transaction';
+import type { KeyClaim, StoredAnswer } from '../repositories/idempotency';
 import { kycStatusOf } from '../repositories/users';
 import { orderWorkflowId } from '../workflows/shared';
 import { payerWallet } from '../domain/ledger';
@@ -109,11 +111,37 @@ export async function preparePayout(caller: Caller, request: ValidPaymentRequest
   return { route, kes, fee };
 }
 
+/** What a payment's acceptance answers: the order, as recorded. */
+const acceptedView = (order: Pick<OrderRecord, 'id' | 'status' | 'workflowId'>): PaymentAccepted => ({
+  order_id: order.id,
+  status: order.status,
+  workflow_id: order.workflowId,
+  links: { self: orderLink(order.id) },
+});
+
+/**
+ * The request's Idempotency-Key, claimed by the statement that records the order (docs/conventions.md#idempotency),
+ * and how the route sends an acceptance: the answer stored with the order is the one sent, byte for byte.
+ */
+export interface InitiateIdempotency {
+  claim: KeyClaim;
+  answer: (accepted: PaymentAccepted) => StoredAnswer;
+}
+
 /**
  * Accept a payment: validate, check the KYC tier, record the order, start its workflow. When Temporal
  * cannot be reached the order is still accepted; the reconciler starts its workflow later.
+ *
+ * With `idempotency`, the key is claimed, and the answer stored, by the statement that records the order: its
+ * `claim.outcome` says what became of the key. When another request holds the key, nothing is recorded and
+ * this throws `idempotency_in_progress` for the route to answer from the key as stored.
  */
-export async function initiatePayment(caller: Caller, body: PaymentRequestInput, idempotencyKey: string): Promise<PaymentAccepted> {
+export async function initiatePayment(
+  caller: Caller,
+  body: PaymentRequestInput,
+  idempotencyKey: string,
+  idempotency?: InitiateIdempotency,
+): Promise<PaymentAccepted> {
   const request = validatePaymentRequest(body);
   // A trade against a P2P ad: priced now, settled between wallets by its `trade` workflow.
   const trade = request.method === 'p2p' ? await quoteTrade(caller, request.destination, request.amountMinor) : null;
@@ -152,14 +180,31 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
     fundingCurrency,
     fundingMinor: funding.amountMinor,
   };
-  // The 24-hour usage, the wallet and the order in one statement: recorded only when both leave room for it.
-  const accepted = trade
-    ? await inTransaction(async (tx) => {
-        const judged = await acceptOrder(newOrder, check, tx);
-        if (judged.created) await recordTrade(judged.created.id, trade, tx);
-        return judged;
-      })
-    : await acceptOrder(newOrder, check);
+  // An order is recorded `pending`: what its acceptance answers is known before it is recorded, and is stored with it.
+  const answered = acceptedView({ id, status: 'pending', workflowId: newOrder.workflowId });
+  const claimed = idempotency && { claim: idempotency.claim, answer: idempotency.answer(answered) };
+  // The key's claim, the 24-hour usage, the wallet, the order and its answer in one statement: the order is
+  // recorded only when the key is this request's and both leave room for it.
+  const accept = () =>
+    trade
+      ? inTransaction(async (tx) => {
+          const judged = await acceptOrder(newOrder, check, claimed, tx);
+          if (judged.created) await recordTrade(judged.created.id, trade, tx);
+          return judged;
+        })
+      : acceptOrder(newOrder, check, claimed);
+  let accepted: Acceptance;
+  try {
+    accepted = await accept();
+  } catch (err) {
+    // Another credential of the same user recorded an order under this key while the statement ran: nothing of
+    // this one was kept, and running it again judges that order.
+    if (!claimed || !isDuplicate(err)) throw err;
+    accepted = await accept();
+  }
+  // Set once committed: a trade's transaction undone leaves nothing claimed.
+  if (idempotency) idempotency.claim.outcome = accepted.claim;
+  if (accepted.claim === 'taken') throw new AppError('idempotency_in_progress', 'retry the request');
   let order: OrderRecord;
   if (accepted.created) order = accepted.created;
   else {
@@ -193,7 +238,8 @@ export async function initiatePayment(caller: Caller, body: PaymentRequestInput,
       }
     }
   }
-  return { order_id: order.id, status: order.status, workflow_id: order.workflowId, links: { self: orderLink(order.id) } };
+  // The order this request recorded is answered as its stored answer was rendered.
+  return order === accepted.created ? answered : acceptedView(order);
 }
 
 function toSummary(row: OrderRow): OrderSummary {

@@ -17,6 +17,7 @@ import {
   Example,
 } from 'tsoa';
 import { orderReadAhead, type Caller } from '../auth/authentication';
+import { routeClaim, type StoredAnswer } from '../middleware/idempotency';
 import type { Problem } from '../problem';
 import type { CurrencyCode, OrderStatusName, PaymentMethodName, Uuid } from '../schema-types';
 import {
@@ -96,6 +97,19 @@ export interface InitiatePaymentBody {
   reference?: string;
 }
 
+/**
+ * The answer to an accepted payment, as sent and as stored with the order for its Idempotency-Key to replay
+ * (docs/conventions.md#idempotency): the route sends `accepted` as JSON (`res.json`: `JSON.stringify`, the app
+ * sets no replacer nor spacing), with this status and `Location`.
+ */
+function acceptedAnswer(accepted: PaymentAccepted): StoredAnswer {
+  return {
+    status: 202,
+    headers: { 'content-type': 'application/json; charset=utf-8', location: accepted.links.self },
+    body: JSON.stringify(accepted),
+  };
+}
+
 @Route('payments')
 @Tags('Payments')
 @Security('jwt')
@@ -127,9 +141,11 @@ export class PaymentsController extends Controller {
     @Header('Idempotency-Key') idempotencyKey: string,
     @Request() req: ExpressRequest & { user: Caller },
   ): Promise<PaymentAccepted> {
-    const accepted = await initiatePayment(req.user, body, idempotencyKey);
-    this.setStatus(202);
-    this.setHeader('Location', accepted.links.self);
+    const claim = routeClaim(req);
+    const accepted = await initiatePayment(req.user, body, idempotencyKey, claim && { claim, answer: acceptedAnswer });
+    const answer = acceptedAnswer(accepted);
+    this.setStatus(answer.status);
+    this.setHeader('Location', answer.headers.location);
     return accepted;
   }
 
