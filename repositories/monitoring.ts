@@ -1,9 +1,9 @@
 import { QueryTypes } from 'sequelize';
-import { models, MonitoringEvaluation, MonitoringRuleSet } from '../models';
+import { models, MonitoringRuleSet } from '../models';
 import { uuidv7 } from '../platform/ids';
 import type { RuleParameters } from '../domain/monitoring/rule-set';
 import type { Evaluation, HistoryAggregates, Movement, MovementKind } from '../domain/monitoring/rules';
-import { queryRows, type Tx } from './transaction';
+import { queryPrepared, type Tx } from './transaction';
 
 /**
  * Transaction monitoring's tables (`monitoring_rule_sets`, `monitoring_evaluations`; docs/monitoring.md) and
@@ -63,83 +63,33 @@ export interface EvaluationRecord {
   createdAt: Date;
 }
 
-const evaluationRecord = (r: MonitoringEvaluation): EvaluationRecord => ({
-  id: r.id,
-  movementKind: r.movementKind,
-  movementId: r.movementId,
-  customerId: r.customerId,
-  ruleSetVersion: r.ruleSetVersion,
-  ruleResults: r.ruleResults,
-  typologyScores: r.typologyScores,
-  decision: r.decision,
-  createdAt: r.createdAt,
-});
-
-/** Keep an evaluation, with the rule-set version it used. */
-export async function insertEvaluation(m: Movement, e: Evaluation, tx?: Tx): Promise<EvaluationRecord> {
-  const row = await MonitoringEvaluation.create(
-    {
-      id: uuidv7(),
-      movementKind: m.kind,
-      movementId: m.id,
-      customerId: m.customerId,
-      ruleSetVersion: e.ruleSetVersion,
-      ruleResults: e.results as unknown as Record<string, unknown>,
-      typologyScores: e.typologies as unknown as Record<string, unknown>,
-      decision: e.decision,
-    },
-    { transaction: tx },
-  );
-  return evaluationRecord(row);
-}
-
 /**
  * Keep an evaluation only if the rule-set version it used is still the current one (no later version stored),
  * in one statement; null when the rules changed since they were read, for the caller to evaluate again with the
  * new ones. What lets a process keep the rules it read between evaluations.
  */
 export async function insertEvaluationIfCurrent(m: Movement, e: Evaluation, tx?: Tx): Promise<EvaluationRecord | null> {
-  const [row] = await queryRows<{
-    id: string;
-    movement_kind: MovementKind;
-    movement_id: string;
-    customer_id: string;
-    rule_set_version: number;
-    rule_results: Record<string, unknown>;
-    typology_scores: Record<string, unknown>;
-    decision: Evaluation['decision'];
-    created_at: Date;
-  }>(
+  // Every monitored payment stores one: prepared, with the record's names as the columns' aliases.
+  const [row] = await queryPrepared<EvaluationRecord>(
     `INSERT INTO monitoring_evaluations (id, movement_kind, movement_id, customer_id, rule_set_version, rule_results, typology_scores, decision)
      SELECT $1, $2, $3, $4, $5, $6, $7, $8
       WHERE NOT EXISTS (SELECT 1 FROM monitoring_rule_sets WHERE version > $5)
-     RETURNING *`,
+     RETURNING ${EVALUATION_COLUMNS}`,
     [uuidv7(), m.kind, m.id, m.customerId, e.ruleSetVersion, JSON.stringify(e.results), JSON.stringify(e.typologies), e.decision],
     tx,
   );
-  return row
-    ? {
-        id: row.id,
-        movementKind: row.movement_kind,
-        movementId: row.movement_id,
-        customerId: row.customer_id,
-        ruleSetVersion: row.rule_set_version,
-        ruleResults: row.rule_results,
-        typologyScores: row.typology_scores,
-        decision: row.decision,
-        createdAt: row.created_at,
-      }
-    : null;
+  return row ?? null;
 }
+
+const EVALUATION_COLUMNS = `id, movement_kind AS "movementKind", movement_id AS "movementId", customer_id AS "customerId",
+  rule_set_version AS "ruleSetVersion", rule_results AS "ruleResults", typology_scores AS "typologyScores", decision,
+  created_at AS "createdAt"`;
 
 /** The evaluations of one movement, oldest first. */
 export async function evaluationsOf(kind: MovementKind, movementId: string, tx?: Tx): Promise<EvaluationRecord[]> {
   // Read by every payment's monitoring (a retried step keeps its evaluation): straight through pg (see queryRows).
-  return queryRows<EvaluationRecord>(
-    `SELECT id, movement_kind AS "movementKind", movement_id AS "movementId", customer_id AS "customerId",
-            rule_set_version AS "ruleSetVersion", rule_results AS "ruleResults", typology_scores AS "typologyScores",
-            decision, created_at AS "createdAt"
-       FROM monitoring_evaluations WHERE movement_kind = $1 AND movement_id = $2 ORDER BY id`,
+  return queryPrepared<EvaluationRecord>(
+    `SELECT ${EVALUATION_COLUMNS} FROM monitoring_evaluations WHERE movement_kind = $1 AND movement_id = $2 ORDER BY id`,
     [kind, movementId],
     tx,
   );

@@ -2,7 +2,7 @@ import { Op, QueryTypes, type InferAttributes, type Transaction } from 'sequeliz
 import { Order, models } from '../models';
 import { claimWithAnswer, type KeyClaim, type StoredAnswer } from './idempotency';
 import { asInsufficientFunds, balanceExpression, paymentPostingCtes } from './ledger';
-import { queryRows } from './transaction';
+import { queryPrepared, queryRows } from './transaction';
 import type { BankRoute } from '../domain/discovery/routing';
 import type { OrderEventKind, OrderStatus, PaymentMethod } from '../domain/orders';
 import type { PaymentAccounts } from '../domain/ledger';
@@ -30,13 +30,17 @@ function orderRecordColumns(): string {
 
 export async function findOrder(orderId: string, tx?: Transaction): Promise<OrderRecord | null> {
   // Read by every payment step: straight through pg (see queryRows).
-  const [order] = await queryRows<OrderRecord>(`SELECT ${orderRecordColumns()} FROM orders o WHERE o.id = $1`, [orderId], tx);
+  const [order] = await queryPrepared<OrderRecord>(`SELECT ${orderRecordColumns()} FROM orders o WHERE o.id = $1`, [orderId], tx);
   return order ?? null;
 }
 
 /** The order, locked (`FOR UPDATE`) for the rest of `tx`. */
 export async function lockOrder(orderId: string, tx: Transaction): Promise<OrderRecord | null> {
-  const [order] = await queryRows<OrderRecord>(`SELECT ${orderRecordColumns()} FROM orders o WHERE o.id = $1 FOR UPDATE`, [orderId], tx);
+  const [order] = await queryPrepared<OrderRecord>(
+    `SELECT ${orderRecordColumns()} FROM orders o WHERE o.id = $1 FOR UPDATE`,
+    [orderId],
+    tx,
+  );
   return order ?? null;
 }
 
@@ -84,7 +88,7 @@ async function moveOrder(
   posted: { ctes: string; values: unknown[] } | undefined,
   tx: Transaction | undefined,
 ): Promise<boolean> {
-  const [row] = await queryRows<{ moved: number }>(
+  const [row] = await queryPrepared<{ moved: number }>(
     `WITH moved AS (
        UPDATE orders
           SET status = $2,
@@ -137,7 +141,7 @@ export async function recordOrderEvent(orderId: string, kind: OrderEventKind, de
  */
 export async function limitUsage(userId: string, options: { excludeOrderId?: string; tx?: Transaction } = {}): Promise<bigint> {
   // Read by every payment's admission: straight through pg (see queryRows).
-  const [row] = await queryRows<{ used: string }>(
+  const [row] = await queryPrepared<{ used: string }>(
     `SELECT coalesce(sum(kes_equivalent_minor), 0)::text AS used FROM orders
       WHERE user_id = $1 AND id <> $2 AND limits_checked_at IS NOT NULL
         AND status NOT IN ('rejected', 'failed') AND created_at > now() - interval '24 hours'`,
@@ -154,7 +158,7 @@ export async function limitUsage(userId: string, options: { excludeOrderId?: str
  * committed. Null when there is no such order, or its payer is gone.
  */
 export async function lockOrderAndPayer(orderId: string, tx: Transaction): Promise<(OrderRecord & { kycStatus: KycStatus }) | null> {
-  const [order] = await queryRows<OrderRecord & { kycStatus: KycStatus }>(
+  const [order] = await queryPrepared<OrderRecord & { kycStatus: KycStatus }>(
     `SELECT ${orderRecordColumns()}, u.kyc_status AS "kycStatus"
        FROM orders o JOIN users u ON u.id = o.user_id WHERE o.id = $1 FOR UPDATE OF o, u`,
     [orderId],
@@ -215,7 +219,7 @@ export async function beginRailSubmission(
   rail: string,
   reference: string,
 ): Promise<{ reference: string; previous: RailSubmissionState | null }> {
-  const [row] = await queryRows<{ reference: string; previous: RailSubmissionState | null }>(
+  const [row] = await queryPrepared<{ reference: string; previous: RailSubmissionState | null }>(
     `WITH previous AS (SELECT rail_submission FROM orders WHERE id = $1 FOR UPDATE)
      UPDATE orders SET rail = $2, rail_client_reference = coalesce(rail_client_reference, $3), rail_submission = 'sending',
             rail_sent_at = coalesce(rail_sent_at, now()), updated_at = now()
@@ -274,7 +278,7 @@ export async function unresolvedPayouts(
 /** The rail's reference for an accepted submission. */
 /** The rail's answer to the order's request: its reference, and the request `accepted`, in one statement. */
 export async function recordRailAcceptance(orderId: string, railReference: string, tx?: Transaction): Promise<void> {
-  await queryRows(
+  await queryPrepared(
     `UPDATE orders SET rail_reference = $2, rail_submission = 'accepted', updated_at = now() WHERE id = $1`,
     [orderId, railReference],
     tx,
@@ -467,7 +471,7 @@ export async function acceptOrder(
         values.length + 1,
       )
     : undefined;
-  const [row] = await queryRows<OrderRecord & { usedKesMinor: string; availableMinor: string; created: boolean; claim: string | null }>(
+  const [row] = await queryPrepared<OrderRecord & { usedKesMinor: string; availableMinor: string; created: boolean; claim: string | null }>(
     `WITH used AS (
        SELECT coalesce(sum(kes_equivalent_minor), 0) AS used FROM orders
         WHERE user_id = $2::uuid AND limits_checked_at IS NOT NULL AND status NOT IN ('rejected', 'failed')
@@ -556,7 +560,7 @@ export const orderWithEventsJson = (n: number): string => `(SELECT row_to_json(r
 /** One order with its events (oldest first), in one query. */
 export async function orderWithEvents(orderId: string): Promise<OrderWithEvents | null> {
   // The status read clients poll: straight through pg (see queryRows).
-  const [row] = await queryRows<OrderWithEvents>(orderWithEventsQuery(1), [orderId]);
+  const [row] = await queryPrepared<OrderWithEvents>(orderWithEventsQuery(1), [orderId]);
   return row ?? null;
 }
 
@@ -636,7 +640,7 @@ const MONITORED_COLUMNS = `o.kes_equivalent_minor::text, o.created_at,
 
 /** The order as screening and monitoring both read it, in one round trip: a payment's admission (`admitPayment`). */
 export async function orderToAdmit(orderId: string): Promise<(OrderToScreen & OrderToMonitor) | undefined> {
-  const [order] = await queryRows<OrderToScreen & OrderToMonitor>(
+  const [order] = await queryPrepared<OrderToScreen & OrderToMonitor>(
     `SELECT ${SCREENED_COLUMNS}, ${MONITORED_COLUMNS} ${SCREENED_FROM} WHERE o.id = $1`,
     [orderId],
   );

@@ -2,7 +2,7 @@ import { QueryTypes } from 'sequelize';
 import { SandboxTransfer, models } from '../models';
 import type { SandboxTransfer as SandboxTransferRecord } from '../domain/sandbox';
 import { uuidv7 } from '../platform/ids';
-import { queryRows } from './transaction';
+import { queryPrepared } from './transaction';
 
 /** What the simulated provider behind the sandbox rails remembers: every read and write of `sandbox_transfers`. */
 export type TransferRow = SandboxTransferRecord;
@@ -24,8 +24,8 @@ export interface NewTransfer {
  * submissions counted. Returns the transfer as stored.
  */
 export async function submitTransfer(t: NewTransfer): Promise<TransferRow> {
-  // Every sandbox payment records one: straight through pg (see queryRows).
-  const [row] = await queryRows<TransferRow>(
+  // Every sandbox payment records one: straight through pg (see queryRows), prepared.
+  const [row] = await queryPrepared<TransferRow>(
     `INSERT INTO sandbox_transfers (id, idempotency_key, method, reference, request, outcome, failure_code,
                                     provider_code, sends_callback, settles_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + make_interval(secs => $10::bigint / 1000.0))
@@ -66,7 +66,7 @@ export async function findTransfer(
 
 /** The transfer's callback was delivered. */
 export async function markCallbackSent(reference: string): Promise<void> {
-  await queryRows('UPDATE sandbox_transfers SET callback_sent_at = now() WHERE reference = $1', [reference]);
+  await queryPrepared('UPDATE sandbox_transfers SET callback_sent_at = now() WHERE reference = $1', [reference]);
 }
 
 /**

@@ -2,7 +2,7 @@ import { QueryTypes, type InferAttributes, type Transaction } from 'sequelize';
 import { KycAuditEntry, User, models } from '../models';
 import { Conditions, containing } from './filters';
 import { orderWithEventsJson, type OrderWithEvents } from './orders';
-import { queryRows } from './transaction';
+import { queryPrepared, queryRows } from './transaction';
 import type { KycIdType, KycStatus, Role } from '../domain/users';
 
 // --- added for payments
@@ -36,7 +36,9 @@ export interface Standing {
 /** The user's standing as stored now, or null when there is no such user (read on every authenticated request). */
 export async function standingOf(userId: string): Promise<Standing | null> {
   // Read on every authenticated request: straight through pg (see queryRows).
-  const [user] = await queryRows<{ roles: Role[]; kyc_status: KycStatus }>('SELECT roles, kyc_status FROM users WHERE id = $1', [userId]);
+  const [user] = await queryPrepared<{ roles: Role[]; kyc_status: KycStatus }>('SELECT roles, kyc_status FROM users WHERE id = $1', [
+    userId,
+  ]);
   return user ? { roles: user.roles, kycStatus: user.kyc_status } : null;
 }
 
@@ -46,7 +48,7 @@ export async function standingOf(userId: string): Promise<Standing | null> {
  * such order. Whose order it is, is for the caller to judge.
  */
 export async function standingWithOrder(userId: string, orderId: string): Promise<(Standing & { order: OrderWithEvents | null }) | null> {
-  const [row] = await queryRows<{ roles: Role[]; kyc_status: KycStatus; order: OrderWithEvents | null }>(
+  const [row] = await queryPrepared<{ roles: Role[]; kyc_status: KycStatus; order: OrderWithEvents | null }>(
     `SELECT roles, kyc_status, ${orderWithEventsJson(2)} AS order FROM users WHERE id = $1`,
     [userId, orderId],
   );
