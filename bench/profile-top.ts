@@ -98,12 +98,46 @@ export function markdown(name: string, s: ProfileSummary): string {
   ].join('\n');
 }
 
+/**
+ * Who calls `frame`: its self time summed by the chain of its `depth` nearest callers, largest first (which socket
+ * writes are pg's statements and which an HTTP answer, for example).
+ */
+export function callersOf(profile: CpuProfile, frame: string, depth = 10): { chain: string; selfMs: number; share: number }[] {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parentOf = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parentOf.set(c, n.id);
+  const selfUs = new Map<number, number>();
+  profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  const chains = new Map<string, number>();
+  let total = 0;
+  for (const [id, us] of selfUs) {
+    if (byId.get(id)?.callFrame.functionName !== frame) continue;
+    const chain: string[] = [];
+    for (let at = parentOf.get(id); at !== undefined && chain.length < depth; at = parentOf.get(at)) {
+      const f = byId.get(at)!.callFrame;
+      chain.push(`${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`.trim());
+    }
+    const key = chain.join(' ← ');
+    chains.set(key, (chains.get(key) ?? 0) + us);
+    total += us;
+  }
+  return [...chains].sort((a, b) => b[1] - a[1]).map(([chain, us]) => ({ chain, selfMs: us / 1000, share: total > 0 ? us / total : 0 }));
+}
+
 if (require.main === module) {
-  const [file, top] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const callers = args.indexOf('--callers');
+  const [file, top] = args.filter((_, i) => callers < 0 || (i !== callers && i !== callers + 1));
   if (!file) {
-    console.error('usage: node dist/bench/profile-top.js <file.cpuprofile> [top]');
+    console.error('usage: node dist/bench/profile-top.js <file.cpuprofile> [top] [--callers <frame>]');
     process.exit(2);
   }
   const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
-  console.log(markdown(path.basename(file), summarise(profile, top ? Number(top) : 25)));
+  if (callers >= 0) {
+    for (const c of callersOf(profile, args[callers + 1] ?? 'writev').slice(0, top ? Number(top) : 10)) {
+      console.log(`${c.selfMs.toFixed(0)} ms\t${(c.share * 100).toFixed(1)} %\t${c.chain}`);
+    }
+  } else {
+    console.log(markdown(path.basename(file), summarise(profile, top ? Number(top) : 25)));
+  }
 }

@@ -68,14 +68,37 @@ export interface EvaluationRecord {
  * in one statement; null when the rules changed since they were read, for the caller to evaluate again with the
  * new ones. What lets a process keep the rules it read between evaluations.
  */
-export async function insertEvaluationIfCurrent(m: Movement, e: Evaluation, tx?: Tx): Promise<EvaluationRecord | null> {
-  // Every monitored payment stores one: prepared, with the record's names as the columns' aliases.
-  const [row] = await queryPrepared<EvaluationRecord>(
-    `INSERT INTO monitoring_evaluations (id, movement_kind, movement_id, customer_id, rule_set_version, rule_results, typology_scores, decision)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8
-      WHERE NOT EXISTS (SELECT 1 FROM monitoring_rule_sets WHERE version > $5)
-     RETURNING ${EVALUATION_COLUMNS}`,
-    [uuidv7(), m.kind, m.id, m.customerId, e.ruleSetVersion, JSON.stringify(e.results), JSON.stringify(e.typologies), e.decision],
+export async function insertEvaluationIfCurrent(
+  m: Movement,
+  e: Evaluation,
+  tx?: Tx,
+  opts: { unlessEvaluated?: boolean } = {},
+): Promise<(EvaluationRecord & { earlier: boolean }) | null> {
+  // Every monitored payment stores one: prepared, with the record's names as the columns' aliases. With
+  // `unlessEvaluated`, a movement evaluated before keeps that evaluation: nothing is stored, and it is answered
+  // (`earlier`), in the same statement.
+  const [row] = await queryPrepared<EvaluationRecord & { earlier: boolean }>(
+    `WITH earlier AS (
+       SELECT ${EVALUATION_COLUMNS} FROM monitoring_evaluations
+        WHERE $9::boolean AND movement_kind = $2 AND movement_id = $3 ORDER BY id DESC LIMIT 1
+     ), kept AS (
+       INSERT INTO monitoring_evaluations (id, movement_kind, movement_id, customer_id, rule_set_version, rule_results, typology_scores, decision)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8
+        WHERE NOT EXISTS (SELECT 1 FROM monitoring_rule_sets WHERE version > $5) AND NOT EXISTS (SELECT 1 FROM earlier)
+       RETURNING ${EVALUATION_COLUMNS}
+     )
+     SELECT kept.*, false AS earlier FROM kept UNION ALL SELECT earlier.*, true AS earlier FROM earlier`,
+    [
+      uuidv7(),
+      m.kind,
+      m.id,
+      m.customerId,
+      e.ruleSetVersion,
+      JSON.stringify(e.results),
+      JSON.stringify(e.typologies),
+      e.decision,
+      opts.unlessEvaluated ?? false,
+    ],
     tx,
   );
   return row ?? null;

@@ -1,6 +1,5 @@
 import { config } from '../platform/config';
 import type { Movement } from '../domain/monitoring/rules';
-import { evaluationsOf } from '../repositories/monitoring';
 import type { Tx } from '../repositories/transaction';
 import { evaluateMovement } from './monitoring-service';
 
@@ -32,13 +31,7 @@ const summaryOf = (typologies: Record<string, unknown>): string =>
  */
 export async function monitorMovement(movement: Movement, tx?: Tx, opts: { fresh?: boolean } = {}): Promise<MonitoringVerdict> {
   if (!config().compliance.monitoringEnabled) return { decision: 'pass' };
-  const earlier = opts.fresh ? undefined : (await evaluationsOf(movement.kind, movement.id, tx)).at(-1);
-  const { evaluationId, decision, typologies } = earlier
-    ? { evaluationId: earlier.id, decision: earlier.decision, typologies: earlier.typologyScores }
-    : await evaluateMovement(movement, tx).then((e) => ({
-        evaluationId: e.evaluationId,
-        decision: e.decision,
-        typologies: e.typologies,
-      }));
+  // An earlier evaluation is found by the statement that would store this one (`keepEarlier`).
+  const { evaluationId, decision, typologies } = await evaluateMovement(movement, tx, { keepEarlier: !opts.fresh });
   return decision === 'pass' ? { decision } : { decision, evaluationId, summary: summaryOf(typologies) };
 }

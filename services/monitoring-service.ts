@@ -80,27 +80,37 @@ export interface EvaluationOutcome {
  * decision (`pass`, `review` to hold it as a screening review does, `refuse`). In `tx` when the movement's
  * own transaction carries it (a deposit's credit).
  */
-export async function evaluateMovement(movement: Movement, tx?: Tx): Promise<EvaluationOutcome> {
+export async function evaluateMovement(movement: Movement, tx?: Tx, opts: { keepEarlier?: boolean } = {}): Promise<EvaluationOutcome> {
+  const once = { unlessEvaluated: opts.keepEarlier ?? false };
   for (let fresh = false; ; fresh = true) {
     const rules = await rulesToEvaluate(tx, fresh);
     const history = await historyAggregates(movement, rules.parameters, tx);
     if (!history) throw notFound('customer');
     const evaluation = evaluate(movement, history, rules);
     // The evaluation and, when it is an alert, its place in the customer's case commit together (in the
-    // movement's own transaction when it has one).
+    // movement's own transaction when it has one). An earlier evaluation kept instead was filed when it was made.
     const keep = async (t: Tx) => {
-      const stored = await insertEvaluationIfCurrent(movement, evaluation, t);
-      if (stored) await fileAlert(t, stored);
+      const stored = await insertEvaluationIfCurrent(movement, evaluation, t, once);
+      if (stored && !stored.earlier) await fileAlert(t, stored);
       return stored;
     };
     // A pass files nothing: its evaluation is one statement of its own, with no transaction around it.
     const kept = tx
       ? await keep(tx)
       : evaluation.decision === 'pass'
-        ? await insertEvaluationIfCurrent(movement, evaluation)
+        ? await insertEvaluationIfCurrent(movement, evaluation, undefined, once)
         : await inTransaction(keep);
     // The rules changed since they were read: evaluated again with the new ones.
     if (!kept) continue;
+    if (kept.earlier) {
+      return {
+        evaluationId: kept.id,
+        ruleSetVersion: kept.ruleSetVersion,
+        decision: kept.decision,
+        results: kept.ruleResults as unknown as RuleResults,
+        typologies: kept.typologyScores as unknown as Record<string, TypologyScore>,
+      };
+    }
     if (evaluation.decision !== 'pass') {
       log.info(
         { evaluationId: kept.id, movementKind: movement.kind, movementId: movement.id, decision: evaluation.decision },

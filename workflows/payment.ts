@@ -11,6 +11,7 @@ import {
 } from '@temporalio/workflow';
 import type { PaymentActivities } from './activities';
 import type { AdmissionActivities } from './activities/admission';
+import type { PaymentAccounts } from '../domain/ledger';
 import { LOCAL_DB_STEP, RAIL_CALL } from './presets';
 import { CONFLICT, INSUFFICIENT_FUNDS, RAIL_OUTCOME_UNKNOWN, RAIL_REJECTED } from './failure-types';
 import { admitOrder, afterMonitoringReview, orderRun, type OrderRun } from './admission';
@@ -62,10 +63,13 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
     { validator: (resolved: OperatorResolution) => acceptsResolution(run, outcome, resolution, resolved) },
   );
 
+  // The order's ledger accounts, when its admission answered them (they never change): its settlement needs no read.
+  let accounts: PaymentAccounts | undefined;
   // A run that continued as new while awaiting the rail's outcome goes straight back to waiting.
   if (!input.resume) {
-    const refused = await admitted(orderId, run, input.reviewSlaMs);
-    if (refused) return refused;
+    const admission = await admitted(orderId, run, input.reviewSlaMs);
+    if ('status' in admission) return admission;
+    accounts = admission.accounts;
     run.report('processing');
 
     run.stage = 'submitting';
@@ -93,7 +97,12 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   run.stage = 'posting';
   const resolved = resolution && final === outcome ? resolution : undefined;
   if (final.state === 'succeeded') {
-    await db.settlePayment({ orderId, reference: final.reference, ...(resolved ? { note: resolvedNote(resolved) } : {}) });
+    await db.settlePayment({
+      orderId,
+      reference: final.reference,
+      ...(accounts ? { accounts } : {}),
+      ...(resolved ? { note: resolvedNote(resolved) } : {}),
+    });
     return finished(run, 'completed', { orderId, status: 'completed' });
   }
   await compensateAndFail(orderId, { failureCode: final.failureCode, reason: final.reason });
@@ -103,16 +112,20 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
 /**
  * Screening, monitoring, the KYC limits and the hold. A run since `admit-in-one` takes them in one local
  * activity, and one by one only when a compliance review holds the order (docs/payments.md#admission); a run
- * from before replays them one by one. Returns the payment's end when it is refused or cannot be held,
- * undefined once the amount is held.
+ * from before replays them one by one. Returns the payment's end when it is refused or cannot be held, else
+ * the order's ledger accounts when the one activity answered them.
  */
-async function admitted(orderId: string, run: OrderRun, reviewSlaMs: number | undefined): Promise<PaymentResult | undefined> {
+async function admitted(
+  orderId: string,
+  run: OrderRun,
+  reviewSlaMs: number | undefined,
+): Promise<PaymentResult | { accounts?: PaymentAccounts }> {
   const inOne = patched('admit-in-one');
   if (inOne) {
     const admission = await admit.admitPayment({ orderId });
     switch (admission.admitted) {
       case 'held':
-        return undefined;
+        return { accounts: admission.accounts };
       case 'rejected':
         run.report('rejected');
         run.stage = 'done';
@@ -122,23 +135,21 @@ async function admitted(orderId: string, run: OrderRun, reviewSlaMs: number | un
       case 'monitoring_review': {
         run.report('screening');
         const refused = await afterMonitoringReview(orderId, run, reviewSlaMs ?? admission.reviewSlaMs);
-        if (refused) return refused;
-        return held(orderId, run);
+        return refused ?? held(orderId, run);
       }
       case 'screening_review':
         break;
     }
   }
   const refused = await admitOrder(orderId, run, reviewSlaMs, inOne ? 'on' : 'ask');
-  if (refused) return refused;
-  return held(orderId, run);
+  return refused ?? held(orderId, run);
 }
 
-/** The hold, one step on its own. Returns the payment's end when the wallet cannot cover it, undefined once held. */
-async function held(orderId: string, run: OrderRun): Promise<PaymentResult | undefined> {
+/** The hold, one step on its own. Returns the payment's end when the wallet cannot cover it. */
+async function held(orderId: string, run: OrderRun): Promise<PaymentResult | { accounts?: PaymentAccounts }> {
   run.stage = 'holding';
   const unheld = await holdOrRefuse(orderId);
-  return unheld ? unheldFails(orderId, run, unheld) : undefined;
+  return unheld ? unheldFails(orderId, run, unheld) : {};
 }
 
 /** Nothing was held, so there is nothing to give back: the order fails as it stands. */

@@ -256,6 +256,17 @@ describe('workflow unit: payment', function () {
     });
   });
 
+  describe('when admission answered the order’s ledger accounts', () => {
+    it('then settlement posts on them, without reading the order again', async () => {
+      const accounts = { orderId: ORDER, userId: 'payer-1', method: 'mobile_money', currency: 'KES', amountMinor: '150000', feeMinor: '0' };
+      const result = await payment(happy({ admitPayment: () => ({ admitted: 'held', accounts }) }), {}, async (run) => {
+        await run.result;
+        expect(run.argOf('settlePayment')).to.deep.equal({ orderId: ORDER, reference: REFERENCE, accounts });
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+    });
+  });
+
   describe('when the rail says the transfer failed', () => {
     it('then the hold is released and the order fails with the rail’s code', async () => {
       let calls: string[] = [];

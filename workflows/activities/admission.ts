@@ -3,6 +3,7 @@ import { orderToAdmit } from '../../repositories/orders';
 import { ORDER_NOT_FOUND } from '../failure-types';
 import type { PaymentActivities } from './index';
 import type { ComplianceActivities } from './compliance';
+import type { PaymentAccounts } from '../../domain/ledger';
 
 interface OrderRef {
   orderId: string;
@@ -11,7 +12,7 @@ interface OrderRef {
 /**
  * What a payment's admission decided, in one local activity (docs/payments.md#admission):
  * - `held`: screened clear, passed by monitoring, within the KYC limits, and the amount held: the order is
- *   `processing`, ready for the rail;
+ *   `processing`, ready for the rail; with the order's ledger accounts, which never change, for its settlement;
  * - `rejected`: refused by screening, monitoring or the limits, with the order already `rejected`;
  * - `unheld`: the wallet cannot cover the hold; nothing was held, and the workflow fails the order;
  * - `screening_review`: screening holds the order for review: the workflow takes the steps one by one from
@@ -20,7 +21,7 @@ interface OrderRef {
  *   takes the limits and the hold one by one.
  */
 export type Admission =
-  | { admitted: 'held' }
+  | { admitted: 'held'; accounts: PaymentAccounts }
   | { admitted: 'rejected'; failureCode: string }
   | { admitted: 'unheld'; failureCode: string; reason: string }
   | { admitted: 'screening_review' }
@@ -48,7 +49,7 @@ export function createAdmissionActivities(payments: PaymentActivities, complianc
       const hold = await payments.limitAndHold({ orderId });
       switch (hold.outcome) {
         case 'held':
-          return { admitted: 'held' };
+          return { admitted: 'held', accounts: hold.accounts };
         case 'rejected':
           return { admitted: 'rejected', failureCode: hold.failureCode };
         case 'unheld':

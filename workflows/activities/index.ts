@@ -3,6 +3,7 @@ import type { Config } from '../../platform/config';
 import { notFound } from '../../platform/errors';
 import { type Connectors, type RailStatus } from '../../connectors';
 import { evaluateTierLimits, type LimitBreach } from '../../domain/limits';
+import type { PaymentAccounts } from '../../domain/ledger';
 import { formatAmount, type Currency } from '../../domain/money';
 import { isTerminal, ledgerAccountsOf, NOT_TERMINAL } from '../../domain/orders';
 import { InsufficientFunds, postPayment, postedKinds } from '../../repositories/ledger';
@@ -38,7 +39,8 @@ interface Failure {
 }
 
 /** What `limitAndHold` did: held (the order is `processing`), rejected on the KYC limits, or not held for want of funds. */
-export type HoldOutcome = { outcome: 'held' } | { outcome: 'rejected'; failureCode: string } | ({ outcome: 'unheld' } & Failure);
+export type HoldOutcome =
+  { outcome: 'held'; accounts: PaymentAccounts } | { outcome: 'rejected'; failureCode: string } | ({ outcome: 'unheld' } & Failure);
 
 const insufficientFunds: Failure = { failureCode: 'insufficient_funds', reason: 'the wallet cannot cover this payment' };
 
@@ -80,6 +82,12 @@ export function createActivities({ connectors, config }: ActivityDeps) {
     return order;
   };
 
+  /** The accounts of an order that is not yet final, undefined once it is. */
+  const accountsToSettle = async (orderId: string): Promise<PaymentAccounts | undefined> => {
+    const order = await submittedOrder(orderId);
+    return isTerminal(order.status) ? undefined : ledgerAccountsOf(order);
+  };
+
   return {
     /** KYC tier limits, checked under a per-user lock so concurrent payments cannot overrun the daily limit. */
     async checkLimits({ orderId }: OrderRef): Promise<LimitBreach | null> {
@@ -109,7 +117,7 @@ export function createActivities({ connectors, config }: ActivityDeps) {
           if (!order) throw orderNotFound(orderId);
           if (order.status === 'rejected') return { outcome: 'rejected', failureCode: order.failureCode ?? 'rejected' };
           if (order.status === 'failed') return { outcome: 'unheld', ...insufficientFunds };
-          if (order.status !== 'pending' && order.status !== 'screening') return { outcome: 'held' };
+          if (order.status !== 'pending' && order.status !== 'screening') return { outcome: 'held', accounts: ledgerAccountsOf(order) };
           if (!order.limitsCheckedAt) {
             const used = await limitUsage(order.userId, { excludeOrderId: order.id, tx });
             const breach = evaluateTierLimits(order.kycStatus, BigInt(order.kesEquivalentMinor), used, config.limits);
@@ -124,8 +132,9 @@ export function createActivities({ connectors, config }: ActivityDeps) {
           }
           // The hold's posting, the status and its event in one statement; the database refuses an overdraft.
           const held = { from: [order.status], to: 'processing', note: 'funds held', limitsChecked: true } as const;
-          await transitionOrder(order.id, held, tx, { kind: 'hold', accounts: ledgerAccountsOf(order) });
-          return { outcome: 'held' };
+          const accounts = ledgerAccountsOf(order);
+          await transitionOrder(order.id, held, tx, { kind: 'hold', accounts });
+          return { outcome: 'held', accounts };
         });
       } catch (err) {
         if (!(err instanceof InsufficientFunds)) throw err;
@@ -224,16 +233,22 @@ export function createActivities({ connectors, config }: ActivityDeps) {
      * Post the settlement and complete the order, once. `note` says why when it is not the rail's own answer
      * (operators' resolution); an empty `reference` keeps the one recorded.
      */
-    async settlePayment({ orderId, reference, note }: OrderRef & { reference: string; note?: string }): Promise<void> {
-      const order = await submittedOrder(orderId);
-      if (isTerminal(order.status)) return;
+    async settlePayment({
+      orderId,
+      reference,
+      note,
+      accounts,
+    }: OrderRef & { reference: string; note?: string; accounts?: PaymentAccounts }): Promise<void> {
+      // The order's accounts never change once it is recorded: those its admission answered, else read.
+      const posting = accounts ?? (await accountsToSettle(orderId));
+      if (!posting) return;
       // The status change, its event and the settlement's posting in one statement, made only while the order
       // is not yet final: settled once, however often this runs.
       await transitionOrder(
-        order.id,
+        orderId,
         { from: NOT_TERMINAL, to: 'completed', railReference: reference || undefined, note: note ?? 'settled by the rail' },
         undefined,
-        { kind: 'settle', accounts: ledgerAccountsOf(order) },
+        { kind: 'settle', accounts: posting },
       );
     },
 
