@@ -317,6 +317,24 @@ export type NewOrder = Pick<
   | 'workflowId'
 > & { feeMinor?: string; payoutBatchId?: string };
 
+/** A new order's columns as the order inserts take them, `$1` to `$14`, in their column order. */
+const orderParameters = (order: NewOrder): unknown[] => [
+  order.id,
+  order.userId,
+  order.idempotencyKey,
+  order.amountMinor,
+  order.feeMinor ?? null,
+  order.kesEquivalentMinor,
+  order.currency,
+  order.method,
+  JSON.stringify(order.destination),
+  order.description,
+  order.reference,
+  order.route,
+  order.workflowId,
+  order.payoutBatchId ?? null,
+];
+
 /** Record an accepted order; a second order with the same (user, idempotency key) is refused (`isDuplicate`). */
 export async function createOrder(order: NewOrder, tx?: Transaction): Promise<OrderRecord> {
   // Every accepted payment: straight through pg (see queryRows).
@@ -325,22 +343,7 @@ export async function createOrder(order: NewOrder, tx?: Transaction): Promise<Or
                               destination, description, reference, route, workflow_id, payout_batch_id)
      VALUES ($1, $2, $3, $4, coalesce($5::numeric, 0), $6, $7, $8, $9, $10, $11, $12, $13, $14)
      RETURNING ${orderRecordColumns()}`,
-    [
-      order.id,
-      order.userId,
-      order.idempotencyKey,
-      order.amountMinor,
-      order.feeMinor ?? null,
-      order.kesEquivalentMinor,
-      order.currency,
-      order.method,
-      JSON.stringify(order.destination),
-      order.description,
-      order.reference,
-      order.route,
-      order.workflowId,
-      order.payoutBatchId ?? null,
-    ],
+    orderParameters(order),
     tx,
   );
   return created;
@@ -441,20 +444,7 @@ export async function acceptOrder(
   tx?: Transaction,
 ): Promise<Acceptance> {
   const values: unknown[] = [
-    order.id,
-    order.userId,
-    order.idempotencyKey,
-    order.amountMinor,
-    order.feeMinor ?? null,
-    order.kesEquivalentMinor,
-    order.currency,
-    order.method,
-    JSON.stringify(order.destination),
-    order.description,
-    order.reference,
-    order.route,
-    order.workflowId,
-    order.payoutBatchId ?? null,
+    ...orderParameters(order),
     check.fundingAccount,
     check.fundingCurrency,
     check.dailyLimitKesMinor.toString(),
