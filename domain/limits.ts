@@ -32,6 +32,20 @@ export function evaluateTierLimits(
   return null;
 }
 
+/** The KYC tiers' per-payment and 24-hour limits, in KES minor units, as the database checks them under lock. */
+export interface TierLimitsMinor {
+  unverified: { perPayment: bigint; daily: bigint };
+  verified: { perPayment: bigint; daily: bigint };
+}
+
+export function tierLimitsMinor(limits: Config['limits']): TierLimitsMinor {
+  const tier = (t: Config['limits']['verified']) => ({
+    perPayment: decimalToScaled(t.perPaymentKes, 2),
+    daily: decimalToScaled(t.dailyKes, 2),
+  });
+  return { unverified: tier(limits.unverified), verified: tier(limits.verified) };
+}
+
 /** The tier's 24-hour limit, in KES minor units. */
 export function dailyLimitKesMinor(kycStatus: KycStatus, limits: Config['limits']): bigint {
   return decimalToScaled((kycStatus === 'verified' ? limits.verified : limits.unverified).dailyKes, 2);

@@ -133,7 +133,7 @@ export function paymentPostingCtes(
   source: string,
   first: number,
 ): { ctes: string; values: unknown[]; lines: LedgerLine[] } {
-  const lines = [...paymentLines(kind, p)].sort((a, b) => (a.account < b.account ? -1 : a.account > b.account ? 1 : 0));
+  const { values, lines } = paymentPosting(kind, p);
   const $ = (i: number) => `$${first + i}`;
   return {
     ctes: `ledger_t AS (
@@ -146,15 +146,22 @@ export function paymentPostingCtes(
          FROM ledger_t, unnest(${$(4)}::text[], ${$(5)}::text[], ${$(6)}::numeric[]) WITH ORDINALITY AS l (account, direction, amount_minor, n)
         ORDER BY l.n
      )`,
-    values: [
-      uuidv7(),
-      p.orderId,
-      kind,
-      p.currency,
-      lines.map((l) => l.account),
-      lines.map((l) => l.direction),
-      lines.map((l) => l.amountMinor),
-    ],
+    values: [values[0], p.orderId, kind, ...values.slice(1)],
+    lines,
+  };
+}
+
+/**
+ * A payment's `hold` or `settle` posting as the parameters of a statement that makes it: its new transaction's id,
+ * its currency, and its lines' accounts, directions and amounts, in account order (as `postLines` enters them).
+ */
+export function paymentPosting(
+  kind: 'hold' | 'settle',
+  p: PaymentAccounts,
+): { values: [string, string, string[], string[], string[]]; lines: LedgerLine[] } {
+  const lines = [...paymentLines(kind, p)].sort((a, b) => (a.account < b.account ? -1 : a.account > b.account ? 1 : 0));
+  return {
+    values: [uuidv7(), p.currency, lines.map((l) => l.account), lines.map((l) => l.direction), lines.map((l) => l.amountMinor)],
     lines,
   };
 }

@@ -171,42 +171,39 @@ export async function historyAggregates(m: Movement, p: RuleParameters, tx?: Tx)
   const dormant = cut(dormantFrom, at);
   const nearFrom = new Date(Math.min(recentFrom, norm.highFrom.getTime(), dormant.highFrom.getTime()));
   const iso = (d: Date) => d.toISOString();
-  // Replacements, not bind parameters: one simple-protocol message whose own plan is trivial (the function's
-  // statement is the one prepared). The arguments are untyped literals that take the function's parameter
-  // types; the statement is kept short because every call scans it for replacements. Timestamps in UTC.
-  const [row] = await models().query<AggregateRow>(
-    `SELECT * FROM monitoring_history(:customer, :movement, :movementUuid, :kind, :counterparty, :counterpartyJson, :at,
-       :recentFrom, :nearFrom, :normHighFrom, :dormantHighFrom, :normLowFrom, :normLowTo, :dormantLowFrom, :dormantLowTo,
-       :normDaysFrom, :normDaysTo, :dormantDaysFrom, :dormantDaysTo, :floor, :threshold, :roundMin, :roundUnit)`,
-    {
-      replacements: {
-        customer: m.customerId,
-        movement: m.id,
-        movementUuid: UUID.test(m.id) ? m.id : null,
-        kind: m.kind,
-        counterparty: m.counterparty ?? '',
-        counterpartyJson: m.kind === 'payout' && m.counterparty && isJsonObject(m.counterparty) ? m.counterparty : 'null',
-        at: iso(m.at),
-        recentFrom: iso(new Date(recentFrom)),
-        nearFrom: iso(nearFrom),
-        normHighFrom: iso(norm.highFrom),
-        dormantHighFrom: iso(dormant.highFrom),
-        normLowFrom: iso(norm.lowFrom),
-        normLowTo: iso(norm.lowTo),
-        dormantLowFrom: iso(dormant.lowFrom),
-        dormantLowTo: iso(dormant.lowTo),
-        normDaysFrom: norm.daysFrom,
-        normDaysTo: norm.daysTo,
-        dormantDaysFrom: dormant.daysFrom,
-        dormantDaysTo: dormant.daysTo,
-        floor: p.structuring.floor_minor,
-        threshold: p.structuring.reporting_threshold_minor,
-        roundMin: p.round_amounts.min_minor,
-        roundUnit: p.round_amounts.unit_minor,
-      },
-      type: QueryTypes.SELECT,
-      transaction: tx,
-    },
+  // Prepared on each connection once (its plan is trivial; the function's own statement is the one that matters):
+  // after that, only the parameters are sent. Timestamps in UTC.
+  const [row] = await queryPrepared<AggregateRow>(
+    `SELECT * FROM monitoring_history($1::uuid, $2::text, $3::uuid, $4::text, $5::text, $6::text, $7::timestamptz,
+       $8::timestamptz, $9::timestamptz, $10::timestamptz, $11::timestamptz, $12::timestamptz, $13::timestamptz,
+       $14::timestamptz, $15::timestamptz, $16::date, $17::date, $18::date, $19::date, $20::numeric, $21::numeric,
+       $22::numeric, $23::numeric)`,
+    [
+      m.customerId,
+      m.id,
+      UUID.test(m.id) ? m.id : null,
+      m.kind,
+      m.counterparty ?? '',
+      m.kind === 'payout' && m.counterparty && isJsonObject(m.counterparty) ? m.counterparty : 'null',
+      iso(m.at),
+      iso(new Date(recentFrom)),
+      iso(nearFrom),
+      iso(norm.highFrom),
+      iso(dormant.highFrom),
+      iso(norm.lowFrom),
+      iso(norm.lowTo),
+      iso(dormant.lowFrom),
+      iso(dormant.lowTo),
+      norm.daysFrom,
+      norm.daysTo,
+      dormant.daysFrom,
+      dormant.daysTo,
+      p.structuring.floor_minor,
+      p.structuring.reporting_threshold_minor,
+      p.round_amounts.min_minor,
+      p.round_amounts.unit_minor,
+    ],
+    tx,
   );
   if (!row) return null;
   return {

@@ -1,12 +1,13 @@
 import { Op, QueryTypes, type InferAttributes, type Transaction } from 'sequelize';
 import { Order, models } from '../models';
 import { claimWithAnswer, type KeyClaim, type StoredAnswer } from './idempotency';
-import { asInsufficientFunds, balanceExpression, paymentPostingCtes } from './ledger';
+import { asInsufficientFunds, balanceExpression, paymentPosting, paymentPostingCtes } from './ledger';
 import { queryPrepared, queryRows } from './transaction';
 import type { BankRoute } from '../domain/discovery/routing';
 import type { OrderEventKind, OrderStatus, PaymentMethod } from '../domain/orders';
 import type { PaymentAccounts } from '../domain/ledger';
 import type { KycStatus } from '../domain/users';
+import type { TierLimitsMinor } from '../domain/limits';
 
 /**
  * Orders, their events and their refunds: every read and write of `orders`, `order_events` and `refunds` is
@@ -137,34 +138,58 @@ export async function recordOrderEvent(orderId: string, kind: OrderEventKind, de
 /**
  * What a user has committed in the last 24 hours, in KES minor units, against the KYC tier limits: every
  * order whose limits were checked (so two racing payments never count each other twice) and that was not
- * rejected or failed. The one definition, for the api's early answer and the workflow's check under lock.
+ * rejected or failed. The one definition is the database's `order_limit_usage`, which the api's early answer
+ * (`acceptOrder`) and the admission's check under lock (`limitsAndHold`) use as well.
  */
 export async function limitUsage(userId: string, options: { excludeOrderId?: string; tx?: Transaction } = {}): Promise<bigint> {
-  // Read by every payment's admission: straight through pg (see queryRows).
   const [row] = await queryPrepared<{ used: string }>(
-    `SELECT coalesce(sum(kes_equivalent_minor), 0)::text AS used FROM orders
-      WHERE user_id = $1 AND id <> $2 AND limits_checked_at IS NOT NULL
-        AND status NOT IN ('rejected', 'failed') AND created_at > now() - interval '24 hours'`,
-    [userId, options.excludeOrderId ?? '00000000-0000-0000-0000-000000000000'],
+    'SELECT order_limit_usage($1::uuid, $2::uuid)::text AS used',
+    [userId, options.excludeOrderId ?? null],
     options.tx,
   );
   return BigInt(row.used);
 }
 
+/** What `limitsAndHold` found and did. */
+export type LimitsAndHold =
+  | { outcome: 'missing' }
+  | { outcome: 'rejected' | 'failed'; failureCode: string | null }
+  | { outcome: 'held' }
+  | { outcome: 'over_limits'; kycStatus: KycStatus; usedKesMinor: bigint };
+
 /**
- * The order and its payer's row, both locked for the rest of `tx` (in that order, as `lockOrder` then a lock of
- * the payer would take them), with the payer's KYC status: two payments of one payer take their limits check in
- * turn. The 24-hour usage is read after it, in a statement of its own, so that it sees what the payment before
- * committed. Null when there is no such order, or its payer is gone.
+ * A payment's KYC limits check and its hold in one statement (`payment_limits_and_hold`, one round trip where a
+ * transaction of five statements was): under the order's and its payer's locks, an order not yet held whose limits
+ * were not checked is checked against the payer's tier; within them, the hold is posted on `accounts` and the
+ * order moves to `processing`, its event recorded. `over_limits` writes nothing: the caller says which limit
+ * (`evaluateTierLimits`) and rejects the order. The database refuses a hold the wallet cannot cover
+ * (`InsufficientFunds`), and then nothing was written.
  */
-export async function lockOrderAndPayer(orderId: string, tx: Transaction): Promise<(OrderRecord & { kycStatus: KycStatus }) | null> {
-  const [order] = await queryPrepared<OrderRecord & { kycStatus: KycStatus }>(
-    `SELECT ${orderRecordColumns()}, u.kyc_status AS "kycStatus"
-       FROM orders o JOIN users u ON u.id = o.user_id WHERE o.id = $1 FOR UPDATE OF o, u`,
-    [orderId],
-    tx,
-  );
-  return order ?? null;
+export async function limitsAndHold(orderId: string, limits: TierLimitsMinor, accounts: PaymentAccounts): Promise<LimitsAndHold> {
+  const posting = paymentPosting('hold', accounts);
+  try {
+    const [row] = await queryPrepared<{
+      outcome: LimitsAndHold['outcome'];
+      failure_code: string | null;
+      kyc_status: KycStatus;
+      used: string | null;
+    }>('SELECT * FROM payment_limits_and_hold($1::uuid, $2::numeric[], $3::uuid, $4::text, $5::text[], $6::text[], $7::numeric[])', [
+      orderId,
+      [limits.unverified.perPayment, limits.unverified.daily, limits.verified.perPayment, limits.verified.daily].map(String),
+      ...posting.values,
+    ]);
+    switch (row.outcome) {
+      case 'over_limits':
+        return { outcome: 'over_limits', kycStatus: row.kyc_status, usedKesMinor: BigInt(row.used ?? '0') };
+      case 'rejected':
+      case 'failed':
+        return { outcome: row.outcome, failureCode: row.failure_code };
+      default:
+        return { outcome: row.outcome };
+    }
+  } catch (err) {
+    throw asInsufficientFunds(err, posting.lines) ?? err;
+  }
 }
 
 /** The limits check passed: the order now counts towards the user's 24-hour usage. */
@@ -463,9 +488,7 @@ export async function acceptOrder(
     : undefined;
   const [row] = await queryPrepared<OrderRecord & { usedKesMinor: string; availableMinor: string; created: boolean; claim: string | null }>(
     `WITH used AS (
-       SELECT coalesce(sum(kes_equivalent_minor), 0) AS used FROM orders
-        WHERE user_id = $2::uuid AND limits_checked_at IS NOT NULL AND status NOT IN ('rejected', 'failed')
-          AND created_at > now() - interval '24 hours'
+       SELECT order_limit_usage($2::uuid, NULL) AS used
      ), funds AS (
        SELECT ${balanceExpression(15, 16)} AS available
      ), judged AS (
@@ -628,10 +651,19 @@ const MONITORED_COLUMNS = `o.kes_equivalent_minor::text, o.created_at,
   (SELECT CASE WHEN t.buyer_id = o.user_id THEN t.seller_id ELSE t.buyer_id END FROM p2p_trades t WHERE t.order_id = o.id)
     AS trade_partner`;
 
-/** The order as screening and monitoring both read it, in one round trip: a payment's admission (`admitPayment`). */
-export async function orderToAdmit(orderId: string): Promise<(OrderToScreen & OrderToMonitor) | undefined> {
-  const [order] = await queryPrepared<OrderToScreen & OrderToMonitor>(
-    `SELECT ${SCREENED_COLUMNS}, ${MONITORED_COLUMNS} ${SCREENED_FROM} WHERE o.id = $1`,
+/** The order as a payment's admission (`admitPayment`) reads it: for screening, monitoring, and its hold's accounts. */
+export interface OrderToAdmit extends OrderToScreen, OrderToMonitor {
+  currency: string;
+  amount_minor: string;
+  fee_minor: string;
+  payout_batch_id: string | null;
+}
+
+/** The order as screening and monitoring both read it, with the accounts of its hold, in one round trip. */
+export async function orderToAdmit(orderId: string): Promise<OrderToAdmit | undefined> {
+  const [order] = await queryPrepared<OrderToAdmit>(
+    `SELECT ${SCREENED_COLUMNS}, ${MONITORED_COLUMNS}, o.currency, o.amount_minor::text, o.fee_minor::text, o.payout_batch_id
+       ${SCREENED_FROM} WHERE o.id = $1`,
     [orderId],
   );
   return order;

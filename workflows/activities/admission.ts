@@ -4,6 +4,7 @@ import { ORDER_NOT_FOUND } from '../failure-types';
 import type { PaymentActivities } from './index';
 import type { ComplianceActivities } from './compliance';
 import type { PaymentAccounts } from '../../domain/ledger';
+import { ledgerAccountsOf } from '../../domain/orders';
 
 interface OrderRef {
   orderId: string;
@@ -46,7 +47,16 @@ export function createAdmissionActivities(payments: PaymentActivities, complianc
       const monitoring = await compliance.monitorOrder({ orderId }, order);
       if (monitoring.refused) return { admitted: 'rejected', failureCode: 'blocked_by_compliance' };
       if (monitoring.review) return { admitted: 'monitoring_review', reviewSlaMs: monitoring.review.reviewSlaMs };
-      const hold = await payments.limitAndHold({ orderId });
+      const accounts = ledgerAccountsOf({
+        id: order.id,
+        userId: order.user_id,
+        method: order.method,
+        currency: order.currency,
+        amountMinor: order.amount_minor,
+        feeMinor: order.fee_minor,
+        payoutBatchId: order.payout_batch_id,
+      });
+      const hold = await payments.limitAndHold({ orderId }, accounts);
       switch (hold.outcome) {
         case 'held':
           return { admitted: 'held', accounts: hold.accounts };

@@ -2,20 +2,21 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../../platform/config';
 import { notFound } from '../../platform/errors';
 import { type Connectors, type RailStatus } from '../../connectors';
-import { evaluateTierLimits, type LimitBreach } from '../../domain/limits';
+import { evaluateTierLimits, tierLimitsMinor, type LimitBreach } from '../../domain/limits';
 import type { PaymentAccounts } from '../../domain/ledger';
 import { formatAmount, type Currency } from '../../domain/money';
 import { isTerminal, ledgerAccountsOf, NOT_TERMINAL } from '../../domain/orders';
 import { InsufficientFunds, postPayment, postedKinds } from '../../repositories/ledger';
 import {
   findOrder,
+  limitsAndHold,
   limitUsage,
   lockOrder,
-  lockOrderAndPayer,
   markLimitsChecked,
   markOverdue,
   recordOutcomeUnknown,
   transitionOrder,
+  type LimitsAndHold,
   type OrderRecord,
 } from '../../repositories/orders';
 import { inTransaction, type Tx } from '../../repositories/transaction';
@@ -104,41 +105,46 @@ export function createActivities({ connectors, config }: ActivityDeps) {
     },
 
     /**
-     * The KYC limits and the hold in one transaction (a payment's admission, `admitPayment`): under the order's
+     * The KYC limits and the hold in one statement (a payment's admission, `admitPayment`): under the order's
      * and the payer's locks, the tier limits are checked, then the amount is held and the order moves to
-     * `processing`. A breach rejects the order in the same transaction; a wallet that cannot cover the hold
-     * leaves nothing behind (the transaction is rolled back) and is answered `unheld`, for the workflow to
-     * fail the order as it does after `holdFunds`. Run again, it answers what the order shows.
+     * `processing`. A breach rejects the order; a wallet that cannot cover the hold leaves nothing behind and is
+     * answered `unheld`, for the workflow to fail the order as it does after `holdFunds`. Run again, it answers
+     * what the order shows. `accounts` are the order's, when the caller has read it (they never change).
      */
-    async limitAndHold({ orderId }: OrderRef): Promise<HoldOutcome> {
+    async limitAndHold({ orderId }: OrderRef, read?: PaymentAccounts): Promise<HoldOutcome> {
+      const accounts = read ?? ledgerAccountsOf(await submittedOrder(orderId));
+      let done: LimitsAndHold;
       try {
-        return await inTransaction(async (tx): Promise<HoldOutcome> => {
-          const order = await lockOrderAndPayer(orderId, tx);
-          if (!order) throw orderNotFound(orderId);
-          if (order.status === 'rejected') return { outcome: 'rejected', failureCode: order.failureCode ?? 'rejected' };
-          if (order.status === 'failed') return { outcome: 'unheld', ...insufficientFunds };
-          if (order.status !== 'pending' && order.status !== 'screening') return { outcome: 'held', accounts: ledgerAccountsOf(order) };
-          if (!order.limitsCheckedAt) {
-            const used = await limitUsage(order.userId, { excludeOrderId: order.id, tx });
-            const breach = evaluateTierLimits(order.kycStatus, BigInt(order.kesEquivalentMinor), used, config.limits);
-            if (breach) {
-              await transitionOrder(
-                order.id,
-                { from: [order.status], to: 'rejected', failureCode: breach.code, reason: breach.reason },
-                tx,
-              );
-              return { outcome: 'rejected', failureCode: breach.code };
-            }
-          }
-          // The hold's posting, the status and its event in one statement; the database refuses an overdraft.
-          const held = { from: [order.status], to: 'processing', note: 'funds held', limitsChecked: true } as const;
-          const accounts = ledgerAccountsOf(order);
-          await transitionOrder(order.id, held, tx, { kind: 'hold', accounts });
-          return { outcome: 'held', accounts };
-        });
+        done = await limitsAndHold(orderId, tierLimitsMinor(config.limits), accounts);
       } catch (err) {
         if (!(err instanceof InsufficientFunds)) throw err;
         return { outcome: 'unheld', ...insufficientFunds };
+      }
+      switch (done.outcome) {
+        case 'missing':
+          throw orderNotFound(orderId);
+        case 'rejected':
+          return { outcome: 'rejected', failureCode: done.failureCode ?? 'rejected' };
+        case 'failed':
+          return { outcome: 'unheld', ...insufficientFunds };
+        case 'held':
+          return { outcome: 'held', accounts };
+        case 'over_limits': {
+          const breach = evaluateTierLimits(
+            done.kycStatus,
+            BigInt((await submittedOrder(orderId)).kesEquivalentMinor),
+            done.usedKesMinor,
+            config.limits,
+          );
+          if (!breach) throw new Error(`order ${orderId}: the database found it over the limits, the tier rules did not`);
+          await transitionOrder(orderId, {
+            from: ['pending', 'screening'],
+            to: 'rejected',
+            failureCode: breach.code,
+            reason: breach.reason,
+          });
+          return { outcome: 'rejected', failureCode: breach.code };
+        }
       }
     },
 
