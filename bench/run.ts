@@ -35,6 +35,7 @@ import {
   percentile,
   pool,
   processCpuMs,
+  cpuSnapshot,
   ROOT,
   spawnNode,
   tailOf,
@@ -145,6 +146,8 @@ interface Round {
   seconds: number;
   /** CPU time of the measured process (see Side.cpuOf) per successful operation, when it can be read. */
   cpuMsPerOp?: number;
+  /** CPU time per successful operation of the machine and of each process group measured (`cpuSnapshot`). */
+  cpuSplit?: Record<string, number>;
 }
 
 interface Side {
@@ -460,6 +463,30 @@ async function measured(pid: number | undefined, round: () => Promise<Round>): P
   return result;
 }
 
+/** As `measured`, and where the round's CPU went across the machine (`cpuSnapshot` of `groups`), per operation. */
+async function measuredAcross(
+  pid: number | undefined,
+  groups: Record<string, number | string | undefined>,
+  round: () => Promise<Round>,
+): Promise<Round> {
+  const before = cpuSnapshot(groups);
+  const result = await measured(pid, round);
+  const after = cpuSnapshot(groups);
+  if (before && after && result.ok > 0) {
+    result.cpuSplit = Object.fromEntries(Object.keys(after).map((k) => [k, (after[k] - (before[k] ?? 0)) / result.ok]));
+  }
+  return result;
+}
+
+/** The median of each group's CPU per operation over the rounds, as one line: `worker 20.1, … , machine 50.3 ms`. */
+function cpuSplitLine(rounds: Round[]): string | undefined {
+  const splits = rounds.map((r) => r.cpuSplit).filter((v): v is Record<string, number> => v !== undefined);
+  if (splits.length !== rounds.length || splits.length === 0) return undefined;
+  return Object.keys(splits[0])
+    .map((k) => `${k} ${fmt(median(splits.map((x) => x[k] ?? 0)), 1)}`)
+    .join(', ');
+}
+
 function side(label: string, cpuOf: string, rounds: Round[]): Side {
   const cpu = rounds.map((r) => r.cpuMsPerOp).filter((v): v is number => v !== undefined);
   return {
@@ -719,10 +746,12 @@ async function benchCompletion(ctx: Ctx, payers: BenchUser[], warmupPayer: Bench
   const n = batchSize(warmHello);
   progress(`  batches of ${n} workflows (warm-up: payments ${warmPay.rate.toFixed(1)}/s, hello ${warmHello.rate.toFixed(1)}/s)`);
 
+  // Both sides saturate the machine's cores, so their rates are set by all the CPU a workflow costs: the split shows it.
+  const groups = { worker: worker.proc.pid, api: ctx.apiPid, 'Temporal server': 'temporal', Postgres: 'postgres', bench: process.pid };
   const [a, b] = await interleave(
     settings.rounds,
-    (i) => measured(worker.proc.pid, () => paymentBatch(ctx, [payers[i].id], n, 'bench-c')),
-    () => measured(worker.proc.pid, () => helloBatch(ctx, n)),
+    (i) => measuredAcross(worker.proc.pid, groups, () => paymentBatch(ctx, [payers[i].id], n, 'bench-c')),
+    () => measuredAcross(worker.proc.pid, groups, () => helloBatch(ctx, n)),
   );
   const result = compare(
     'c',
@@ -740,6 +769,10 @@ async function benchCompletion(ctx: Ctx, payers: BenchUser[], warmupPayer: Bench
   result.notes.push(
     `batches of ${n} workflows per round (each round stops after ${roundTimeoutMs() / 1000} s); latency is start to result`,
   );
+  const [paySplit, helloSplit] = [cpuSplitLine(a), cpuSplitLine(b)];
+  if (paySplit && helloSplit) {
+    result.notes.push(`CPU per workflow across the machine, ms: Paygate ${paySplit}; bare ${helloSplit}`);
+  }
   const { rows } = await ctx.db.query<{ missed: string }>(
     'SELECT count(*) AS missed FROM sandbox_transfers WHERE sends_callback AND callback_sent_at IS NULL',
   );

@@ -146,6 +146,43 @@ export function processCpuMs(pid: number | undefined): number | undefined {
   }
 }
 
+/**
+ * CPU time (ms) used so far by the whole machine (every CPU's busy time, from /proc/stat) and by each process
+ * group named: a pid, or a command name whose processes are summed (`postgres`: every backend). Linux only,
+ * else undefined. Differences of two snapshots around a round show where the round's CPU went.
+ */
+export function cpuSnapshot(groups: Record<string, number | string | undefined>): Record<string, number> | undefined {
+  let stat: string;
+  let entries: string[];
+  try {
+    stat = fs.readFileSync('/proc/stat', 'utf8');
+    entries = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return undefined;
+  }
+  // cpu  user nice system idle iowait irq softirq steal …, in clock ticks (USER_HZ, 100 on Linux).
+  const [user, nice, system, , , irq, softirq, steal] = stat.split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const snapshot: Record<string, number> = { machine: (user + nice + system + irq + softirq + steal) * 10 };
+  const byName = new Map<string, string[]>();
+  for (const [label, group] of Object.entries(groups)) {
+    if (typeof group === 'number') snapshot[label] = processCpuMs(group) ?? 0;
+    else if (group !== undefined) byName.set(group, [...(byName.get(group) ?? []), label]);
+  }
+  for (const labels of byName.values()) for (const label of labels) snapshot[label] = 0;
+  for (const name of entries) {
+    try {
+      const line = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      const labels = byName.get(line.slice(line.indexOf('(') + 1, line.lastIndexOf(')')));
+      if (!labels) continue;
+      const fields = line.slice(line.lastIndexOf(')') + 2).split(' ');
+      for (const label of labels) snapshot[label] += (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return snapshot;
+}
+
 /** Pids of this process's children whose command line contains `pattern`: Linux /proc only, else none. */
 export function childPids(pattern: string): number[] {
   let entries: string[];

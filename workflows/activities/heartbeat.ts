@@ -5,8 +5,10 @@ export const RAIL_HEARTBEAT_EVERY_MS = 1_000;
 
 /**
  * Keep an activity's heartbeat going while `work` runs, so that Temporal notices a dead worker within the
- * activity's heartbeat timeout instead of its whole start-to-close timeout. Outside an activity (a direct
- * call from a test or a script) the work simply runs.
+ * activity's heartbeat timeout instead of its whole start-to-close timeout. The timeout counts from the
+ * activity's start, so the first beat is owed after one interval, not at once: a call shorter than that (most
+ * submissions) sends no heartbeat request at all. Outside an activity (a direct call from a test or a script)
+ * the work simply runs.
  */
 export async function heartbeating<T>(detail: string, work: () => Promise<T>, everyMs = RAIL_HEARTBEAT_EVERY_MS): Promise<T> {
   let ctx: Context;
@@ -15,7 +17,6 @@ export async function heartbeating<T>(detail: string, work: () => Promise<T>, ev
   } catch {
     return work();
   }
-  ctx.heartbeat(detail);
   const timer = setInterval(() => ctx.heartbeat(detail), everyMs);
   try {
     return await work();
