@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createMigrator } from '../models/migrator';
-import { reloadConfig } from '../platform/config';
-import { createSequelize } from '../platform/database';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { ensureDatabase } from '../models/migrate';
-import { dropDatabase } from './support/local-tools';
+import { ownDatabase } from './support/own-database';
 
 /**
  * Postings made before wallets existed (docs/wallets.md#balances-from-before-wallets): `user:<id>` accounts are carried into wallets by a
@@ -16,11 +13,7 @@ import { dropDatabase } from './support/local-tools';
 const BEFORE_WALLETS = '202611230120-webhook-delivery-leases';
 
 describe('carrying balances from before wallets', () => {
-  const url = (() => {
-    const u = new URL(reloadConfig().databaseUrl);
-    u.pathname = `${u.pathname}_legacy`;
-    return u.toString();
-  })();
+  const own = ownDatabase('legacy');
   let db: Sequelize;
   const q = <T extends object>(sql: string, replacements: Record<string, unknown> = {}) =>
     db.query<T>(sql, { replacements, type: QueryTypes.SELECT });
@@ -50,10 +43,7 @@ describe('carrying balances from before wallets', () => {
 
   before(async function () {
     this.timeout(60_000);
-    await dropDatabase(url);
-    await ensureDatabase(url);
-    db = createSequelize(url, 2);
-    await createMigrator(db).up({ to: BEFORE_WALLETS });
+    db = await own.open(BEFORE_WALLETS);
     for (const [id, email] of [
       [payer, 'payer@legacy.test'],
       [buyer, 'buyer@legacy.test'],
@@ -74,8 +64,7 @@ describe('carrying balances from before wallets', () => {
   });
 
   after(async () => {
-    await db.close();
-    await dropDatabase(url);
+    await own.close(db);
   });
 
   it('when the migration ran, then money a user was owed is in their wallet, where they can read and spend it', async () => {

@@ -5,16 +5,15 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import type { Connectors } from '../connectors';
 import { ledgerAccountsOf } from '../domain/orders';
 import { createMigrator } from '../models/migrator';
-import { ensureDatabase } from '../models/migrate';
-import { config, reloadConfig } from '../platform/config';
-import { createSequelize, database } from '../platform/database';
+import { config } from '../platform/config';
+import { database } from '../platform/database';
 import { findOrder } from '../repositories/orders';
 import { createActivities } from '../workflows/activities';
 import { ORDER_NOT_FOUND } from '../workflows/failure-types';
 import { newUser } from './support/api';
 import { fundWallets } from './support/funding';
 import { ledgerKindsOf, rows } from './support/db';
-import { dropDatabase } from './support/local-tools';
+import { ownDatabase } from './support/own-database';
 
 /** A payment's KYC limits check and hold, as its admission runs them: one statement under the order's and payer's locks. */
 describe('the limits check and the hold in one statement', () => {
@@ -128,11 +127,7 @@ describe('the limits check and the hold in one statement', () => {
 
 describe('the limits-and-hold migration taken back', () => {
   const MIGRATION = '202611300100-payment-limits-and-hold';
-  const url = (() => {
-    const u = new URL(reloadConfig().databaseUrl);
-    u.pathname = `${u.pathname}_limits_and_hold`;
-    return u.toString();
-  })();
+  const own = ownDatabase('limits_and_hold');
   let db: Sequelize;
   const functions = async () =>
     (
@@ -144,15 +139,11 @@ describe('the limits-and-hold migration taken back', () => {
 
   before(async function () {
     this.timeout(90_000);
-    await dropDatabase(url);
-    await ensureDatabase(url);
-    db = createSequelize(url, 2);
-    await createMigrator(db).up({ to: MIGRATION });
+    db = await own.open(MIGRATION);
   });
 
   after(async () => {
-    await db.close();
-    await dropDatabase(url);
+    await own.close(db);
   });
 
   it('when it is applied, taken back and applied again, then both functions come and go with it', async () => {

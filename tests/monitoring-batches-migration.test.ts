@@ -2,10 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createMigrator } from '../models/migrator';
-import { ensureDatabase } from '../models/migrate';
-import { reloadConfig } from '../platform/config';
-import { createSequelize } from '../platform/database';
-import { dropDatabase } from './support/local-tools';
+import { ownDatabase } from './support/own-database';
 
 /**
  * The migration that teaches monitoring bulk payouts (docs/monitoring.md#bulk-payouts), on a database of its own
@@ -24,11 +21,7 @@ interface History {
 }
 
 describe('the monitoring bulk-payouts migration', () => {
-  const url = (() => {
-    const u = new URL(reloadConfig().databaseUrl);
-    u.pathname = `${u.pathname}_monitoring_batches`;
-    return u.toString();
-  })();
+  const own = ownDatabase('monitoring_batches');
   const customer = randomUUID();
   const batch = randomUUID();
   let items: string[] = [];
@@ -73,10 +66,7 @@ describe('the monitoring bulk-payouts migration', () => {
 
   before(async function () {
     this.timeout(90_000);
-    await dropDatabase(url);
-    await ensureDatabase(url);
-    db = createSequelize(url, 2);
-    await createMigrator(db).up({ to: DAYS });
+    db = await own.open(DAYS);
     await q(
       `INSERT INTO users (id, email, password_hash, full_name, kyc_status, created_at, updated_at)
        VALUES (:customer, :email, 'not-a-login', 'Migration test', 'verified', now() - interval '30 days', now()) RETURNING id`,
@@ -95,8 +85,7 @@ describe('the monitoring bulk-payouts migration', () => {
   });
 
   after(async () => {
-    await db.close();
-    await dropDatabase(url);
+    await own.close(db);
   });
 
   it('when it is applied, then an item leaves its siblings out, and another movement counts the batch once with all its money', async () => {

@@ -2,10 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createMigrator } from '../models/migrator';
-import { ensureDatabase } from '../models/migrate';
-import { reloadConfig } from '../platform/config';
-import { createSequelize } from '../platform/database';
-import { dropDatabase } from './support/local-tools';
+import { ownDatabase } from './support/own-database';
 
 /**
  * The migration that adds monitoring's per-day counts (docs/monitoring.md#history-windows): on a database of its
@@ -18,11 +15,7 @@ const BEFORE = '202611271300-payout-batches';
 const DAYS = '202611280400-monitoring-customer-days';
 
 describe('the monitoring day-counts migration', () => {
-  const url = (() => {
-    const u = new URL(reloadConfig().databaseUrl);
-    u.pathname = `${u.pathname}_monitoring_days`;
-    return u.toString();
-  })();
+  const own = ownDatabase('monitoring_days');
   const customer = randomUUID();
   const other = randomUUID();
   let db: Sequelize;
@@ -50,10 +43,7 @@ describe('the monitoring day-counts migration', () => {
 
   before(async function () {
     this.timeout(90_000);
-    await dropDatabase(url);
-    await ensureDatabase(url);
-    db = createSequelize(url, 2);
-    await createMigrator(db).up({ to: BEFORE });
+    db = await own.open(BEFORE);
     for (const id of [customer, other]) {
       await q(
         `INSERT INTO users (id, email, password_hash, full_name, kyc_status, created_at, updated_at)
@@ -73,8 +63,7 @@ describe('the monitoring day-counts migration', () => {
   });
 
   after(async () => {
-    await db.close();
-    await dropDatabase(url);
+    await own.close(db);
   });
 
   it('when it is applied over recorded movements, then each customer day counts those neither refused nor failed', async () => {

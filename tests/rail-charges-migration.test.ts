@@ -1,10 +1,7 @@
 import { expect } from 'chai';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createMigrator } from '../models/migrator';
-import { ensureDatabase } from '../models/migrate';
-import { reloadConfig } from '../platform/config';
-import { createSequelize } from '../platform/database';
-import { dropDatabase } from './support/local-tools';
+import { ownDatabase } from './support/own-database';
 
 /**
  * The rail-charges migration reverts cleanly (docs/wallets.md#reconciliation-line-by-line): on a database of
@@ -27,11 +24,7 @@ async function ledgerChecks(db: Sequelize): Promise<Checks> {
 }
 
 describe('the rail-charges migration taken back', () => {
-  const url = (() => {
-    const u = new URL(reloadConfig().databaseUrl);
-    u.pathname = `${u.pathname}_rail_charges`;
-    return u.toString();
-  })();
+  const own = ownDatabase('rail_charges');
   let db: Sequelize;
   let before_: Checks;
   let through: Checks;
@@ -39,10 +32,7 @@ describe('the rail-charges migration taken back', () => {
 
   before(async function () {
     this.timeout(90_000);
-    await dropDatabase(url);
-    await ensureDatabase(url);
-    db = createSequelize(url, 2);
-    await createMigrator(db).up({ to: BEFORE_RAIL_CHARGES });
+    db = await own.open(BEFORE_RAIL_CHARGES);
     before_ = await ledgerChecks(db);
     await createMigrator(db).up({ to: RAIL_CHARGES });
     through = await ledgerChecks(db);
@@ -51,8 +41,7 @@ describe('the rail-charges migration taken back', () => {
   });
 
   after(async () => {
-    await db.close();
-    await dropDatabase(url);
+    await own.close(db);
   });
 
   it('when it is applied, then rail_fee is a kind and the one-subject check knows a rail charge', () => {

@@ -2,10 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createMigrator } from '../models/migrator';
-import { ensureDatabase } from '../models/migrate';
-import { reloadConfig } from '../platform/config';
-import { createSequelize } from '../platform/database';
-import { dropDatabase } from './support/local-tools';
+import { ownDatabase } from './support/own-database';
 
 /**
  * Screening decisions made before they belonged to one customer (docs/compliance.md#screening-reviews): on a
@@ -16,11 +13,7 @@ import { dropDatabase } from './support/local-tools';
 const BEFORE_PER_CUSTOMER = '202611260400-reconciliation-breaks';
 
 describe('screening decisions kept from before they belonged to one customer', () => {
-  const url = (() => {
-    const u = new URL(reloadConfig().databaseUrl);
-    u.pathname = `${u.pathname}_decisions`;
-    return u.toString();
-  })();
+  const own = ownDatabase('decisions');
   let db: Sequelize;
   const customer = randomUUID();
   const officer = randomUUID();
@@ -30,10 +23,7 @@ describe('screening decisions kept from before they belonged to one customer', (
 
   before(async function () {
     this.timeout(60_000);
-    await dropDatabase(url);
-    await ensureDatabase(url);
-    db = createSequelize(url, 2);
-    await createMigrator(db).up({ to: BEFORE_PER_CUSTOMER });
+    db = await own.open(BEFORE_PER_CUSTOMER);
     await db.query(
       `INSERT INTO users (id, email, password_hash, full_name) VALUES
          (:customer, 'customer@decisions.test', 'x', 'Old Customer'), (:officer, 'officer@decisions.test', 'x', 'Old Officer');
@@ -49,8 +39,7 @@ describe('screening decisions kept from before they belonged to one customer', (
   });
 
   after(async () => {
-    await db.close();
-    await dropDatabase(url);
+    await own.close(db);
   });
 
   it('then a decision on a customer’s review is that customer’s, and one with no customer is dropped to be reviewed again', async () => {

@@ -1,0 +1,29 @@
+import type { Sequelize } from 'sequelize';
+import { createMigrator } from '../../models/migrator';
+import { ensureDatabase } from '../../models/migrate';
+import { reloadConfig } from '../../platform/config';
+import { createSequelize } from '../../platform/database';
+import { dropDatabase } from './local-tools';
+
+/**
+ * A database of a migration test's own, beside the run's (its name with `_<suffix>`): made anew and migrated up
+ * to a given migration, so the test can take that migration back and forth without touching the shared schema.
+ */
+export function ownDatabase(suffix: string): { open(to: string): Promise<Sequelize>; close(db: Sequelize): Promise<void> } {
+  const u = new URL(reloadConfig().databaseUrl);
+  u.pathname = `${u.pathname}_${suffix}`;
+  const url = u.toString();
+  return {
+    async open(to) {
+      await dropDatabase(url);
+      await ensureDatabase(url);
+      const db = createSequelize(url, 2);
+      await createMigrator(db).up({ to });
+      return db;
+    },
+    async close(db) {
+      await db.close();
+      await dropDatabase(url);
+    },
+  };
+}
