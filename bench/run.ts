@@ -479,11 +479,11 @@ async function measuredAcross(
 }
 
 /** The median of each group's CPU per operation over the rounds, as one line: `worker 20.1, … , machine 50.3 ms`. */
-function cpuSplitLine(rounds: Round[]): string | undefined {
+function cpuSplitLine(rounds: Round[], digits = 1): string | undefined {
   const splits = rounds.map((r) => r.cpuSplit).filter((v): v is Record<string, number> => v !== undefined);
   if (splits.length !== rounds.length || splits.length === 0) return undefined;
   return Object.keys(splits[0])
-    .map((k) => `${k} ${fmt(median(splits.map((x) => x[k] ?? 0)), 1)}`)
+    .map((k) => `${k} ${fmt(median(splits.map((x) => x[k] ?? 0)), digits)}`)
     .join(', ');
 }
 
@@ -1342,6 +1342,8 @@ async function benchOrderReadUnderRefreshes(ctx: Ctx, user: BenchUser, ids: stri
   let running: BackgroundRefreshes | undefined;
   teardowns.push({ name: 'background refreshes', run: async () => running?.stop() });
   const refreshes: number[] = [];
+  // Where a read's CPU goes across the machine, quiet and busy: what the refreshes take from the reads.
+  const groups = { api: ctx.apiPid, Postgres: 'postgres', Redis: 'redis-server', 'Temporal server': 'temporal', bench: process.pid };
   /** Share of one core the jobs process used during each busy round, when it can be read. */
   const jobsCpu: number[] = [];
   const busy = async (): Promise<Round> => {
@@ -1358,7 +1360,7 @@ async function benchOrderReadUnderRefreshes(ctx: Ctx, user: BenchUser, ids: stri
       await running.refreshed(2);
       const [jobsPid] = childPids(path.join('workers', 'jobs.js'));
       const before = processCpuMs(jobsPid);
-      const round = await measured(ctx.apiPid, () => read(settings.seconds));
+      const round = await measuredAcross(ctx.apiPid, { ...groups, jobs: jobsPid }, () => read(settings.seconds));
       const after = processCpuMs(jobsPid);
       if (before !== undefined && after !== undefined) jobsCpu.push((after - before) / (round.seconds * 1000));
       return round;
@@ -1369,7 +1371,7 @@ async function benchOrderReadUnderRefreshes(ctx: Ctx, user: BenchUser, ids: stri
     }
   };
   if (settings.warmupSeconds > 0) await read(settings.warmupSeconds);
-  const [quiet, loaded] = await interleave(settings.rounds, () => measured(ctx.apiPid, () => read(settings.seconds)), busy, [
+  const [quiet, loaded] = await interleave(settings.rounds, () => measuredAcross(ctx.apiPid, groups, () => read(settings.seconds)), busy, [
     'quiet',
     'busy',
   ]);
@@ -1389,6 +1391,8 @@ async function benchOrderReadUnderRefreshes(ctx: Ctx, user: BenchUser, ids: stri
   if (jobsCpu.length > 0) {
     result.notes.push(`the jobs process used ${fmt(100 * median(jobsCpu), 0)}% of one core during the busy rounds (median of rounds)`);
   }
+  const [busySplit, quietSplit] = [cpuSplitLine(loaded, 3), cpuSplitLine(quiet, 3)];
+  if (busySplit && quietSplit) result.notes.push(`CPU per read across the machine, ms: busy ${busySplit}; quiet ${quietSplit}`);
   if (total === 0) result.notes.push('no refresh ran: the busy rounds were not busy');
   return result;
 }

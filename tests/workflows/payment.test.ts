@@ -21,7 +21,26 @@ const input = (over: Partial<PaymentWorkflowInput> = {}): PaymentWorkflowInput =
  * Activities of a payment that goes through: admitted in one step (screened clear, within limits, held), taken
  * and settled by the rail. The one-by-one steps answer as a clear payment's would, for the runs that take them.
  */
-const happy = (over: Record<string, Mock> = {}): Record<string, Mock> => ({
+const happy = (over: Record<string, Mock> = {}): Record<string, Mock> => {
+  const steps = stepByStep(over);
+  return { admitAndSubmit: admitThenSubmit(steps), ...steps };
+};
+
+/**
+ * As the worker's `admitAndSubmit` does: admission (this run's `admitPayment`), then, once held, the submission
+ * (its `submitToRail`), whose failure is the activity's. Each runs inside the one call, so only `admitAndSubmit`
+ * is counted among the run's calls.
+ */
+const admitThenSubmit =
+  (steps: Record<string, Mock>): Mock =>
+  async (ref: never) => {
+    const admission = (await steps.admitPayment(ref)) as { admitted: string; accounts?: unknown };
+    if (admission.admitted !== 'held') return admission;
+    await steps.submitToRail(ref);
+    return { admitted: 'submitted', ...(admission.accounts ? { accounts: admission.accounts } : {}) };
+  };
+
+const stepByStep = (over: Record<string, Mock>): Record<string, Mock> => ({
   admitPayment: () => ({ admitted: 'held' }),
   screenPayment: () => ({ blocked: false }),
   monitorOrder: () => ({ refused: false }),
@@ -62,7 +81,7 @@ describe('workflow unit: payment', function () {
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'blocked_by_compliance' });
-      expect(calls).to.deep.equal(['admitPayment']);
+      expect(calls).to.deep.equal(['admitAndSubmit']);
     });
   });
 
@@ -81,7 +100,7 @@ describe('workflow unit: payment', function () {
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
       expect(calls.slice(0, 6)).to.deep.equal([
-        'admitPayment',
+        'admitAndSubmit',
         'screenPayment',
         'concludeReview',
         'monitorOrder',
@@ -105,7 +124,7 @@ describe('workflow unit: payment', function () {
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'blocked_by_compliance' });
-      expect(calls).to.deep.equal(['admitPayment', 'screenPayment', 'concludeReview']);
+      expect(calls).to.deep.equal(['admitAndSubmit', 'screenPayment', 'concludeReview']);
     });
   });
 
@@ -120,7 +139,7 @@ describe('workflow unit: payment', function () {
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
-      expect(calls.slice(0, 5)).to.deep.equal(['admitPayment', 'concludeReview', 'checkLimits', 'holdFunds', 'submitToRail']);
+      expect(calls.slice(0, 5)).to.deep.equal(['admitAndSubmit', 'concludeReview', 'checkLimits', 'holdFunds', 'submitToRail']);
     });
 
     it('then a confirmation rejects the order before its limits and any hold', async () => {
@@ -134,7 +153,7 @@ describe('workflow unit: payment', function () {
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'blocked_by_compliance' });
-      expect(calls).to.deep.equal(['admitPayment', 'concludeReview']);
+      expect(calls).to.deep.equal(['admitAndSubmit', 'concludeReview']);
     });
   });
 
@@ -151,7 +170,7 @@ describe('workflow unit: payment', function () {
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'blocked_by_compliance' });
-      expect(calls).to.deep.equal(['admitPayment', 'screenPayment', 'concludeReview', 'monitorOrder']);
+      expect(calls).to.deep.equal(['admitAndSubmit', 'screenPayment', 'concludeReview', 'monitorOrder']);
     });
   });
 
@@ -175,7 +194,7 @@ describe('workflow unit: payment', function () {
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'blocked_by_compliance' });
-      expect(calls).to.deep.equal(['admitPayment', 'screenPayment', 'concludeReview', 'monitorOrder', 'concludeReview']);
+      expect(calls).to.deep.equal(['admitAndSubmit', 'screenPayment', 'concludeReview', 'monitorOrder', 'concludeReview']);
     });
   });
 
@@ -190,7 +209,7 @@ describe('workflow unit: payment', function () {
         expect(run.argOf('rejectOrder')).to.deep.equal({ orderId: ORDER, failureCode: 'limit_exceeded', reason: 'over the daily limit' });
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'rejected', failureCode: 'limit_exceeded' });
-      expect(calls).to.deep.equal(['admitPayment', 'concludeReview', 'checkLimits', 'rejectOrder']);
+      expect(calls).to.deep.equal(['admitAndSubmit', 'concludeReview', 'checkLimits', 'rejectOrder']);
     });
   });
 
@@ -212,7 +231,7 @@ describe('workflow unit: payment', function () {
         },
       );
       expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'insufficient_funds' });
-      expect(calls).to.deep.equal(['admitPayment', 'screenPayment', 'monitorOrder', 'checkLimits', 'holdFunds', 'failOrder']);
+      expect(calls).to.deep.equal(['admitAndSubmit', 'screenPayment', 'monitorOrder', 'checkLimits', 'holdFunds', 'failOrder']);
     });
 
     it('then, admitted in one step, the order fails with insufficient_funds the same way', async () => {
@@ -224,7 +243,28 @@ describe('workflow unit: payment', function () {
         expect(run.argOf('failOrder')).to.deep.equal({ orderId: ORDER, failureCode: 'insufficient_funds', reason: unheld.reason });
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'insufficient_funds' });
-      expect(calls).to.deep.equal(['admitPayment', 'failOrder']);
+      expect(calls).to.deep.equal(['admitAndSubmit', 'failOrder']);
+    });
+  });
+
+  describe('when admission fails inside the rail activity (its answer `by_steps`)', () => {
+    it('then the workflow admits one step at a time, submits on its own, and the payment settles', async () => {
+      let calls: string[] = [];
+      const result = await payment(happy({ admitAndSubmit: () => ({ admitted: 'by_steps' }) }), {}, async (run) => {
+        await run.result;
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(calls).to.deep.equal([
+        'admitAndSubmit',
+        'screenPayment',
+        'monitorOrder',
+        'checkLimits',
+        'holdFunds',
+        'submitToRail',
+        'pollRail',
+        'settlePayment',
+      ]);
     });
   });
 
@@ -239,7 +279,7 @@ describe('workflow unit: payment', function () {
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'invalid_account' });
-      expect(calls).to.deep.equal(['admitPayment', 'submitToRail', 'releaseHold', 'failOrder']);
+      expect(calls).to.deep.equal(['admitAndSubmit', 'releaseHold', 'failOrder']);
     });
   });
 
@@ -252,7 +292,7 @@ describe('workflow unit: payment', function () {
         expect(run.argOf('settlePayment')).to.deep.equal({ orderId: ORDER, reference: REFERENCE });
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
-      expect(calls).to.deep.equal(['admitPayment', 'submitToRail', 'pollRail', 'settlePayment']);
+      expect(calls).to.deep.equal(['admitAndSubmit', 'pollRail', 'settlePayment']);
     });
   });
 
@@ -345,7 +385,7 @@ describe('workflow unit: payment', function () {
         expect(run.argOf('settlePayment')).to.deep.equal({ orderId: ORDER, reference: REFERENCE });
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
-      expect(calls).to.deep.equal(['admitPayment', 'submitToRail', 'railSubmissionOf', 'noteOutcomeUnknown', 'pollRail', 'settlePayment']);
+      expect(calls).to.deep.equal(['admitAndSubmit', 'railSubmissionOf', 'noteOutcomeUnknown', 'pollRail', 'settlePayment']);
     });
 
     it('then a failure the rail answers later is the one that releases the hold', async () => {

@@ -7,8 +7,9 @@ import { expect } from 'chai';
 /**
  * Runs recorded on earlier code replay on the code of today. tests/fixtures/histories holds payments recorded
  * before admission became one step (`admit-in-one`) and before a callback already in ended the wait without a
- * timer, and payments and a trade recorded since, whose stage was queried all along (a query that lands while a
- * local activity runs splits the workflow task: see `MonitoringPatch`). A change that would alter what such a run
+ * timer, payments and a trade recorded since, whose stage was queried all along (a query that lands while a
+ * local activity runs splits the workflow task: see `MonitoringPatch`), and payments admitted in the rail activity
+ * that submits them (`admit-with-submission`), one of them after admission failed there and went step by step. A change that would alter what such a run
  * already did fails here as a nondeterminism error, not in production. They are kept as the server sends them
  * (binary protobuf, `temporal.api.history.v1.History`).
  */
