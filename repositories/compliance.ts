@@ -9,6 +9,7 @@ import {
   type Screener,
   type ScreeningItem,
   type BlocklistChange,
+  type BlocklistVersion,
   type ReviewStatus,
   type ScreeningContext,
   type ScreeningMatch,
@@ -19,6 +20,19 @@ import { queryRows, type Tx } from './transaction';
  * Screening data: every read and write of `blocklist_entries`, `blocklist_state` (the generation counters
  * the screeners follow) and `screening_hits`.
  */
+
+/**
+ * The blocklist's version, to read beside another row in the same statement (a payment's screening read): the
+ * columns `blocklist_generation` and `blocklist_purges`, of `BLOCKLIST_VERSION_JOIN` joined to the statement's rows.
+ */
+export const BLOCKLIST_VERSION_COLUMNS = 'bv.generation::text AS blocklist_generation, bv.purges::text AS blocklist_purges';
+export const BLOCKLIST_VERSION_JOIN = 'CROSS JOIN blocklist_state bv';
+
+/** The version those columns read. */
+export const blocklistVersionOf = (row: { blocklist_generation: string; blocklist_purges: string }): BlocklistVersion => ({
+  generation: BigInt(row.blocklist_generation),
+  purges: BigInt(row.blocklist_purges),
+});
 
 /** The blocklist changes after `generation` (every entry when it is -1), with the current counters. */
 export async function blocklistChangesSince(generation: bigint): Promise<BlocklistChange[]> {
@@ -118,9 +132,17 @@ export async function decisionsOn(
   return decided;
 }
 
-/** Screen the items of `customerId` (null: no account yet) and apply staff's earlier decisions for them (see `withDecisions`). */
-export async function screenRemembering(screener: Screener, items: ScreeningItem[], customerId: string | null): Promise<ScreeningMatch[]> {
-  const found = await screener.screen(items);
+/**
+ * Screen the items of `customerId` (null: no account yet) and apply staff's earlier decisions for them (see
+ * `withDecisions`). `seen`: the blocklist's version read with the items (`BLOCKLIST_VERSION_COLUMNS`).
+ */
+export async function screenRemembering(
+  screener: Screener,
+  items: ScreeningItem[],
+  customerId: string | null,
+  seen?: BlocklistVersion,
+): Promise<ScreeningMatch[]> {
+  const found = await screener.screen(items, seen);
   const reviews = found.filter((m) => m.verdict === 'review');
   return reviews.length > 0 ? withDecisions(found, await decisionsOn(reviews, customerId)) : found;
 }

@@ -3,6 +3,7 @@ import { Order, models } from '../models';
 import { claimWithAnswer, type KeyClaim, type StoredAnswer } from './idempotency';
 import { asInsufficientFunds, balanceExpression, paymentPosting, paymentPostingCtes } from './ledger';
 import { queryPrepared, queryRows } from './transaction';
+import { BLOCKLIST_VERSION_COLUMNS, BLOCKLIST_VERSION_JOIN } from './compliance';
 import type { BankRoute } from '../domain/discovery/routing';
 import type { OrderEventKind, OrderStatus, PaymentMethod } from '../domain/orders';
 import type { PaymentAccounts } from '../domain/ledger';
@@ -636,6 +637,12 @@ export interface OrderToScreen {
   id_number: string | null;
   /** For a resubmission approved on appeal: the entry that matched the original order, which the approver cleared. */
   cleared_entry_id: string | null;
+  /**
+   * The blocklist's version as this read saw it (`blocklist_state`): a screener that holds it screens without
+   * asking the list what changed (docs/compliance.md#screening).
+   */
+  blocklist_generation: string;
+  blocklist_purges: string;
 }
 
 /** The order with its payer's identifiers (user and KYC record), for screening. */
@@ -645,29 +652,58 @@ export async function orderToScreen(orderId: string): Promise<OrderToScreen | un
 }
 
 const SCREENED_COLUMNS = `o.id, o.status, o.failure_code, o.method, o.destination, u.id AS user_id, u.email, u.phone, u.full_name,
-  k.id_number, (SELECT p.screening_entry_id FROM orders p WHERE p.id = o.resubmitted_from) AS cleared_entry_id`;
-const SCREENED_FROM = 'FROM orders o JOIN users u ON u.id = o.user_id LEFT JOIN kyc_records k ON k.user_id = o.user_id';
+  k.id_number, (SELECT p.screening_entry_id FROM orders p WHERE p.id = o.resubmitted_from) AS cleared_entry_id,
+  ${BLOCKLIST_VERSION_COLUMNS}`;
+const SCREENED_FROM = `FROM orders o JOIN users u ON u.id = o.user_id LEFT JOIN kyc_records k ON k.user_id = o.user_id
+  ${BLOCKLIST_VERSION_JOIN}`;
 const MONITORED_COLUMNS = `o.kes_equivalent_minor::text, o.created_at,
   (SELECT CASE WHEN t.buyer_id = o.user_id THEN t.seller_id ELSE t.buyer_id END FROM p2p_trades t WHERE t.order_id = o.id)
     AS trade_partner`;
 
-/** The order as a payment's admission (`admitPayment`) reads it: for screening, monitoring, and its hold's accounts. */
+/**
+ * The order as a payment's admission (`admitPayment`) reads it: for screening, monitoring, its hold's accounts and,
+ * when the rail activity submits it once held (`admitAndSubmit`), its submission.
+ */
 export interface OrderToAdmit extends OrderToScreen, OrderToMonitor {
+  method: PaymentMethod;
   currency: string;
   amount_minor: string;
   fee_minor: string;
   payout_batch_id: string | null;
+  /** Set once a submission has recorded the rail's acceptance: only a submission writes it. */
+  rail_reference: string | null;
+  description: string | null;
+  route: BankRoute | null;
 }
 
-/** The order as screening and monitoring both read it, with the accounts of its hold, in one round trip. */
+/** The order as screening and monitoring both read it, with the accounts of its hold and its submission, in one round trip. */
 export async function orderToAdmit(orderId: string): Promise<OrderToAdmit | undefined> {
   const [order] = await queryPrepared<OrderToAdmit>(
-    `SELECT ${SCREENED_COLUMNS}, ${MONITORED_COLUMNS}, o.currency, o.amount_minor::text, o.fee_minor::text, o.payout_batch_id
+    `SELECT ${SCREENED_COLUMNS}, ${MONITORED_COLUMNS}, o.currency, o.amount_minor::text, o.fee_minor::text, o.payout_batch_id,
+            o.rail_reference, o.description, o.route
        ${SCREENED_FROM} WHERE o.id = $1`,
     [orderId],
   );
   return order;
 }
+
+/** What a submission to the rail reads of its order (`submitToRail`). */
+export type OrderToSubmit = Pick<
+  OrderRecord,
+  'id' | 'railReference' | 'method' | 'amountMinor' | 'currency' | 'destination' | 'description' | 'route'
+>;
+
+/** The submission's part of the order admission read. */
+export const submissionOf = (order: OrderToAdmit): OrderToSubmit => ({
+  id: order.id,
+  railReference: order.rail_reference,
+  method: order.method,
+  amountMinor: order.amount_minor,
+  currency: order.currency,
+  destination: order.destination,
+  description: order.description,
+  route: order.route,
+});
 
 export interface OrderToMonitor {
   id: string;

@@ -88,6 +88,12 @@ export interface BlocklistChange {
   expires_at: Date | null;
 }
 
+/** The blocklist's counters (`blocklist_state`): every change takes the next generation, every deletion a purge. */
+export interface BlocklistVersion {
+  generation: bigint;
+  purges: bigint;
+}
+
 const exactKey = (type: BlocklistType, matchKey: string): string => `${type}\u0000${matchKey}`;
 const isActive = (entry: CachedEntry, now: number): boolean => entry.expiresAt === null || entry.expiresAt > now;
 
@@ -180,11 +186,20 @@ export class Screener {
   }
 
   /**
+   * Whether the list in memory is at `version`: read by the caller after its screening began (in the same
+   * statement as what it screens), it says that nothing was committed to the list since this screener's last
+   * refresh, so screening without one sees what a refresh would.
+   */
+  private holds(version: BlocklistVersion): boolean {
+    return version.generation === this.generation && version.purges === this.purges;
+  }
+
+  /**
    * Every active entry the items match: blocks first, then reviews, each best first; an empty list when
    * they are clear. An entry matched as a whole name is not also reported as a partial match.
    */
-  async screen(items: ScreeningItem[]): Promise<ScreeningMatch[]> {
-    await this.refresh();
+  async screen(items: ScreeningItem[], seen?: BlocklistVersion): Promise<ScreeningMatch[]> {
+    if (!seen || !this.holds(seen)) await this.refresh();
     const matches: ScreeningMatch[] = [];
     for (const item of items) {
       for (const match of this.matchesOf(item, this.options.reviewThreshold)) {

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { componentLogger } from '../../platform/logger';
-import { orderToAdmit } from '../../repositories/orders';
+import { orderToAdmit, submissionOf, type OrderToAdmit } from '../../repositories/orders';
 import { ORDER_NOT_FOUND } from '../failure-types';
 import type { PaymentActivities } from './index';
 import type { ComplianceActivities } from './compliance';
@@ -58,9 +58,9 @@ export function createAdmissionActivities(payments: PaymentActivities, complianc
      * `submitToRail`'s would be; a failure of admission is answered as `by_steps`.
      */
     async admitAndSubmit({ orderId }: OrderRef): Promise<AdmissionAndSubmission> {
-      let admission: Admission;
+      let admitted: { admission: Admission; order: OrderToAdmit };
       try {
-        admission = await activities.admitPayment({ orderId });
+        admitted = await admission(orderId);
       } catch (err) {
         log.warn(
           { orderId, err: err instanceof Error ? err.message : String(err) },
@@ -68,42 +68,54 @@ export function createAdmissionActivities(payments: PaymentActivities, complianc
         );
         return { admitted: 'by_steps' };
       }
-      if (admission.admitted !== 'held') return admission;
-      await payments.submitToRail({ orderId });
-      return { admitted: 'submitted', accounts: admission.accounts };
+      if (admitted.admission.admitted !== 'held') return admitted.admission;
+      // Submitted on admission's read of this attempt: only a submission changes what it reads (the rail reference).
+      await payments.submitToRail({ orderId }, submissionOf(admitted.order));
+      return { admitted: 'submitted', accounts: admitted.admission.accounts };
     },
 
     async admitPayment({ orderId }: OrderRef): Promise<Admission> {
-      // Read once for both. Monitoring reads no more of the status than whether screening had refused the order,
-      // which ends admission before it.
-      const order = await orderToAdmit(orderId);
-      if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, ORDER_NOT_FOUND);
-      const screening = await compliance.screenPayment({ orderId }, order);
-      if (screening.blocked) return { admitted: 'rejected', failureCode: 'blocked_by_compliance' };
-      if (screening.review) return { admitted: 'screening_review' };
-      const monitoring = await compliance.monitorOrder({ orderId }, order);
-      if (monitoring.refused) return { admitted: 'rejected', failureCode: 'blocked_by_compliance' };
-      if (monitoring.review) return { admitted: 'monitoring_review', reviewSlaMs: monitoring.review.reviewSlaMs };
-      const accounts = ledgerAccountsOf({
-        id: order.id,
-        userId: order.user_id,
-        method: order.method,
-        currency: order.currency,
-        amountMinor: order.amount_minor,
-        feeMinor: order.fee_minor,
-        payoutBatchId: order.payout_batch_id,
-      });
-      const hold = await payments.limitAndHold({ orderId }, accounts);
-      switch (hold.outcome) {
-        case 'held':
-          return { admitted: 'held', accounts: hold.accounts };
-        case 'rejected':
-          return { admitted: 'rejected', failureCode: hold.failureCode };
-        case 'unheld':
-          return { admitted: 'unheld', failureCode: hold.failureCode, reason: hold.reason };
-      }
+      return (await admission(orderId)).admission;
     },
   };
+
+  /** Admission, with the order as it read it. */
+  async function admission(orderId: string): Promise<{ admission: Admission; order: OrderToAdmit }> {
+    // Read once for all. Monitoring reads no more of the status than whether screening had refused the order,
+    // which ends admission before it.
+    const order = await orderToAdmit(orderId);
+    if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, ORDER_NOT_FOUND);
+    return { admission: await admit(order), order };
+  }
+
+  async function admit(order: OrderToAdmit): Promise<Admission> {
+    const ref = { orderId: order.id };
+    const screening = await compliance.screenPayment(ref, order);
+    if (screening.blocked) return { admitted: 'rejected', failureCode: 'blocked_by_compliance' };
+    if (screening.review) return { admitted: 'screening_review' };
+    const monitoring = await compliance.monitorOrder(ref, order);
+    if (monitoring.refused) return { admitted: 'rejected', failureCode: 'blocked_by_compliance' };
+    if (monitoring.review) return { admitted: 'monitoring_review', reviewSlaMs: monitoring.review.reviewSlaMs };
+    const accounts = ledgerAccountsOf({
+      id: order.id,
+      userId: order.user_id,
+      method: order.method,
+      currency: order.currency,
+      amountMinor: order.amount_minor,
+      feeMinor: order.fee_minor,
+      payoutBatchId: order.payout_batch_id,
+    });
+    const hold = await payments.limitAndHold(ref, accounts);
+    switch (hold.outcome) {
+      case 'held':
+        return { admitted: 'held', accounts: hold.accounts };
+      case 'rejected':
+        return { admitted: 'rejected', failureCode: hold.failureCode };
+      case 'unheld':
+        return { admitted: 'unheld', failureCode: hold.failureCode, reason: hold.reason };
+    }
+  }
+
   return activities;
 }
 

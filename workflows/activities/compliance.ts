@@ -7,6 +7,7 @@ import type { ComplianceReportInput, ReportSection } from '../../domain/complian
 import type { Screener, ScreeningItem } from '../../domain/compliance/screening';
 import { screener as sharedScreener } from '../../services/screening';
 import {
+  blocklistVersionOf,
   expireReviewOfOrder,
   recordMonitoringReview,
   recordScreeningHit,
@@ -101,7 +102,7 @@ export function createComplianceActivities({ config, screener }: ComplianceActiv
 
       // A resubmission approved on appeal is screened in full again; only the one entry the approver
       // cleared (the match that rejected the original order) is excused, never one listed since.
-      const [best] = (await screenRemembering(screening, paymentScreeningItems(order), order.user_id)).filter(
+      const [best] = (await screenRemembering(screening, paymentScreeningItems(order), order.user_id, blocklistVersionOf(order))).filter(
         (m) => m.entryId !== order.cleared_entry_id,
       );
       if (!best) {

@@ -18,6 +18,7 @@ import {
   transitionOrder,
   type LimitsAndHold,
   type OrderRecord,
+  type OrderToSubmit,
 } from '../../repositories/orders';
 import { inTransaction, type Tx } from '../../repositories/transaction';
 import { lockKycStatus } from '../../repositories/users';
@@ -69,7 +70,7 @@ async function releaseHeldFunds(order: OrderRecord, tx: Tx): Promise<void> {
  * fails (release the hold, then fail the order) is the workflow's decision, not an activity's.
  */
 export function createActivities({ connectors, config }: ActivityDeps) {
-  const connectorFor = (order: OrderRecord) => {
+  const connectorFor = (order: Pick<OrderRecord, 'method'>) => {
     if (order.method === 'p2p')
       throw ApplicationFailure.nonRetryable('a trade settles between wallets: it has no rail', RAIL_REJECTED, {
         failureCode: 'method_unavailable',
@@ -177,9 +178,13 @@ export function createActivities({ connectors, config }: ActivityDeps) {
       }
     },
 
-    /** Hand the transfer to the rail; the order id is the provider-side idempotency key. */
-    async submitToRail({ orderId }: OrderRef): Promise<{ reference: string }> {
-      const order = await submittedOrder(orderId);
+    /**
+     * Hand the transfer to the rail; the order id is the provider-side idempotency key. `read` is the order as
+     * the caller read it in the same attempt (admission, `admitAndSubmit`): what a submission reads of it never
+     * changes once the order is recorded, but its rail reference, which only a submission records.
+     */
+    async submitToRail({ orderId }: OrderRef, read?: OrderToSubmit): Promise<{ reference: string }> {
+      const order = read ?? (await submittedOrder(orderId));
       if (order.railReference) return { reference: order.railReference };
       const connector = connectorFor(order);
       return heartbeating(`submitting ${orderId}`, () =>
