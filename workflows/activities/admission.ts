@@ -79,23 +79,19 @@ export function createAdmissionActivities(payments: PaymentActivities, complianc
     },
   };
 
-  /** Admission, with the order as it read it. */
+  /** Admission, with the order as it read it (the submission that may follow reads it there). */
   async function admission(orderId: string): Promise<{ admission: Admission; order: OrderToAdmit }> {
     // Read once for all. Monitoring reads no more of the status than whether screening had refused the order,
     // which ends admission before it.
     const order = await orderToAdmit(orderId);
     if (!order) throw ApplicationFailure.nonRetryable(`order ${orderId} not found`, ORDER_NOT_FOUND);
-    return { admission: await admit(order), order };
-  }
-
-  async function admit(order: OrderToAdmit): Promise<Admission> {
-    const ref = { orderId: order.id };
-    const screening = await compliance.screenPayment(ref, order);
-    if (screening.blocked) return { admitted: 'rejected', failureCode: 'blocked_by_compliance' };
-    if (screening.review) return { admitted: 'screening_review' };
-    const monitoring = await compliance.monitorOrder(ref, order);
-    if (monitoring.refused) return { admitted: 'rejected', failureCode: 'blocked_by_compliance' };
-    if (monitoring.review) return { admitted: 'monitoring_review', reviewSlaMs: monitoring.review.reviewSlaMs };
+    const admitted = (admission: Admission) => ({ admission, order });
+    const screening = await compliance.screenPayment({ orderId }, order);
+    if (screening.blocked) return admitted({ admitted: 'rejected', failureCode: 'blocked_by_compliance' });
+    if (screening.review) return admitted({ admitted: 'screening_review' });
+    const monitoring = await compliance.monitorOrder({ orderId }, order);
+    if (monitoring.refused) return admitted({ admitted: 'rejected', failureCode: 'blocked_by_compliance' });
+    if (monitoring.review) return admitted({ admitted: 'monitoring_review', reviewSlaMs: monitoring.review.reviewSlaMs });
     const accounts = ledgerAccountsOf({
       id: order.id,
       userId: order.user_id,
@@ -105,14 +101,14 @@ export function createAdmissionActivities(payments: PaymentActivities, complianc
       feeMinor: order.fee_minor,
       payoutBatchId: order.payout_batch_id,
     });
-    const hold = await payments.limitAndHold(ref, accounts);
+    const hold = await payments.limitAndHold({ orderId }, accounts);
     switch (hold.outcome) {
       case 'held':
-        return { admitted: 'held', accounts: hold.accounts };
+        return admitted({ admitted: 'held', accounts: hold.accounts });
       case 'rejected':
-        return { admitted: 'rejected', failureCode: hold.failureCode };
+        return admitted({ admitted: 'rejected', failureCode: hold.failureCode });
       case 'unheld':
-        return { admitted: 'unheld', failureCode: hold.failureCode, reason: hold.reason };
+        return admitted({ admitted: 'unheld', failureCode: hold.failureCode, reason: hold.reason });
     }
   }
 
