@@ -7,9 +7,15 @@ import { initiate, mpesaPayment, newUser, waitForOrder } from './support/api';
 import { ledgerKindsOf, rows } from './support/db';
 import { mobileMoneyTransfersOf } from './support/rails';
 
-/** The activities a payment's workflow scheduled on the task queue, in order, and its local activities' markers. */
+/**
+ * The activities a payment's workflow scheduled on the task queue, in order, and its local activities' markers,
+ * once the run has closed: the settlement's commit shows the order completed before the workflow task that
+ * records its marker does.
+ */
 async function stepsOf(orderId: string): Promise<{ activities: string[]; localActivities: number }> {
-  const history = await temporalClient().workflow.getHandle(paymentWorkflowId(orderId)).fetchHistory();
+  const handle = temporalClient().workflow.getHandle(paymentWorkflowId(orderId));
+  await handle.result();
+  const history = await handle.fetchHistory();
   const events = history.events ?? [];
   return {
     activities: events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []),

@@ -355,7 +355,10 @@ describe('operators', () => {
       expect((await bare.describe()).typedSearchAttributes.get(PAYGATE_ORDER_ID)).to.equal(undefined);
 
       const tracked = await completedPayment(user);
-      const trackedHistory = await temporalClient().workflow.getHandle(paymentWorkflowId(tracked.order_id)).fetchHistory();
+      // The order shows completed once the settlement commits, before the workflow task that records it: the whole run.
+      const trackedHandle = temporalClient().workflow.getHandle(paymentWorkflowId(tracked.order_id));
+      await trackedHandle.result();
+      const trackedHistory = await trackedHandle.fetchHistory();
       const trackedUpserts = (trackedHistory.events ?? [])
         .filter((e) => e.upsertWorkflowSearchAttributesEventAttributes)
         .flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes!.searchAttributes?.indexedFields ?? {}));
