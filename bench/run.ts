@@ -649,10 +649,12 @@ async function benchInitiate(ctx: Ctx, users: BenchUser[], warmupUser: BenchUser
     await paygate(warmupUser, settings.warmupSeconds);
     await bare(settings.warmupSeconds);
   }
+  // Where an acceptance's CPU goes across the machine: the bare side's start is made by the bench process itself.
+  const groups = { api: ctx.apiPid, 'Temporal server': 'temporal', Postgres: 'postgres', bench: process.pid };
   const [a, b] = await interleave(
     settings.rounds,
-    (i) => measured(ctx.apiPid, () => paygate(users[i], settings.seconds)),
-    () => measured(process.pid, () => bare(settings.seconds)),
+    (i) => measuredAcross(ctx.apiPid, groups, () => paygate(users[i], settings.seconds)),
+    () => measuredAcross(process.pid, groups, () => bare(settings.seconds)),
   );
   const result = compare(
     'b',
@@ -662,6 +664,8 @@ async function benchInitiate(ctx: Ctx, users: BenchUser[], warmupUser: BenchUser
     side('bare', 'starting process', b),
     0.8,
   );
+  const [paySplit, bareSplit] = [cpuSplitLine(a, 2), cpuSplitLine(b, 2)];
+  if (paySplit && bareSplit) result.notes.push(`CPU per acceptance across the machine, ms: Paygate ${paySplit}; bare ${bareSplit}`);
   // No worker polls this queue, so `workflow_started_at` (recorded by the workflow's first activity) stays empty here.
   return result;
 }

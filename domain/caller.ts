@@ -12,6 +12,12 @@ export interface Caller {
    * use cases that decide on it use it rather than reading the row again. Absent on callers not made from a request.
    */
   kycStatus?: KycStatus;
+  /**
+   * Set when authentication left the account's standing to the use case's own statement, which reads it with its
+   * work (a payment's acceptance: docs/access.md#accounts). `roles` is then empty and `kycStatus` absent, and the
+   * use case refuses an account that is gone before it writes anything.
+   */
+  standingInStatement?: true;
   /** The request's `X-Request-Id`, for the audit trail (docs/compliance.md#audit-trail). Absent on callers not made from a request. */
   requestId?: string;
 }

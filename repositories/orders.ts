@@ -420,8 +420,12 @@ export async function orderOutcomes(orderIds: string[]): Promise<Map<string, { s
 
 /** What `acceptOrder` checks the order against before it records it. */
 export interface AcceptanceCheck {
-  /** The caller's 24-hour limit (KES minor units): what counts towards it (`limitUsage`) plus the order's KES equivalent may not pass it. */
-  dailyLimitKesMinor: bigint;
+  /**
+   * The KYC tiers' limits (KES minor units). The payer's tier is the one of their KYC status as the statement reads
+   * it: the order's KES equivalent may not pass its per-payment limit, nor, with what counts towards it
+   * (`limitUsage`), its 24-hour limit (as `evaluateTierLimits` judges them).
+   */
+  limits: TierLimitsMinor;
   /** The wallet the order will be paid from, which must hold `fundingMinor`. */
   fundingAccount: string;
   fundingCurrency: string;
@@ -439,21 +443,25 @@ export interface AcceptanceClaim {
 
 /** What `acceptOrder` judged, and what it did with the Idempotency-Key claim when it was given one. */
 export interface Acceptance {
+  /** The payer's KYC status as the statement read it; null when there is no such user: then nothing was recorded nor claimed. */
+  kycStatus: KycStatus | null;
   created: OrderRecord | null;
   usedKesMinor: bigint;
   availableMinor: bigint;
   /**
    * `answered`: claimed, and the answer stored with the order; `held`: claimed, no order recorded (its answer is
-   * the caller's to store); `taken`: another request holds the key, nothing recorded. Undefined without a claim.
+   * the caller's to store); `taken`: another request holds the key, nothing recorded. Undefined without a claim,
+   * and when there is no such user.
    */
   claim?: 'answered' | 'held' | 'taken';
 }
 
 /**
- * Record an accepted order only if the caller's 24-hour usage leaves room for it and the wallet covers it, in
- * one statement: the usage, the balance and the insert in one round trip. Returns the order when it was
- * recorded, and in any case the usage and the balance it was judged on, for the caller to say why it was not:
- * over the limit, short, or (neither) its (user, idempotency key) taken already (`findOrderByIdempotencyKey`).
+ * Record an accepted order only if its payer exists, their tier's limits leave room for it and the wallet covers
+ * it, in one statement: the payer's KYC status, the usage, the balance and the insert in one round trip. Returns
+ * the order when it was recorded, and in any case the KYC status, the usage and the balance it was judged on,
+ * for the caller to say why it was not: no such payer (then nothing is claimed either), over a limit, short, or
+ * (none of these) its (user, idempotency key) taken already (`findOrderByIdempotencyKey`).
  * Nothing is held here: the workflow checks the limits again under lock and holds the money, and the database
  * refuses a hold the wallet cannot cover.
  *
@@ -473,7 +481,9 @@ export async function acceptOrder(
     ...orderParameters(order),
     check.fundingAccount,
     check.fundingCurrency,
-    check.dailyLimitKesMinor.toString(),
+    [check.limits.unverified.perPayment, check.limits.unverified.daily, check.limits.verified.perPayment, check.limits.verified.daily].map(
+      String,
+    ),
     check.fundingMinor.toString(),
   ];
   const claim = idempotency
@@ -487,13 +497,22 @@ export async function acceptOrder(
         values.length + 1,
       )
     : undefined;
-  const [row] = await queryPrepared<OrderRecord & { usedKesMinor: string; availableMinor: string; created: boolean; claim: string | null }>(
-    `WITH used AS (
+  const [row] = await queryPrepared<
+    OrderRecord & { kycStatus: KycStatus | null; usedKesMinor: string; availableMinor: string; created: boolean; claim: string | null }
+  >(
+    `WITH payer AS (
+       -- $17: per payment and per 24 hours, unverified then verified (as payment_limits_and_hold takes them).
+       SELECT u.kyc_status, l.limits[CASE WHEN u.kyc_status = 'verified' THEN 3 ELSE 1 END] AS per_payment,
+              l.limits[CASE WHEN u.kyc_status = 'verified' THEN 4 ELSE 2 END] AS daily
+         FROM users u, (SELECT $17::numeric[] AS limits) AS l WHERE u.id = $2::uuid
+     ), used AS (
        SELECT order_limit_usage($2::uuid, NULL) AS used
      ), funds AS (
        SELECT ${balanceExpression(15, 16)} AS available
      ), judged AS (
-       SELECT used.used + $6::numeric <= $17::numeric AND funds.available >= $18::numeric AS fits FROM used, funds
+       -- No row without a payer: then neither the order nor the claim is written.
+       SELECT $6::numeric <= payer.per_payment AND used.used + $6::numeric <= payer.daily AND funds.available >= $18::numeric AS fits
+         FROM payer, used, funds
      ), ${claim ? `claim AS (${claim.sql}), ` : ''}made AS (
        INSERT INTO orders AS o (id, user_id, idempotency_key, amount_minor, fee_minor, kes_equivalent_minor, currency, method,
                                 destination, description, reference, route, workflow_id, payout_batch_id)
@@ -502,18 +521,19 @@ export async function acceptOrder(
          ${claim ? `FROM claim WHERE claim.state = 'completed'` : 'FROM judged WHERE judged.fits ON CONFLICT (user_id, idempotency_key) DO NOTHING'}
        RETURNING ${orderRecordColumns()}
      )
-     SELECT used.used::text AS "usedKesMinor", funds.available::text AS "availableMinor", made.id IS NOT NULL AS created,
-            ${claim ? '(SELECT state FROM claim)' : 'NULL::text'} AS claim, made.*
-       FROM used CROSS JOIN funds LEFT JOIN made ON true`,
+     SELECT payer.kyc_status AS "kycStatus", used.used::text AS "usedKesMinor", funds.available::text AS "availableMinor",
+            made.id IS NOT NULL AS created, ${claim ? '(SELECT state FROM claim)' : 'NULL::text'} AS claim, made.*
+       FROM used CROSS JOIN funds LEFT JOIN payer ON true LEFT JOIN made ON true`,
     claim ? [...values, ...claim.values] : values,
     tx,
   );
-  const { usedKesMinor, availableMinor, created, claim: state, ...record } = row;
+  const { kycStatus, usedKesMinor, availableMinor, created, claim: state, ...record } = row;
   return {
+    kycStatus,
     created: created ? record : null,
     usedKesMinor: BigInt(usedKesMinor),
     availableMinor: BigInt(availableMinor),
-    claim: idempotency ? (state === 'completed' ? 'answered' : state === 'in_progress' ? 'held' : 'taken') : undefined,
+    claim: idempotency && kycStatus ? (state === 'completed' ? 'answered' : state === 'in_progress' ? 'held' : 'taken') : undefined,
   };
 }
 

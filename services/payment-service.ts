@@ -6,7 +6,7 @@ import { isUuid, uuidv7 } from '../platform/ids';
 import { componentLogger } from '../platform/logger';
 import { deferStartWhileBackingOff, noteStartFailed } from '../platform/temporal';
 import { ORDER_STATUSES, PAYMENT_METHODS, type OrderEventKind, type OrderStatus, type PaymentMethod } from '../domain/orders';
-import { dailyLimitKesMinor, evaluateTierLimits } from '../domain/limits';
+import { evaluateTierLimits, tierLimitsMinor } from '../domain/limits';
 import { feeFor } from '../domain/fees';
 import { CURRENCIES, formatAmount, toKesMinor, type Currency } from '../domain/money';
 import { validatePaymentRequest, type PaymentRequestInput, type ValidPaymentRequest } from '../domain/payment-request';
@@ -128,6 +128,8 @@ export interface InitiateIdempotency {
   answer: (accepted: PaymentAccepted) => StoredAnswer;
 }
 
+const accountGone = () => new AppError('unauthenticated', 'the account no longer exists');
+
 /**
  * Accept a payment: validate, check the KYC tier, record the order, start its workflow. When Temporal
  * cannot be reached the order is still accepted; the reconciler starts its workflow later.
@@ -143,6 +145,9 @@ export async function initiatePayment(
   idempotency?: InitiateIdempotency,
 ): Promise<PaymentAccepted> {
   const request = validatePaymentRequest(body);
+  // A trade reads another user's ad: not for an account that is gone. (Otherwise the statement recording the
+  // order reads the account, when authentication left it to it.)
+  if (request.method === 'p2p' && caller.standingInStatement && !(await kycStatusOf(caller.id))) throw accountGone();
   // A trade against a P2P ad: priced now, settled between wallets by its `trade` workflow.
   const trade = request.method === 'p2p' ? await quoteTrade(caller, request.destination, request.amountMinor) : null;
   const { route, kes, fee } = await preparePayout(caller, request);
@@ -151,11 +156,10 @@ export async function initiatePayment(
   // The hold takes the amount and its fee (none for a trade).
   const funding = trade?.funding ?? { currency: request.currency, amountMinor: request.amountMinor + fee };
   const fundingCurrency = funding.currency;
-  // The status as this request's authentication read it (the same row, moments ago), else read now.
-  const kycStatus = caller.kycStatus ?? (await kycStatusOf(caller.id));
-  if (!kycStatus) throw new AppError('unauthenticated', 'the account no longer exists');
-  // Over the tier on its own (per payment, or alone past the 24-hour limit): refused before anything is read.
-  const alone = evaluateTierLimits(kycStatus, kes, 0n, cfg.limits);
+  // Over the tier on its own (per payment, or alone past the 24-hour limit), by the status this request's
+  // authentication read: refused before anything is written. (The statement recording the order judges the
+  // tier again, by the status it reads itself.)
+  const alone = caller.kycStatus && evaluateTierLimits(caller.kycStatus, kes, 0n, cfg.limits);
   if (alone) throw new AppError(alone.code, alone.reason);
 
   const id = uuidv7();
@@ -175,7 +179,7 @@ export async function initiatePayment(
     workflowId: orderWorkflowId(request.method, id),
   } satisfies NewOrder;
   const check = {
-    dailyLimitKesMinor: dailyLimitKesMinor(kycStatus, cfg.limits),
+    limits: tierLimitsMinor(cfg.limits),
     fundingAccount: payerWallet({ userId: caller.id, currency: fundingCurrency }),
     fundingCurrency,
     fundingMinor: funding.amountMinor,
@@ -183,8 +187,9 @@ export async function initiatePayment(
   // An order is recorded `pending`: what its acceptance answers is known before it is recorded, and is stored with it.
   const answered = acceptedView({ id, status: 'pending', workflowId: newOrder.workflowId });
   const claimed = idempotency && { claim: idempotency.claim, answer: idempotency.answer(answered) };
-  // The key's claim, the 24-hour usage, the wallet, the order and its answer in one statement: the order is
-  // recorded only when the key is this request's and both leave room for it.
+  // The payer's KYC status, the key's claim, the 24-hour usage, the wallet, the order and its answer in one
+  // statement: the order is recorded only when the payer exists, the key is this request's and the tier's limits
+  // and the wallet leave room for it.
   const accept = () =>
     trade
       ? inTransaction(async (tx) => {
@@ -202,6 +207,9 @@ export async function initiatePayment(
     if (!claimed || !isDuplicate(err)) throw err;
     accepted = await accept();
   }
+  // No such payer: nothing was recorded nor claimed (the key is then claimed, and let go, as for any refusal).
+  if (!accepted.kycStatus) throw accountGone();
+  const kycStatus = accepted.kycStatus;
   // Set once committed: a trade's transaction undone leaves nothing claimed.
   if (idempotency) idempotency.claim.outcome = accepted.claim;
   if (accepted.claim === 'taken') throw new AppError('idempotency_in_progress', 'retry the request');

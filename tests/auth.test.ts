@@ -4,7 +4,7 @@ import jwt from 'jsonwebtoken';
 import { config } from '../platform/config';
 import { User } from '../models';
 import { ensureAdmin } from '../services/auth-service';
-import { api, initiate, mpesaPayment, newUser, register, TEST_PASSWORD as PASSWORD } from './support/api';
+import { api, initiate, mpesaPayment, newUser, p2pTrade, register, TEST_PASSWORD as PASSWORD } from './support/api';
 import { getOrder } from '../services/payment-service';
 import { rows } from './support/db';
 import { expectTracedProblem as expectProblem } from './support/problems';
@@ -377,6 +377,54 @@ describe('auth', () => {
       expectProblem(await readOrder(user.token, 'not-a-uuid'), 400, 'validation_failed');
       await User.destroy({ where: { id: user.id } });
       expectProblem(await readOrder(user.token, missing), 401, 'unauthenticated');
+    });
+  });
+
+  describe('when a payment is initiated (the caller’s standing read by the statement recording the order)', () => {
+    const keysOf = (userId: string) =>
+      rows<{ key: string }>(`SELECT key FROM idempotency_keys WHERE scope = :scope`, { scope: `user:${userId}` });
+    const ordersOf = (userId: string) => rows<{ id: string }>('SELECT id FROM orders WHERE user_id = :userId', { userId });
+
+    it('then an account removed with its token cached is 401, with no order recorded and no key kept', async () => {
+      // Without money in: an account with deposits is kept for its ledger history.
+      const user = await newUser({ funded: false });
+      // Twice, the second from the cache of verified tokens; both judged and refused by the statement (no money).
+      for (let i = 0; i < 2; i++) expectProblem(await initiate(user, mpesaPayment()), 422, 'insufficient_funds');
+      await User.destroy({ where: { id: user.id } });
+      const key = randomUUID();
+      expectProblem(await initiate(user, mpesaPayment(), key), 401, 'unauthenticated');
+      expect(await ordersOf(user.id)).to.deep.equal([]);
+      expect((await keysOf(user.id)).map((k) => k.key)).to.not.include(key);
+      // Nor does a trade read the ad of another first: the account is refused before the quote.
+      expectProblem(await initiate(user, p2pTrade(randomUUID(), '500.00')), 401, 'unauthenticated');
+    });
+
+    it('then a correctly signed token for an account that never existed is 401, and nothing is recorded', async () => {
+      const ghost = randomUUID();
+      const token = signToken(ghost);
+      const res = await api()
+        .post('/api/v1/payments/initiate')
+        .set('Authorization', `Bearer ${token}`)
+        .set('Idempotency-Key', randomUUID())
+        .send(mpesaPayment());
+      expectProblem(res, 401, 'unauthenticated');
+      expect(await ordersOf(ghost)).to.deep.equal([]);
+      expect(await keysOf(ghost)).to.deep.equal([]);
+    });
+
+    it('then a KYC status changed with the token cached decides the very next payment’s tier', async () => {
+      const user = await newUser({ kycStatus: 'verified' });
+      const { perPaymentKes } = config().limits.unverified;
+      const overUnverified = (Number(perPaymentKes) + 1).toFixed(2);
+      const first = await initiate(user, mpesaPayment({ amount: overUnverified }));
+      expect(first.status, JSON.stringify(first.body)).to.equal(202);
+      await User.update({ kycStatus: 'unverified' }, { where: { id: user.id } });
+      const before = await ordersOf(user.id);
+      const refused = expectProblem(await initiate(user, mpesaPayment({ amount: overUnverified })), 422, 'kyc_required');
+      expect(refused.detail).to.include('per payment');
+      expect(await ordersOf(user.id)).to.have.length(before.length);
+      // Within the unverified tier it is still accepted.
+      expect((await initiate(user, mpesaPayment({ amount: '100.00' }))).status).to.equal(202);
     });
   });
 
