@@ -46,11 +46,6 @@ export function tierLimitsMinor(limits: Config['limits']): TierLimitsMinor {
   return { unverified: tier(limits.unverified), verified: tier(limits.verified) };
 }
 
-/** The tier's 24-hour limit, in KES minor units. */
-export function dailyLimitKesMinor(kycStatus: KycStatus, limits: Config['limits']): bigint {
-  return decimalToScaled((kycStatus === 'verified' ? limits.verified : limits.unverified).dailyKes, 2);
-}
-
 /**
  * The wallet cap by tier (docs/wallets.md#caps-by-kyc-tier): no wallet may hold more than the tier allows, as its KES equivalent.
  * `balanceAfterKesMinor` is what the wallet would hold with the money credited.

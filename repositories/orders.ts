@@ -158,6 +158,10 @@ export type LimitsAndHold =
   | { outcome: 'held' }
   | { outcome: 'over_limits'; kycStatus: KycStatus; usedKesMinor: bigint };
 
+/** The tiers' limits as one `numeric[]` parameter: per payment and per 24 hours, unverified then verified. */
+const tierLimitsParameter = (limits: TierLimitsMinor): string[] =>
+  [limits.unverified.perPayment, limits.unverified.daily, limits.verified.perPayment, limits.verified.daily].map(String);
+
 /**
  * A payment's KYC limits check and its hold in one statement (`payment_limits_and_hold`, one round trip where a
  * transaction of five statements was): under the order's and its payer's locks, an order not yet held whose limits
@@ -176,7 +180,7 @@ export async function limitsAndHold(orderId: string, limits: TierLimitsMinor, ac
       used: string | null;
     }>('SELECT * FROM payment_limits_and_hold($1::uuid, $2::numeric[], $3::uuid, $4::text, $5::text[], $6::text[], $7::numeric[])', [
       orderId,
-      [limits.unverified.perPayment, limits.unverified.daily, limits.verified.perPayment, limits.verified.daily].map(String),
+      tierLimitsParameter(limits),
       ...posting.values,
     ]);
     switch (row.outcome) {
@@ -481,9 +485,7 @@ export async function acceptOrder(
     ...orderParameters(order),
     check.fundingAccount,
     check.fundingCurrency,
-    [check.limits.unverified.perPayment, check.limits.unverified.daily, check.limits.verified.perPayment, check.limits.verified.daily].map(
-      String,
-    ),
+    tierLimitsParameter(check.limits),
     check.fundingMinor.toString(),
   ];
   const claim = idempotency
@@ -501,7 +503,7 @@ export async function acceptOrder(
     OrderRecord & { kycStatus: KycStatus | null; usedKesMinor: string; availableMinor: string; created: boolean; claim: string | null }
   >(
     `WITH payer AS (
-       -- $17: per payment and per 24 hours, unverified then verified (as payment_limits_and_hold takes them).
+       -- $17: the tiers' limits (tierLimitsParameter).
        SELECT u.kyc_status, l.limits[CASE WHEN u.kyc_status = 'verified' THEN 3 ELSE 1 END] AS per_payment,
               l.limits[CASE WHEN u.kyc_status = 'verified' THEN 4 ELSE 2 END] AS daily
          FROM users u, (SELECT $17::numeric[] AS limits) AS l WHERE u.id = $2::uuid
