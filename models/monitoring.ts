@@ -53,13 +53,15 @@ export class MonitoringEvaluation extends Model<InferAttributes<MonitoringEvalua
 
 /**
  * How many movements a customer had on one UTC day, as the history windows count them
- * (docs/monitoring.md#history-windows). Kept by the database's triggers on `orders` and `deposits`, never
- * written by the application.
+ * (docs/monitoring.md#history-windows): one of the day's slots, whose sum is the day's count. Kept by the
+ * database's triggers on `orders` and `deposits`, never written by the application.
  */
 export class MonitoringCustomerDay extends Model<InferAttributes<MonitoringCustomerDay>, InferCreationAttributes<MonitoringCustomerDay>> {
   declare customerId: string;
   /** The UTC day, `YYYY-MM-DD`. */
   declare day: string;
+  /** One of the day's counters: movements recorded at once count on different slots, so none waits for another. */
+  declare slot: number;
   declare movements: number;
 
   static initModel(sequelize: Sequelize): typeof MonitoringCustomerDay {
@@ -67,6 +69,7 @@ export class MonitoringCustomerDay extends Model<InferAttributes<MonitoringCusto
       {
         customerId: { type: DataTypes.UUID, primaryKey: true },
         day: { type: DataTypes.DATEONLY, primaryKey: true },
+        slot: { type: DataTypes.INTEGER, primaryKey: true },
         movements: { type: DataTypes.INTEGER, allowNull: false },
       },
       { sequelize, tableName: 'monitoring_customer_days', timestamps: false },

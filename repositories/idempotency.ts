@@ -97,7 +97,8 @@ export function claimWithAnswer(
        SELECT ${$(0)}::text, ${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, now() + make_interval(hours => ${$(5)}::int),
               CASE WHEN answering.answered THEN 'completed' ELSE 'in_progress' END,
               ${answered(`${$(7)}::int`)}, ${answered(`${$(8)}::jsonb`)}, ${answered(`${$(9)}::text`)}
-         FROM (SELECT (${condition.answeredWhen}) AS answered FROM ${condition.from}) AS answering
+         -- OFFSET 0 keeps the condition a subquery of its own, judged once for the four columns that read it.
+         FROM (SELECT (${condition.answeredWhen}) AS answered FROM ${condition.from} OFFSET 0) AS answering
        ON CONFLICT (scope, method, path, key) DO UPDATE
          SET request_hash = EXCLUDED.request_hash, locked_at = now(), expires_at = EXCLUDED.expires_at, state = EXCLUDED.state,
              response_status = EXCLUDED.response_status, response_headers = EXCLUDED.response_headers,

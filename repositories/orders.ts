@@ -443,6 +443,12 @@ export interface AcceptanceCheck {
 export interface AcceptanceClaim {
   claim: KeyClaim;
   answer: StoredAnswer;
+  /**
+   * An order may already hold this (user, key): the statement looks for it first, and then records nothing and
+   * holds the key. Set on the second try, after the first was refused by the key's uniqueness (`isDuplicate`);
+   * unset, the unique index alone refuses a second order, and the first try costs no lookup.
+   */
+  orderMayExist?: boolean;
 }
 
 /** What `acceptOrder` judged, and what it did with the Idempotency-Key claim when it was given one. */
@@ -471,9 +477,10 @@ export interface Acceptance {
  *
  * With `idempotency`, the same statement claims the request's Idempotency-Key first and records the order only
  * when it holds the key, storing the answer with it: when the order is recorded, so is its answer. An order
- * already under this (user, key) is seen before the claim, and then nothing is recorded and the key is held; one
- * committed by another request after this statement began refuses the insert (`isDuplicate`), and the whole
- * statement, claim and answer included, is undone: running it again judges that order.
+ * already under this (user, key) (another credential of the same user, or a key claimed again once it expired)
+ * refuses the insert (`isDuplicate`), and the whole statement, claim and answer included, is undone. Running it
+ * again with `orderMayExist` judges that order: it is seen before the claim, nothing is recorded and the key is
+ * held.
  */
 export async function acceptOrder(
   order: NewOrder,
@@ -493,7 +500,9 @@ export async function acceptOrder(
         idempotency.claim,
         idempotency.answer,
         {
-          answeredWhen: 'judged.fits AND NOT EXISTS (SELECT 1 FROM orders WHERE user_id = $2::uuid AND idempotency_key = $3::text)',
+          answeredWhen: idempotency.orderMayExist
+            ? 'judged.fits AND NOT EXISTS (SELECT 1 FROM orders WHERE user_id = $2::uuid AND idempotency_key = $3::text)'
+            : 'judged.fits',
           from: 'judged',
         },
         values.length + 1,

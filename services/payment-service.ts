@@ -16,6 +16,7 @@ import {
   acceptOrder,
   findOrderByIdempotencyKey,
   type Acceptance,
+  type AcceptanceClaim,
   listOrders,
   orderWithEvents,
   type OrderWithEvents,
@@ -186,26 +187,26 @@ export async function initiatePayment(
   };
   // An order is recorded `pending`: what its acceptance answers is known before it is recorded, and is stored with it.
   const answered = acceptedView({ id, status: 'pending', workflowId: newOrder.workflowId });
-  const claimed = idempotency && { claim: idempotency.claim, answer: idempotency.answer(answered) };
+  const claimed: AcceptanceClaim | undefined = idempotency && { claim: idempotency.claim, answer: idempotency.answer(answered) };
   // The payer's KYC status, the key's claim, the 24-hour usage, the wallet, the order and its answer in one
   // statement: the order is recorded only when the payer exists, the key is this request's and the tier's limits
   // and the wallet leave room for it.
-  const accept = () =>
+  const accept = (claim = claimed) =>
     trade
       ? inTransaction(async (tx) => {
-          const judged = await acceptOrder(newOrder, check, claimed, tx);
+          const judged = await acceptOrder(newOrder, check, claim, tx);
           if (judged.created) await recordTrade(judged.created.id, trade, tx);
           return judged;
         })
-      : acceptOrder(newOrder, check, claimed);
+      : acceptOrder(newOrder, check, claim);
   let accepted: Acceptance;
   try {
     accepted = await accept();
   } catch (err) {
-    // Another credential of the same user recorded an order under this key while the statement ran: nothing of
-    // this one was kept, and running it again judges that order.
+    // An order holds this key already (another credential of the same user, or the key claimed again once it
+    // expired): nothing of this statement was kept, and running it again, looking for that order, judges it.
     if (!claimed || !isDuplicate(err)) throw err;
-    accepted = await accept();
+    accepted = await accept({ ...claimed, orderMayExist: true });
   }
   // No such payer: nothing was recorded nor claimed (the key is then claimed, and let go, as for any refusal).
   if (!accepted.kycStatus) throw accountGone();

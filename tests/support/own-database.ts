@@ -9,11 +9,17 @@ import { dropDatabase } from './local-tools';
  * A database of a migration test's own, beside the run's (its name with `_<suffix>`): made anew and migrated up
  * to a given migration, so the test can take that migration back and forth without touching the shared schema.
  */
-export function ownDatabase(suffix: string): { open(to: string): Promise<Sequelize>; close(db: Sequelize): Promise<void> } {
+export function ownDatabase(suffix: string): {
+  /** The database's address, for a test that needs connections of its own (transactions side by side). */
+  url: string;
+  open(to: string): Promise<Sequelize>;
+  close(db: Sequelize): Promise<void>;
+} {
   const u = new URL(reloadConfig().databaseUrl);
   u.pathname = `${u.pathname}_${suffix}`;
   const url = u.toString();
   return {
+    url,
     async open(to) {
       await dropDatabase(url);
       await ensureDatabase(url);
