@@ -46,6 +46,17 @@ describe('monitoring day counts in slots', () => {
     const { rows } = await (on ?? (await connection())).query<{ id: string }>(orderSql, [customer, 'processing', at]);
     return rows[0].id;
   };
+  /**
+   * Two orders of the customer's, each recorded in a transaction of its own while the other is still open (the
+   * second would give up on a lock the first held), then both committed: their ids, in that order.
+   */
+  const recordedAtOnce = async (customer: string): Promise<[string, string]> => {
+    const [first, second] = [await transaction(), await transaction()];
+    const ids: [string, string] = [await recordOrder(first, customer), await recordOrder(second, customer)];
+    await second.query('COMMIT');
+    await first.query('COMMIT');
+    return ids;
+  };
   const slots = (customer: string) =>
     q<{ slot: number; movements: number }>(
       `SELECT slot, movements FROM monitoring_customer_days WHERE customer_id = :customer AND day = :day ORDER BY slot`,
@@ -86,12 +97,8 @@ describe('monitoring day counts in slots', () => {
   it('when two movements of one customer are recorded at once, then neither waits for the other, and the day counts both', async () => {
     const customer = await newCustomer();
     await recordOrder(null, customer);
-    const [first, second] = [await transaction(), await transaction()];
-    await recordOrder(first, customer);
     // The day's first slot is held by the first transaction: the second counts on a slot of its own.
-    await recordOrder(second, customer);
-    await second.query('COMMIT');
-    await first.query('COMMIT');
+    await recordedAtOnce(customer);
     expect(await slots(customer)).to.have.length(2);
     expect(await dayCount(customer)).to.equal(3);
     expect(await recounted(customer)).to.equal(3);
@@ -99,11 +106,7 @@ describe('monitoring day counts in slots', () => {
 
   it('when a counted movement fails while a slot is held, then it is taken from a free slot that has one, never below zero', async () => {
     const customer = await newCustomer();
-    const [first, second] = [await transaction(), await transaction()];
-    const failing = await recordOrder(first, customer);
-    await recordOrder(second, customer);
-    await first.query('COMMIT');
-    await second.query('COMMIT');
+    const [failing] = await recordedAtOnce(customer);
     expect((await slots(customer)).map((s) => s.movements)).to.deep.equal([1, 1]);
 
     // A third transaction holds the first slot; the failure is counted off the other one at once.
@@ -140,11 +143,7 @@ describe('monitoring day counts in slots', () => {
 
   it('when it is taken back, then each day is one row again with the sum of its slots, and the migrations run up again', async () => {
     const customer = await newCustomer();
-    const [first, second] = [await transaction(), await transaction()];
-    await recordOrder(first, customer);
-    await recordOrder(second, customer);
-    await first.query('COMMIT');
-    await second.query('COMMIT');
+    await recordedAtOnce(customer);
     expect(await slots(customer)).to.have.length(2);
 
     await createMigrator(db).down({ to: SLOTS });
