@@ -6,7 +6,7 @@ import { withEnv } from './support/config-env';
 import { database } from '../platform/database';
 import { rows } from './support/db';
 import { realRails } from './support/rails';
-import { awayFromQuotaWindowEnd } from './support/wait';
+import { awayFromQuotaWindowEnd, until } from './support/wait';
 
 /**
  * API keys (docs/access.md#api-keys): created with the secret shown once and only a hash stored, used as
@@ -67,8 +67,16 @@ describe('API keys', () => {
       const res = await api().get('/api/v1/wallets').set(bearer(key.secret));
       expect(res.status, res.text).to.equal(200);
       expect((res.body as { user_id: string }).user_id).to.equal(owner.id);
-      const [used] = await rows<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_keys WHERE id = :id', { id: key.key_id });
-      expect(used.last_used_at).to.not.equal(null);
+      // The last use is noted beside the request, not before its answer: wait (briefly) for it.
+      const lastUsed = await until(
+        "the key's last use to be noted",
+        async () => {
+          const [used] = await rows<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_keys WHERE id = :id', { id: key.key_id });
+          return used.last_used_at ?? undefined;
+        },
+        5_000,
+      ).catch(() => null);
+      expect(lastUsed).to.not.equal(null);
     });
   });
 
