@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createMigrator } from '../models/migrator';
-import { ownDatabase } from './support/own-database';
+import { insertVerifiedUser, ownDatabase } from './support/own-database';
 
 /**
  * The migration that teaches monitoring bulk payouts (docs/monitoring.md#bulk-payouts), on a database of its own
@@ -67,11 +67,7 @@ describe('the monitoring bulk-payouts migration', () => {
   before(async function () {
     this.timeout(90_000);
     db = await own.open(DAYS);
-    await q(
-      `INSERT INTO users (id, email, password_hash, full_name, kyc_status, created_at, updated_at)
-       VALUES (:customer, :email, 'not-a-login', 'Migration test', 'verified', now() - interval '30 days', now()) RETURNING id`,
-      { customer, email: `${customer}@example.com` },
-    );
+    await insertVerifiedUser(db, 'Migration test', customer, '30 days');
     await q(
       `INSERT INTO payout_batches (id, user_id, idempotency_key, currency, item_count, total_amount_minor, total_fee_minor,
                                    workflow_id, status)

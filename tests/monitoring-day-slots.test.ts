@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Client } from 'pg';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createMigrator } from '../models/migrator';
-import { ownDatabase } from './support/own-database';
+import { insertVerifiedUser, ownDatabase } from './support/own-database';
 
 /**
  * Monitoring's day counts kept in slots (docs/monitoring.md#history-windows): movements of one customer recorded
@@ -71,15 +70,7 @@ describe('monitoring day counts in slots', () => {
         { customer, day: DAY },
       )
     )[0].n;
-  const newCustomer = async (): Promise<string> => {
-    const id = randomUUID();
-    await q(
-      `INSERT INTO users (id, email, password_hash, full_name, kyc_status, created_at, updated_at)
-       VALUES (:id, :email, 'not-a-login', 'Slots test', 'verified', now(), now()) RETURNING id`,
-      { id, email: `${id}@example.com` },
-    );
-    return id;
-  };
+  const newCustomer = () => insertVerifiedUser(db, 'Slots test');
 
   before(async function () {
     this.timeout(90_000);

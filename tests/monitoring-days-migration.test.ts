@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createMigrator } from '../models/migrator';
-import { ownDatabase } from './support/own-database';
+import { insertVerifiedUser, ownDatabase } from './support/own-database';
 
 /**
  * The migration that adds monitoring's per-day counts (docs/monitoring.md#history-windows): on a database of its
@@ -44,13 +44,7 @@ describe('the monitoring day-counts migration', () => {
   before(async function () {
     this.timeout(90_000);
     db = await own.open(BEFORE);
-    for (const id of [customer, other]) {
-      await q(
-        `INSERT INTO users (id, email, password_hash, full_name, kyc_status, created_at, updated_at)
-         VALUES (:id, :email, 'not-a-login', 'Migration test', 'verified', now(), now()) RETURNING id`,
-        { id, email: `${id}@example.com` },
-      );
-    }
+    for (const id of [customer, other]) await insertVerifiedUser(db, 'Migration test', id);
     await order(customer, 'completed', '2026-10-01T23:59:59Z');
     await order(customer, 'processing', '2026-10-01T08:00:00Z');
     await order(customer, 'failed', '2026-10-01T09:00:00Z');

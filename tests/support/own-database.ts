@@ -1,4 +1,5 @@
-import type { Sequelize } from 'sequelize';
+import { randomUUID } from 'node:crypto';
+import { QueryTypes, type Sequelize } from 'sequelize';
 import { createMigrator } from '../../models/migrator';
 import { ensureDatabase } from '../../models/migrate';
 import { reloadConfig } from '../../platform/config';
@@ -32,4 +33,17 @@ export function ownDatabase(suffix: string): {
       await dropDatabase(url);
     },
   };
+}
+
+/**
+ * A verified user straight in the database (no login: a migration test's database has no api), its id `id` or a new
+ * one, created `createdAgo` before now.
+ */
+export async function insertVerifiedUser(db: Sequelize, label: string, id = randomUUID(), createdAgo = '0 seconds'): Promise<string> {
+  await db.query(
+    `INSERT INTO users (id, email, password_hash, full_name, kyc_status, created_at, updated_at)
+     VALUES (:id, :email, 'not-a-login', :label, 'verified', now() - :createdAgo::interval, now())`,
+    { replacements: { id, email: `${id}@example.com`, label, createdAgo }, type: QueryTypes.INSERT },
+  );
+  return id;
 }
