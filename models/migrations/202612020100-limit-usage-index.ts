@@ -28,6 +28,7 @@ export const up: Migration = async ({ context: sql }) => {
       BEGIN
         RETURN (SELECT coalesce(sum(o.kes_equivalent_minor), 0) FROM orders o
                  WHERE (CASE WHEN o.limits_checked_at IS NOT NULL THEN o.user_id END) = p_user
+                   -- The index's own condition, written out so the planner may use it.
                    AND o.limits_checked_at IS NOT NULL AND o.id IS DISTINCT FROM p_except
                    AND o.status NOT IN ('rejected', 'failed') AND o.created_at > now() - interval '24 hours');
       END
