@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { temporal } from '@temporalio/proto';
+import type { WorkflowStartOptions } from '@temporalio/client';
+import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentWorkflowInput } from '../workflows/shared';
+import { PAYGATE_SEARCH_ATTRIBUTES, orderSearchAttributes } from '../workflows/search-attributes';
+import { paymentSummary, type OrderFacts } from '../domain/orders';
+import { childPids, envInt, median, processCpuMs, temporalCliPath } from './support';
+
+/**
+ * What a workflow start costs the Temporal dev server, by what the start carries: the server's CPU per start,
+ * in interleaved rounds, for a bare start and for starts with Paygate's memo, summary and search attributes
+ * (bench/PROFILE.md, "After, round ten"). A diagnostic of (b)'s Temporal part, not one of the benchmarks:
+ *
+ *   node dist/bench/temporal-start.js
+ *
+ * Knobs: TEMPORAL_START_ROUNDS (default 4), TEMPORAL_START_COUNT (starts per variant and round, default 1500),
+ * TEMPORAL_START_FRESH_QUEUE=1 (each round on a task queue of its own, else one queue, as in (b)),
+ * TEMPORAL_START_KINDS (a comma-separated choice of the kinds below, default all). No worker polls the queues, so
+ * every start stays open, as in (b).
+ */
+
+const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+const CONCURRENCY = 20;
+
+/** A payment's order as the api knows it when it starts the run. */
+const order = (orderId: string): OrderFacts => ({
+  id: orderId,
+  userId: randomUUID(),
+  method: 'mobile_money',
+  status: 'pending',
+  currency: 'KES',
+  amountMinor: '150000',
+  destination: { phone: '+254712345678' },
+});
+
+type Extra = Pick<WorkflowStartOptions, 'memo' | 'staticSummary' | 'typedSearchAttributes'>;
+
+/** The start options compared; `paygate` is what the api's start carries (workflows/client.ts). */
+const VARIANTS: Record<string, (orderId: string) => Extra> = {
+  bare: () => ({}),
+  memo: (orderId) => {
+    const o = order(orderId);
+    return { memo: { orderId, userId: o.userId, method: o.method } };
+  },
+  summary: (orderId) => ({ staticSummary: paymentSummary(order(orderId)) }),
+  attributes: (orderId) => ({ typedSearchAttributes: orderSearchAttributes({ ...order(orderId), orderId }) }),
+  paygate: (orderId) => {
+    const o = order(orderId);
+    return {
+      memo: { orderId, userId: o.userId, method: o.method },
+      staticSummary: paymentSummary(o),
+      typedSearchAttributes: orderSearchAttributes({ ...o, orderId }),
+    };
+  },
+};
+
+async function main(): Promise<void> {
+  const rounds = envInt('TEMPORAL_START_ROUNDS', 4);
+  const count = envInt('TEMPORAL_START_COUNT', 1500);
+  const freshQueue = process.env.TEMPORAL_START_FRESH_QUEUE === '1';
+  const kinds = process.env.TEMPORAL_START_KINDS?.split(',').map((k) => k.trim()) ?? Object.keys(VARIANTS);
+  const unknown = kinds.filter((k) => !(k in VARIANTS));
+  if (unknown.length > 0) throw new Error(`unknown TEMPORAL_START_KINDS ${unknown.join(', ')}; known: ${Object.keys(VARIANTS).join(', ')}`);
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: { executable: { type: 'existing-path', path: temporalCliPath() }, ip: '127.0.0.1', ui: false },
+  });
+  try {
+    await env.connection.operatorService.addSearchAttributes({
+      namespace: 'default',
+      searchAttributes: Object.fromEntries(PAYGATE_SEARCH_ATTRIBUTES.map((key) => [key.name, KEYWORD])),
+    });
+    const [server] = childPids('temporal');
+    if (server === undefined) throw new Error('the Temporal dev server process was not found');
+    const perStart = new Map<string, number[]>();
+    for (let round = 0; round < rounds; round += 1) {
+      for (const name of kinds) {
+        const extra = VARIANTS[name];
+        const taskQueue = freshQueue ? `temporal-start-${round}` : 'temporal-start';
+        let left = count;
+        const before = processCpuMs(server) ?? 0;
+        const started = Date.now();
+        await Promise.all(
+          Array.from({ length: CONCURRENCY }, async () => {
+            while (left > 0) {
+              left -= 1;
+              const orderId = randomUUID();
+              const input: PaymentWorkflowInput = { orderId, pollAfterMs: 1000, settleTimeoutMs: 60_000 };
+              await env.client.workflow.start(PAYMENT_WORKFLOW, {
+                workflowId: paymentWorkflowId(orderId),
+                taskQueue,
+                args: [input],
+                ...extra(orderId),
+              });
+            }
+          }),
+        );
+        const cpuMs = ((processCpuMs(server) ?? 0) - before) / count;
+        perStart.set(name, [...(perStart.get(name) ?? []), cpuMs]);
+        const rate = count / ((Date.now() - started) / 1000);
+        process.stdout.write(
+          `round ${round + 1}/${rounds} ${name.padEnd(18)} ${cpuMs.toFixed(2)} ms of server CPU a start, ${rate.toFixed(0)} starts/s\n`,
+        );
+      }
+    }
+    const bare = median(perStart.get('bare') ?? []);
+    for (const [name, values] of perStart) {
+      const m = median(values);
+      process.stdout.write(
+        `${name.padEnd(18)} median ${m.toFixed(2)} ms a start (${(m / bare).toFixed(2)}x bare); rounds ${values.map((v) => v.toFixed(2)).join(', ')}\n`,
+      );
+    }
+  } finally {
+    await env.teardown();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
