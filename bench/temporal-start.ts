@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporal } from '@temporalio/proto';
-import type { WorkflowStartOptions } from '@temporalio/client';
 import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentWorkflowInput } from '../workflows/shared';
-import { PAYGATE_SEARCH_ATTRIBUTES, orderSearchAttributes } from '../workflows/search-attributes';
-import { paymentSummary, type OrderFacts } from '../domain/orders';
+import { PAYGATE_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { orderRunMetadata } from '../workflows/client';
+import type { OrderFacts } from '../domain/orders';
 import { childPids, envInt, median, processCpuMs, temporalCliPath } from './support';
 
 /**
@@ -34,25 +34,15 @@ const order = (orderId: string): OrderFacts => ({
   destination: { phone: '+254712345678' },
 });
 
-type Extra = Pick<WorkflowStartOptions, 'memo' | 'staticSummary' | 'typedSearchAttributes'>;
+type Extra = ReturnType<typeof orderRunMetadata>;
 
-/** The start options compared; `paygate` is what the api's start carries (workflows/client.ts). */
-const VARIANTS: Record<string, (orderId: string) => Extra> = {
+/** The start options compared, each a part of what the api's start carries (`orderRunMetadata`), or all of it. */
+const VARIANTS: Record<string, (o: OrderFacts) => Extra> = {
   bare: () => ({}),
-  memo: (orderId) => {
-    const o = order(orderId);
-    return { memo: { orderId, userId: o.userId, method: o.method } };
-  },
-  summary: (orderId) => ({ staticSummary: paymentSummary(order(orderId)) }),
-  attributes: (orderId) => ({ typedSearchAttributes: orderSearchAttributes({ ...order(orderId), orderId }) }),
-  paygate: (orderId) => {
-    const o = order(orderId);
-    return {
-      memo: { orderId, userId: o.userId, method: o.method },
-      staticSummary: paymentSummary(o),
-      typedSearchAttributes: orderSearchAttributes({ ...o, orderId }),
-    };
-  },
+  memo: (o) => ({ memo: orderRunMetadata(o, false).memo }),
+  summary: (o) => ({ staticSummary: orderRunMetadata(o, false).staticSummary }),
+  attributes: (o) => ({ typedSearchAttributes: orderRunMetadata(o, true).typedSearchAttributes }),
+  paygate: (o) => orderRunMetadata(o, true),
 };
 
 async function main(): Promise<void> {
@@ -90,7 +80,7 @@ async function main(): Promise<void> {
                 workflowId: paymentWorkflowId(orderId),
                 taskQueue,
                 args: [input],
-                ...extra(orderId),
+                ...extra(order(orderId)),
               });
             }
           }),

@@ -4,7 +4,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-
 
 /**
  * Random bytes for ids, drawn from the kernel a pool at a time: one `getrandom` call per 409 ids rather than
- * one per id (every request takes one for its request id, every payment one more). Each id's bytes are used once.
+ * one per id (every request takes one for its request id, every payment one more). Each byte goes to one id only.
  */
 const POOL_BYTES = 4096;
 const ID_RANDOM_BYTES = 10;
@@ -17,8 +17,6 @@ function randomForId(target: Buffer, at: number): void {
     taken = 0;
   }
   pool.copy(target, at, taken, taken + ID_RANDOM_BYTES);
-  // Spent bytes are overwritten, so no later id can carry them by mistake.
-  pool.fill(0, taken, taken + ID_RANDOM_BYTES);
   taken += ID_RANDOM_BYTES;
 }
 

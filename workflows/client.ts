@@ -5,6 +5,7 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type WorkflowHandle,
+  type WorkflowStartOptions,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { config } from '../platform/config';
@@ -98,6 +99,22 @@ export async function startTradeWorkflow(
   await startOrderRun(TRADE_WORKFLOW, tradeWorkflowId(orderId), input, taskQueue, options.order ?? (await findOrder(orderId)));
 }
 
+/**
+ * What an order's run starts with besides its input, for the operators' view of it: a one-line summary, a memo, and
+ * the order's search attributes when the namespace knows them.
+ */
+export function orderRunMetadata(
+  order: OrderFacts,
+  withAttributes: boolean,
+): Pick<WorkflowStartOptions, 'staticSummary' | 'memo' | 'typedSearchAttributes'> {
+  const facts = { orderId: order.id, userId: order.userId, method: order.method };
+  return {
+    staticSummary: paymentSummary(order),
+    memo: facts,
+    ...(withAttributes ? { typedSearchAttributes: orderSearchAttributes({ ...facts, status: order.status }) } : {}),
+  };
+}
+
 /** One order's run, with the order's search attributes (when the namespace knows them), a memo and a one-line summary. */
 async function startOrderRun(
   workflowType: string,
@@ -107,7 +124,6 @@ async function startOrderRun(
   order: OrderFacts | null,
 ): Promise<void> {
   const client = temporalClient();
-  const { orderId } = input;
   const start = (withAttributes: boolean) =>
     client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
       client.workflow.start(workflowType, {
@@ -115,10 +131,7 @@ async function startOrderRun(
         taskQueue,
         args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        ...(order ? { staticSummary: paymentSummary(order), memo: { orderId, userId: order.userId, method: order.method } } : {}),
-        ...(order && withAttributes
-          ? { typedSearchAttributes: orderSearchAttributes({ orderId, userId: order.userId, method: order.method, status: order.status }) }
-          : {}),
+        ...(order ? orderRunMetadata(order, withAttributes) : {}),
       }),
     );
   try {
