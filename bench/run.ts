@@ -1741,7 +1741,7 @@ function renderReport(
   lines.push('## How to reproduce', '');
   lines.push(
     '```bash',
-    'npm run bench                 # everything, 25 to 40 minutes on two cores',
+    'npm run bench                 # everything, 20 to 40 minutes on two cores',
     'BENCH_ONLY=a,e npm run bench  # a selection',
     '```',
     '',
