@@ -9,7 +9,8 @@ import { expect } from 'chai';
  * before admission became one step (`admit-in-one`) and before a callback already in ended the wait without a
  * timer, payments and a trade recorded since, whose stage was queried all along (a query that lands while a
  * local activity runs splits the workflow task: see `MonitoringPatch`), and payments admitted in the rail activity
- * that submits them (`admit-with-submission`), one of them after admission failed there and went step by step. A change that would alter what such a run
+ * that submits them (`admit-with-submission`), one of them after admission failed there and went step by step, and a bulk
+ * payout of 50 items through its sliding window (`sliding-window`), 20 in flight. A change that would alter what such a run
  * already did fails here as a nondeterminism error, not in production. They are kept as the server sends them
  * (binary protobuf, `temporal.api.history.v1.History`).
  */
