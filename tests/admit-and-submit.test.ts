@@ -8,11 +8,11 @@ import { ledgerKindsOf, rows } from './support/db';
 import { mobileMoneyTransfersOf } from './support/rails';
 
 /**
- * The activities a payment's workflow scheduled on the task queue, in order, and its local activities' markers,
- * once the run has closed: the settlement's commit shows the order completed before the workflow task that
- * records its marker does.
+ * The activities a payment's workflow scheduled on the task queue, in order, its local activities' markers, and
+ * its patch markers and search-attribute upserts, once the run has closed: the settlement's commit shows the order
+ * completed before the workflow task that records its marker does.
  */
-async function stepsOf(orderId: string): Promise<{ activities: string[]; localActivities: number }> {
+async function stepsOf(orderId: string): Promise<{ activities: string[]; localActivities: number; patches: number; upserted: string[] }> {
   const handle = temporalClient().workflow.getHandle(paymentWorkflowId(orderId));
   await handle.result();
   const history = await handle.fetchHistory();
@@ -20,13 +20,15 @@ async function stepsOf(orderId: string): Promise<{ activities: string[]; localAc
   return {
     activities: events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []),
     localActivities: events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length,
+    patches: events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch').length,
+    upserted: events.flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {})),
   };
 }
 
 /** Admission and the submission it ends with, as one rail activity (docs/payments.md#admission). */
 describe('a payment admitted and submitted in one rail activity', () => {
   describe('when the payment is clear, within limits and covered', () => {
-    it('then one activity admits, holds and submits it, and only the settlement is a local activity', async () => {
+    it('then one activity admits, holds and submits it, only the settlement is a local activity, and no patch is asked', async () => {
       const user = await newUser();
       const res = await initiate(user, mpesaPayment());
       expect(res.status, JSON.stringify(res.body)).to.equal(202);
@@ -36,7 +38,13 @@ describe('a payment admitted and submitted in one rail activity', () => {
       expect(order.events.map((e) => e.status)).to.deep.equal(['screening', 'processing', 'completed']);
       expect(await mobileMoneyTransfersOf(orderId)).to.deep.equal([order.rail_reference]);
       expect(await ledgerKindsOf(orderId)).to.deep.equal(['hold', 'settle']);
-      expect(await stepsOf(orderId)).to.deep.equal({ activities: ['admitAndSubmit'], localActivities: 1 });
+      // Started for admission with the submission, the run asks no patch: only PaygateStatus is ever upserted.
+      expect(await stepsOf(orderId)).to.deep.equal({
+        activities: ['admitAndSubmit'],
+        localActivities: 1,
+        patches: 0,
+        upserted: ['PaygateStatus', 'PaygateStatus'],
+      });
     });
   });
 

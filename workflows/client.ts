@@ -85,7 +85,12 @@ export async function startPaymentWorkflow(
   taskQueue = config().temporal.taskQueue,
   options: { order?: OrderFacts } = {},
 ): Promise<void> {
-  const input: PaymentWorkflowInput = { orderId, ...railWaits(), reviewSlaMs: config().compliance.screening.reviewSlaMs };
+  const input: PaymentWorkflowInput = {
+    orderId,
+    ...railWaits(),
+    reviewSlaMs: config().compliance.screening.reviewSlaMs,
+    admitWithSubmission: true,
+  };
   await startOrderRun(PAYMENT_WORKFLOW, paymentWorkflowId(orderId), input, taskQueue, options.order ?? (await findOrder(orderId)));
 }
 
@@ -153,7 +158,7 @@ export async function startPayoutBatchWorkflow(batchId: string, taskQueue = conf
     afterRow: 0,
     concurrency: cfg.batches.concurrency,
     pageSize: cfg.batches.pageSize,
-    payment: { ...railWaits(), reviewSlaMs: cfg.compliance.screening.reviewSlaMs },
+    payment: { ...railWaits(), reviewSlaMs: cfg.compliance.screening.reviewSlaMs, admitWithSubmission: true },
   };
   const client = temporalClient();
   try {

@@ -69,7 +69,7 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   let accounts: PaymentAccounts | undefined;
   // A run that continued as new while awaiting the rail's outcome goes straight back to waiting.
   if (!input.resume) {
-    const admission = await admitted(orderId, run, input.reviewSlaMs);
+    const admission = await admitted(orderId, run, input.reviewSlaMs, input.admitWithSubmission === true);
     if ('status' in admission) return admission;
     accounts = admission.accounts;
     run.report('processing');
@@ -131,16 +131,23 @@ async function submitted(orderId: string): Promise<Submission> {
 }
 
 /**
- * Screening, monitoring, the KYC limits and the hold. A run since `admit-with-submission` takes them in the rail
- * activity that then submits the held order; a run since `admit-in-one` took them in one local activity; either
+ * Screening, monitoring, the KYC limits and the hold. A run started `admitWithSubmission`, or since the
+ * `admit-with-submission` patch, takes them in the rail activity that then submits the held order; a run since
+ * `admit-in-one` took them in one local activity; either
  * goes one by one when a compliance review holds the order, or when admission failed in the rail activity
  * (docs/payments.md#admission). A run from before replays them one by one. Returns the payment's end when it is
  * refused or cannot be held, else the order's ledger accounts when the one activity answered them, and the
  * submission when it was made with admission.
  */
-async function admitted(orderId: string, run: OrderRun, reviewSlaMs: number | undefined): Promise<PaymentResult | Admitted> {
-  // A run that has the newer patch does not ask for the older one: one marker (and one change-version upsert) fewer.
-  const withSubmission = patched('admit-with-submission');
+async function admitted(
+  orderId: string,
+  run: OrderRun,
+  reviewSlaMs: number | undefined,
+  startedWithSubmission: boolean,
+): Promise<PaymentResult | Admitted> {
+  // A run started for admission with the submission asks no patch; one that has the newer patch does not ask for
+  // the older one. Each patch asked is a marker and a change-version upsert.
+  const withSubmission = startedWithSubmission || patched('admit-with-submission');
   const inOne = withSubmission || patched('admit-in-one');
   if (inOne) {
     const admission = withSubmission ? await admittedAndSubmitted(orderId) : await admit.admitPayment({ orderId });

@@ -30,6 +30,12 @@ export interface PaymentWorkflowInput {
   historyLimit?: number;
   /** Set by continue-as-new: the new run goes straight back to awaiting the rail's outcome. */
   resume?: AwaitingOutcome;
+  /**
+   * Set by every start of today but an appeal's resubmission: the run admits the order in the rail activity that
+   * submits it without asking the `admit-with-submission` patch, so its first workflow task records no patch
+   * marker and upserts no `TemporalChangeVersion`. A run started without it (before it, or on appeal) asks the patch.
+   */
+  admitWithSubmission?: true;
 }
 
 export interface TradeWorkflowInput {

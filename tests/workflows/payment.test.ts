@@ -296,6 +296,39 @@ describe('workflow unit: payment', function () {
     });
   });
 
+  describe('when a payment is started for admission with the submission (`admitWithSubmission`, as every start of today)', () => {
+    /** How many patch markers a run recorded, once it has closed. */
+    const patchesOf = async (run: Run<PaymentResult>): Promise<number> => {
+      await run.result;
+      const history = await run.handle.fetchHistory();
+      return (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch').length;
+    };
+
+    it('then it admits and submits in the one rail activity and records no patch marker', async () => {
+      let calls: string[] = [];
+      let patches = -1;
+      const result = await payment(happy(), { admitWithSubmission: true }, async (run) => {
+        patches = await patchesOf(run);
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(calls).to.deep.equal(['admitAndSubmit', 'pollRail', 'settlePayment']);
+      expect(patches).to.equal(0);
+    });
+
+    it('then a run started without it (before it, or on appeal) asks the `admit-with-submission` patch and takes the same steps', async () => {
+      let calls: string[] = [];
+      let patches = -1;
+      const result = await payment(happy(), {}, async (run) => {
+        patches = await patchesOf(run);
+        calls = run.calls;
+      });
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(calls).to.deep.equal(['admitAndSubmit', 'pollRail', 'settlePayment']);
+      expect(patches).to.equal(1);
+    });
+  });
+
   describe('when admission answered the order’s ledger accounts', () => {
     it('then settlement posts on them, without reading the order again', async () => {
       const accounts = { orderId: ORDER, userId: 'payer-1', method: 'mobile_money', currency: 'KES', amountMinor: '150000', feeMinor: '0' };
