@@ -145,9 +145,11 @@ async function admitted(
   reviewSlaMs: number | undefined,
   startedWithSubmission: boolean,
 ): Promise<PaymentResult | Admitted> {
-  // A run started for admission with the submission asks no patch; one that has the newer patch does not ask for
-  // the older one. Each patch asked is a marker and a change-version upsert.
-  const withSubmission = startedWithSubmission || patched('admit-with-submission');
+  // A run started for admission with the submission takes it without asking the patch as it runs, so it records no
+  // marker and no change-version upsert. Replaying, it asks (and takes it whatever the answer): a run whose first
+  // task a worker from before took recorded the marker, and replays it. One that has the newer patch does not ask
+  // for the older one.
+  const withSubmission = startedWithSubmission ? askedInReplay('admit-with-submission') : patched('admit-with-submission');
   const inOne = withSubmission || patched('admit-in-one');
   if (inOne) {
     const admission = withSubmission ? await admittedAndSubmitted(orderId) : await admit.admitPayment({ orderId });
@@ -189,6 +191,12 @@ async function admittedAndSubmitted(orderId: string): Promise<AdmissionAndSubmis
   } catch (err) {
     return { admitted: 'submission_failed', failed: err };
   }
+}
+
+/** Ask a patch only while replaying, so a marker in the history is matched and a new run records none; always true. */
+function askedInReplay(patchId: string): true {
+  if (workflowInfo().unsafe.isReplaying) patched(patchId);
+  return true;
 }
 
 /** The hold, one step on its own. Returns the payment's end when the wallet cannot cover it. */

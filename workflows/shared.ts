@@ -32,8 +32,9 @@ export interface PaymentWorkflowInput {
   resume?: AwaitingOutcome;
   /**
    * Set by every start of today but an appeal's resubmission: the run admits the order in the rail activity that
-   * submits it without asking the `admit-with-submission` patch, so its first workflow task records no patch
-   * marker and upserts no `TemporalChangeVersion`. A run started without it (before it, or on appeal) asks the patch.
+   * submits it without asking the `admit-with-submission` patch as it runs, so its first workflow task records no
+   * patch marker and upserts no `TemporalChangeVersion` (replaying, it asks: see docs/payments.md#admission). A run
+   * started without it (before it, or on appeal) asks the patch.
    */
   admitWithSubmission?: true;
 }

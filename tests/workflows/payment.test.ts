@@ -1,4 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { INSUFFICIENT_FUNDS, RAIL_OUTCOME_UNKNOWN, RAIL_REJECTED, RAIL_UNAVAILABLE } from '../../workflows/failure-types';
 import { railOutcomeSignal, screeningDecisionSignal, type PaymentResult, type PaymentWorkflowInput } from '../../workflows/shared';
@@ -297,35 +299,44 @@ describe('workflow unit: payment', function () {
   });
 
   describe('when a payment is started for admission with the submission (`admitWithSubmission`, as every start of today)', () => {
-    /** How many patch markers a run recorded, once it has closed. */
-    const patchesOf = async (run: Run<PaymentResult>): Promise<number> => {
+    /** A run's history once it has closed, and how many patch markers it holds. */
+    const closed = async (run: Run<PaymentResult>): Promise<{ history: temporal.api.history.v1.IHistory; patches: number }> => {
       await run.result;
       const history = await run.handle.fetchHistory();
-      return (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch').length;
+      return {
+        history,
+        patches: (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch').length,
+      };
     };
 
-    it('then it admits and submits in the one rail activity and records no patch marker', async () => {
+    it('then it admits and submits in the one rail activity, records no patch marker, and replays so', async () => {
       let calls: string[] = [];
-      let patches = -1;
+      let ended: Awaited<ReturnType<typeof closed>> | undefined;
       const result = await payment(happy(), { admitWithSubmission: true }, async (run) => {
-        patches = await patchesOf(run);
+        ended = await closed(run);
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
       expect(calls).to.deep.equal(['admitAndSubmit', 'pollRail', 'settlePayment']);
-      expect(patches).to.equal(0);
+      expect(ended?.patches).to.equal(0);
+      // Replaying, it asks the patch, finds no marker, and takes the same steps all the same.
+      await Worker.runReplayHistory(
+        { workflowsPath: require.resolve('../../workflows') },
+        ended?.history ?? {},
+        'replay-admit-with-submission',
+      );
     });
 
     it('then a run started without it (before it, or on appeal) asks the `admit-with-submission` patch and takes the same steps', async () => {
       let calls: string[] = [];
-      let patches = -1;
+      let ended: Awaited<ReturnType<typeof closed>> | undefined;
       const result = await payment(happy(), {}, async (run) => {
-        patches = await patchesOf(run);
+        ended = await closed(run);
         calls = run.calls;
       });
       expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
       expect(calls).to.deep.equal(['admitAndSubmit', 'pollRail', 'settlePayment']);
-      expect(patches).to.equal(1);
+      expect(ended?.patches).to.equal(1);
     });
   });
 
