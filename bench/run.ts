@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Client as PgClient } from 'pg';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowStartOptions } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../platform/config';
@@ -17,11 +17,12 @@ import {
   paymentWorkflowId,
   tradeWorkflowId,
   type DepositResult,
-  type DepositWorkflowInput,
   type PaymentResult,
   type PaymentWorkflowInput,
   type TradeWorkflowInput,
 } from '../workflows/shared';
+import { depositRunStart, orderRunMetadata, paymentRunInput } from '../workflows/client';
+import type { OrderFacts } from '../domain/orders';
 import { formatAmount } from '../domain/money';
 import { assetForFiatMinor } from '../domain/p2p/ads';
 import type { BackgroundRefreshes } from './discovery';
@@ -36,6 +37,7 @@ import {
   pool,
   processCpuMs,
   cpuSnapshot,
+  registerSearchAttributes,
   ROOT,
   spawnNode,
   tailOf,
@@ -56,8 +58,9 @@ import type { ParkedAppealsResult } from './appeals';
  *     from this process at the same concurrency. Both start on a task queue that no worker polls, so only
  *     acceptance is measured.
  * (c) payments completed through the sandbox rail         vs  `hello` workflows completed: same worker
- *     process, same batch size. The rail calls back after BENCH_CALLBACK_DELAY_MS (default 0) over HTTP
- *     to the api, which signals the workflow.
+ *     process, same batch size. The bench inserts the orders and starts each payment as the api does (its
+ *     input, search attributes, memo and summary); the hello starts bare. The rail calls back after
+ *     BENCH_CALLBACK_DELAY_MS (default 0) over HTTP to the api, which signals the workflow.
  *
  * (d) the exchange catalogue refresh, probe off             vs  a bare pg multi-row upsert of the same rows
  *     (bench/discovery.ts): median milliseconds of each, lower is better.
@@ -671,18 +674,35 @@ async function benchInitiate(ctx: Ctx, users: BenchUser[], warmupUser: BenchUser
 }
 
 /** Orders for payment workflows started directly (as the api would after accepting them), round-robin over payers. */
-async function insertBenchOrders(db: PgClient, userIds: string[], count: number, tag: string): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
+async function insertBenchOrders(db: PgClient, userIds: string[], count: number, tag: string): Promise<BenchOrder[]> {
+  const { rows } = await db.query<BenchOrder>(
     `INSERT INTO orders (id, user_id, idempotency_key, amount_minor, kes_equivalent_minor, currency, method, destination,
                          description, workflow_id, workflow_started_at)
      SELECT id, ($1::uuid[])[1 + (g % array_length($1::uuid[], 1))], $3 || '-' || id, 150000, 150000, 'KES', 'mobile_money',
             '{"provider": "mpesa", "phone": "+254712345678"}'::jsonb, 'bench payment', 'payment-' || id, now()
        FROM (SELECT g, gen_random_uuid() AS id FROM generate_series(1, $2::int) AS g) AS s
-     RETURNING id`,
+     RETURNING id, user_id`,
     [userIds, count, tag],
   );
-  return rows.map((r) => r.id);
+  return rows;
 }
+
+/** An order the bench inserted: what its run's start needs of it. */
+interface BenchOrder {
+  id: string;
+  user_id: string;
+}
+
+/** The order as the api knows it when it starts the run (insertBenchOrders's columns). */
+const benchOrderFacts = (order: BenchOrder): OrderFacts => ({
+  id: order.id,
+  userId: order.user_id,
+  method: 'mobile_money',
+  status: 'pending',
+  amountMinor: '150000',
+  currency: 'KES',
+  destination: { provider: 'mpesa', phone: '+254712345678' },
+});
 
 /** A worker on the work queue, as the worker process is started in production, with the `hello` baseline beside. */
 function startBenchWorker(ctx: Ctx): Child {
@@ -697,24 +717,37 @@ function startBenchWorker(ctx: Ctx): Child {
 const roundTimeoutMs = () => Math.max(60, 12 * settings.seconds) * 1000;
 
 /** Start one workflow per business id on the work queue, and wait for each to end `completed`. */
-function completedBatch(ctx: Ctx, type: string, workflowId: (id: string) => string, input: (id: string) => unknown, ids: string[]) {
+function completedBatch<T>(
+  ctx: Ctx,
+  type: string,
+  workflowId: (item: T) => string,
+  start: (item: T) => { args: unknown[] } & Partial<Pick<WorkflowStartOptions, 'memo' | 'staticSummary' | 'typedSearchAttributes'>>,
+  items: T[],
+) {
   const temporal = ctx.temporal!;
-  return completeAll(ids.length, settings.connections, roundTimeoutMs(), async (i) => {
-    const handle = await temporal.workflow.start(type, { workflowId: workflowId(ids[i]), taskQueue: ctx.workQueue, args: [input(ids[i])] });
+  return completeAll(items.length, settings.connections, roundTimeoutMs(), async (i) => {
+    const handle = await temporal.workflow.start(type, { workflowId: workflowId(items[i]), taskQueue: ctx.workQueue, ...start(items[i]) });
     return async () => ((await handle.result()) as PaymentResult | DepositResult).status === 'completed';
   });
 }
 
-/** Start `count` payment workflows for orders of `payerIds` and wait for each to complete. */
+/**
+ * Start `count` payment workflows for orders of `payerIds` as the api starts them (`startPaymentWorkflow`: the same
+ * input, search attributes, memo and summary), and wait for each to complete.
+ */
 async function paymentBatch(ctx: Ctx, payerIds: string[], count: number, tag: string): Promise<Round> {
-  const cfg = loadConfig(ctx.apiEnv);
-  const orderIds = await insertBenchOrders(ctx.db, payerIds, count, tag);
-  const input = (orderId: string): PaymentWorkflowInput => ({
-    orderId,
-    pollAfterMs: cfg.payments.pollAfterMs,
-    settleTimeoutMs: cfg.payments.settleTimeoutMs,
-  });
-  return completedBatch(ctx, PAYMENT_WORKFLOW, paymentWorkflowId, input, orderIds);
+  const input = paymentRunInput(loadConfig(ctx.apiEnv));
+  const orders = await insertBenchOrders(ctx.db, payerIds, count, tag);
+  return completedBatch(
+    ctx,
+    PAYMENT_WORKFLOW,
+    (order) => paymentWorkflowId(order.id),
+    (order) => ({
+      args: [{ orderId: order.id, ...input } satisfies PaymentWorkflowInput],
+      ...orderRunMetadata(benchOrderFacts(order), true),
+    }),
+    orders,
+  );
 }
 
 async function helloBatch(ctx: Ctx, count: number): Promise<Round> {
@@ -1056,16 +1089,11 @@ async function benchDepositCredits(ctx: Ctx): Promise<RateResult> {
        RETURNING id`,
       [by, count],
     );
-    const input = (depositId: string): DepositWorkflowInput => ({
-      depositId,
-      pollAfterMs: cfg.payments.pollAfterMs,
-      settleTimeoutMs: cfg.payments.settleTimeoutMs,
-    });
     return completedBatch(
       ctx,
       DEPOSIT_WORKFLOW,
       depositWorkflowId,
-      input,
+      (depositId) => depositRunStart(depositId, cfg),
       rows.map((r) => r.id),
     );
   };
@@ -1269,12 +1297,11 @@ async function tradeBatch(
      RETURNING order_id AS id`,
     [buyerIds, ads.map((a) => a.adId), tag, P2P_TRADE_KES_MINOR.toString(), count, asset.toString(), P2P_PRICE_MINOR.toString()],
   );
-  const input = (orderId: string): TradeWorkflowInput => ({ orderId });
   return completedBatch(
     ctx,
     TRADE_WORKFLOW,
     tradeWorkflowId,
-    input,
+    (orderId) => ({ args: [{ orderId } satisfies TradeWorkflowInput] }),
     rows.map((r) => r.id),
   );
 }
@@ -1789,6 +1816,8 @@ async function main(): Promise<void> {
     const connection = await Connection.connect({ address: temporalAddress });
     temporal = new Client({ connection, namespace: 'default' });
     teardowns.push({ name: 'temporal client', run: () => connection.close() });
+    // The bench starts payments as the api does, search attributes included.
+    await registerSearchAttributes(connection);
     if (externalTemporal) {
       // Workflows parked on the worker-less queue would stay open forever on a shared server.
       teardowns.push({

@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { PAYGATE_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 /** Process, port and statistics helpers shared by the benchmark runner. */
 
@@ -181,6 +184,21 @@ export function cpuSnapshot(groups: Record<string, number | string | undefined>)
     }
   }
   return snapshot;
+}
+
+/**
+ * Register Paygate's search attributes (all Keyword) on the bench's namespace, as `npm start` does on its dev
+ * server, so that workflows the bench starts as the api does may carry them. Those already there are left.
+ */
+export async function registerSearchAttributes(connection: Connection, namespace = 'default'): Promise<void> {
+  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+  const missing = PAYGATE_SEARCH_ATTRIBUTES.filter(({ name }) => customAttributes[name] === undefined);
+  if (missing.length === 0) return;
+  const keyword = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+  await connection.operatorService.addSearchAttributes({
+    namespace,
+    searchAttributes: Object.fromEntries(missing.map(({ name }) => [name, keyword])),
+  });
 }
 
 /** Pids of this process's children whose command line contains `pattern`: Linux /proc only, else none. */

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { temporal } from '@temporalio/proto';
 import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentWorkflowInput } from '../workflows/shared';
-import { PAYGATE_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { orderRunMetadata } from '../workflows/client';
 import type { OrderFacts } from '../domain/orders';
-import { childPids, envInt, median, processCpuMs, temporalCliPath } from './support';
+import { childPids, envInt, median, processCpuMs, registerSearchAttributes, temporalCliPath } from './support';
 
 /**
  * What a workflow start costs the Temporal dev server, by what the start carries: the server's CPU per start,
@@ -20,7 +18,6 @@ import { childPids, envInt, median, processCpuMs, temporalCliPath } from './supp
  * every start stays open, as in (b).
  */
 
-const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
 const CONCURRENCY = 20;
 
 /** A payment's order as the api knows it when it starts the run. */
@@ -56,10 +53,7 @@ async function main(): Promise<void> {
     server: { executable: { type: 'existing-path', path: temporalCliPath() }, ip: '127.0.0.1', ui: false },
   });
   try {
-    await env.connection.operatorService.addSearchAttributes({
-      namespace: 'default',
-      searchAttributes: Object.fromEntries(PAYGATE_SEARCH_ATTRIBUTES.map((key) => [key.name, KEYWORD])),
-    });
+    await registerSearchAttributes(env.connection);
     const [server] = childPids('temporal');
     if (server === undefined) throw new Error('the Temporal dev server process was not found');
     const perStart = new Map<string, number[]>();

@@ -8,7 +8,7 @@ import {
   type WorkflowStartOptions,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { config } from '../platform/config';
+import { config, type Config } from '../platform/config';
 import { AppError } from '../platform/errors';
 import { componentLogger } from '../platform/logger';
 import { ensureTemporalConnected, startWithSearchAttributes, temporalClient } from '../platform/temporal';
@@ -74,9 +74,14 @@ export async function startOrderWorkflow(order: OrderFacts, taskQueue = config()
 }
 
 /** How long a run waits for a rail's answer before it asks, and for how long in all (config `PAYMENT_*`). */
-function railWaits(): { pollAfterMs: number; settleTimeoutMs: number; maxPollIntervalMs: number } {
-  const { pollAfterMs, settleTimeoutMs, maxPollIntervalMs } = config().payments;
+function railWaits(cfg: Config = config()): { pollAfterMs: number; settleTimeoutMs: number; maxPollIntervalMs: number } {
+  const { pollAfterMs, settleTimeoutMs, maxPollIntervalMs } = cfg.payments;
   return { pollAfterMs, settleTimeoutMs, maxPollIntervalMs };
+}
+
+/** What a payment started today is told besides its order: the rail's waits, the review SLA, admission with its submission. */
+export function paymentRunInput(cfg: Config = config()): Omit<PaymentWorkflowInput, 'orderId'> {
+  return { ...railWaits(cfg), reviewSlaMs: cfg.compliance.screening.reviewSlaMs, admitWithSubmission: true };
 }
 
 /** Start the payment workflow for an order (see `startOrderWorkflow`). */
@@ -85,12 +90,7 @@ export async function startPaymentWorkflow(
   taskQueue = config().temporal.taskQueue,
   options: { order?: OrderFacts } = {},
 ): Promise<void> {
-  const input: PaymentWorkflowInput = {
-    orderId,
-    ...railWaits(),
-    reviewSlaMs: config().compliance.screening.reviewSlaMs,
-    admitWithSubmission: true,
-  };
+  const input: PaymentWorkflowInput = { orderId, ...paymentRunInput() };
   await startOrderRun(PAYMENT_WORKFLOW, paymentWorkflowId(orderId), input, taskQueue, options.order ?? (await findOrder(orderId)));
 }
 
@@ -158,7 +158,7 @@ export async function startPayoutBatchWorkflow(batchId: string, taskQueue = conf
     afterRow: 0,
     concurrency: cfg.batches.concurrency,
     pageSize: cfg.batches.pageSize,
-    payment: { ...railWaits(), reviewSlaMs: cfg.compliance.screening.reviewSlaMs, admitWithSubmission: true },
+    payment: paymentRunInput(cfg),
   };
   const client = temporalClient();
   try {
@@ -273,20 +273,25 @@ export async function signalScreeningDecision(orderId: string, signal: Screening
  * Start the `deposit` workflow of a pending STK Push deposit (workflow id `deposit-<deposit_id>`, never a
  * second run for the same deposit). Throws `dependency_unavailable` when Temporal does not take it in time.
  */
+/** A deposit's run's input, summary and memo. */
+export function depositRunStart(
+  depositId: string,
+  cfg: Config = config(),
+): { args: [DepositWorkflowInput] } & Pick<WorkflowStartOptions, 'staticSummary' | 'memo'> {
+  return { args: [{ depositId, ...railWaits(cfg) }], staticSummary: 'M-Pesa STK Push deposit', memo: { depositId } };
+}
+
 export async function startDepositWorkflow(depositId: string): Promise<void> {
   const cfg = config();
   const client = temporalClient();
-  const input: DepositWorkflowInput = { depositId, ...railWaits() };
   try {
     await ensureTemporalConnected(client);
     await client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
       client.workflow.start(DEPOSIT_WORKFLOW, {
         workflowId: depositWorkflowId(depositId),
         taskQueue: cfg.temporal.taskQueue,
-        args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        staticSummary: 'M-Pesa STK Push deposit',
-        memo: { depositId },
+        ...depositRunStart(depositId, cfg),
       }),
     );
   } catch (err) {
