@@ -283,6 +283,35 @@ describe('bulk payouts', () => {
     });
   });
 
+  describe('when a batch runs with three places on its rail', () => {
+    let restore: () => void;
+    beforeEach(() => {
+      restore = withEnv({ BATCH_PAGE_SIZE: '6', BATCH_CONCURRENCY_MOBILE_MONEY: '3' });
+    });
+    afterEach(() => restore());
+
+    it('then never more than three of its items are in flight at once, and the window is filled', async function () {
+      this.timeout(90_000);
+      const payer = await payerWith(1_000_000n);
+      const res = await postBatch(payer, { items: items(15, 'W') });
+      expect(res.status, JSON.stringify(res.body)).to.equal(202);
+      const id = (res.body as BatchBody).batch_id;
+      const done = await ended(payer, id, 60_000);
+      expect(done.counts).to.include({ completed: 15 });
+      // An item is in flight from its order's making (the transaction that opens it) to its conclusion (the item's
+      // last update): how many were, at the moment each was opened.
+      const [{ most }] = await rows<{ most: number }>(
+        `WITH flight AS (
+           SELECT o.created_at AS opened, i.updated_at AS concluded
+             FROM payout_batch_items i JOIN orders o ON o.id = i.order_id WHERE i.batch_id = :id)
+         SELECT max((SELECT count(*) FROM flight b WHERE b.opened <= a.opened AND b.concluded > a.opened))::int AS most
+           FROM flight a`,
+        { id },
+      );
+      expect(most).to.equal(3);
+    });
+  });
+
   describe('when the owner cancels a running batch', () => {
     let restore: () => void;
     beforeEach(() => {

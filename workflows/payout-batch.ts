@@ -12,6 +12,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PayoutBatchActivities } from './activities/payout-batches';
+import { itemsToStart, startCandidates, type BatchItem } from './batch-window';
 import { LOCAL_DB_STEP } from './presets';
 import {
   PAYMENT_WORKFLOW,
@@ -37,12 +38,6 @@ const QUEUED_PAGES = 5;
 /** The `payment` workflow, as its children are started. */
 type PaymentWorkflow = (input: PaymentWorkflowInput) => Promise<PaymentResult>;
 
-interface BatchItem {
-  row: number;
-  method: PayoutMethod;
-  orderId: string | null;
-}
-
 /**
  * A bulk payout (docs/payments.md#bulk-payouts). Each item becomes its order (once, keyed on the batch and row)
  * and is paid by the same `payment` workflow as a single payout, as a child whose id is the order's
@@ -61,6 +56,9 @@ interface BatchItem {
  */
 export async function payoutBatch(input: PayoutBatchWorkflowInput): Promise<PayoutBatchResult> {
   if (!patched('sliding-window')) return pagedRun(input);
+  // Asked before any step, so that every task of the run replays it alike: a run from before concludes and opens in
+  // two local activities to the end, and its next run in one.
+  const inOneStep = patched('conclude-and-open');
   const { batchId } = input;
   const busy: Record<PayoutMethod, number> = { bank_transfer: 0, mobile_money: 0, crypto: 0 };
   /** Items whose order exists and whose payment was started (by this run or an earlier one), not yet concluded. */
@@ -129,19 +127,67 @@ export async function payoutBatch(input: PayoutBatchWorkflowInput): Promise<Payo
     busy[item.method] += 1;
     toCheck.push(item);
   }
+  /** Start the picked items' payments with the orders opened for them; none after one the batch's cancel refused. */
+  const send = (picked: BatchItem[], opened: Record<number, string | null>) => {
+    for (const item of picked) {
+      const orderId = opened[item.row];
+      // Nothing to send: the batch is being cancelled (the item with it), so no further item is sent.
+      if (!orderId) {
+        stopped = true;
+        busy[item.method] -= 1;
+        continue;
+      }
+      const sent = { row: item.row, method: item.method, orderId };
+      inFlight.set(item.row, sent);
+      watch(sent);
+    }
+  };
+  /** Items looked at whose outcome is recorded leave the window; the others are looked at again later. */
+  const conclude = (looked: PayoutBatchInFlightItem[], concluded: number[]) => {
+    const done = new Set(concluded);
+    for (const item of looked) {
+      if (!done.has(item.row)) lookLater(item);
+      else if (inFlight.delete(item.row)) {
+        nextLook.delete(item.row);
+        busy[item.method] -= 1;
+      }
+    }
+  };
+  /** Take the picked items off the queue: they count as in flight from now. */
+  const take = (picked: BatchItem[]) => {
+    for (const item of picked) {
+      queue.splice(queue.indexOf(item), 1);
+      busy[item.method] += 1;
+      started += 1;
+    }
+  };
+
   for (;;) {
     if (failure) throw failure;
+    if (toCheck.length > 0 && inOneStep) {
+      // The items with an outcome concluded and the next ones opened in one step: the window refills without
+      // waiting for a second local activity. An item looked at again after its conclusion has nothing left to do.
+      const looked = [...new Map(toCheck.splice(0).map((item) => [item.row, item])).values()].filter((item) => inFlight.has(item.row));
+      if (looked.length === 0) continue;
+      const { concluded, picked, opened } = await db.concludeAndOpenBatchItems({
+        batchId,
+        items: looked,
+        busy: { ...busy },
+        concurrency: input.concurrency,
+        candidates: startCandidates(queue, input.concurrency).map(({ row, method }) => ({ row, method })),
+        budget: stopped ? 0 : input.pageSize - started,
+      });
+      conclude(looked, concluded);
+      const rows = new Set(picked);
+      const items = queue.filter((item) => rows.has(item.row));
+      take(items);
+      send(items, opened);
+      continue;
+    }
     if (toCheck.length > 0) {
       const looked = toCheck.splice(0);
       const { concluded } = await db.concludeBatchItems({ batchId, items: looked });
-      const done = new Set(concluded);
-      for (const item of looked) {
-        if (!done.has(item.row)) lookLater(item);
-        else if (inFlight.delete(item.row)) {
-          nextLook.delete(item.row);
-          busy[item.method] -= 1;
-        }
-      }
+      conclude(looked, concluded);
       continue;
     }
     const waiting = queue.length > 0 && queue.every((item) => busy[item.method] >= input.concurrency[item.method]);
@@ -153,30 +199,11 @@ export async function payoutBatch(input: PayoutBatchWorkflowInput): Promise<Payo
       for (const item of next.items) if (!inFlight.has(item.row)) queue.push(item);
       continue;
     }
-    const picked: BatchItem[] = [];
-    for (let i = 0; i < queue.length && !stopped && started < input.pageSize;) {
-      const item = queue[i];
-      if (busy[item.method] < input.concurrency[item.method]) {
-        queue.splice(i, 1);
-        busy[item.method] += 1;
-        started += 1;
-        picked.push(item);
-      } else i += 1;
-    }
+    const picked = stopped ? [] : itemsToStart(queue, busy, input.concurrency, input.pageSize - started);
     if (picked.length > 0) {
+      take(picked);
       const { opened } = await db.openBatchItems({ batchId, rows: picked.map((item) => item.row) });
-      for (const item of picked) {
-        const orderId = opened[item.row];
-        // Nothing to send: the batch is being cancelled (the item with it), so no further item is sent.
-        if (!orderId) {
-          stopped = true;
-          busy[item.method] -= 1;
-          continue;
-        }
-        const sent = { row: item.row, method: item.method, orderId };
-        inFlight.set(item.row, sent);
-        watch(sent);
-      }
+      send(picked, opened);
       continue;
     }
     const nothingToStart = stopped || (exhausted && queue.length === 0);

@@ -16,7 +16,8 @@ import {
   type PayoutBatchItemRow,
 } from '../../repositories/payout-batches';
 import { inTransaction, isDuplicate } from '../../repositories/transaction';
-import { paymentWorkflowId, type PayoutMethod } from '../shared';
+import { itemsToStart, type PerRail } from '../batch-window';
+import { paymentWorkflowId, type PayoutBatchInFlightItem, type PayoutMethod } from '../shared';
 
 /**
  * The `payout-batch` workflow's steps (docs/payments.md#bulk-payouts). Each is idempotent on (batch, row): an
@@ -159,6 +160,34 @@ async function openItems({ batchId, rows }: BatchRef & { rows: number[] }): Prom
   return { opened };
 }
 
+/**
+ * `concludeItems`, then `openItems` for the queued items that may start once those have ended: the places each
+ * rail has free after the conclusions (`busy` is counted before them), as `itemsToStart` picks them from
+ * `candidates`. One local activity where the workflow would take two. Idempotent as both are.
+ */
+async function concludeAndOpenItems({
+  batchId,
+  items,
+  busy,
+  concurrency,
+  candidates,
+  budget,
+}: BatchRef & {
+  items: PayoutBatchInFlightItem[];
+  busy: PerRail;
+  concurrency: PerRail;
+  candidates: { row: number; method: PayoutMethod }[];
+  budget: number;
+}): Promise<{ concluded: number[]; picked: number[]; opened: Record<number, string | null> }> {
+  const { concluded } = await concludeItems({ batchId, items });
+  const done = new Set(concluded);
+  const free = { ...busy };
+  for (const item of items) if (done.has(item.row)) free[item.method] -= 1;
+  const picked = itemsToStart(candidates, free, concurrency, budget).map((item) => item.row);
+  const { opened } = picked.length > 0 ? await openItems({ batchId, rows: picked }) : { opened: {} };
+  return { concluded, picked, opened };
+}
+
 export function createPayoutBatchActivities() {
   return {
     /** The next items to send, after `afterRow`, and whether a cancel was asked for. */
@@ -189,6 +218,9 @@ export function createPayoutBatchActivities() {
 
     /** `concludeBatchItem` for each item, in one read and one transaction: the rows that now have their outcome recorded. */
     concludeBatchItems: concludeItems,
+
+    /** `concludeBatchItems`, then `openBatchItems` for the items that may start after them: the rows picked, and what each opened. */
+    concludeAndOpenBatchItems: concludeAndOpenItems,
 
     /** End the batch: unsent items cancelled, what is left of its hold back to the wallet, its status final. */
     async finishBatch({ batchId }: BatchRef): Promise<'completed' | 'cancelled' | 'running'> {
