@@ -181,9 +181,9 @@ async function concludeAndOpenItems({
 }): Promise<{ concluded: number[]; picked: number[]; opened: Record<number, string | null> }> {
   const { concluded } = await concludeItems({ batchId, items });
   const done = new Set(concluded);
-  const free = { ...busy };
-  for (const item of items) if (done.has(item.row)) free[item.method] -= 1;
-  const picked = itemsToStart(candidates, free, concurrency, budget).map((item) => item.row);
+  const stillBusy = { ...busy };
+  for (const item of items) if (done.has(item.row)) stillBusy[item.method] -= 1;
+  const picked = itemsToStart(candidates, stillBusy, concurrency, budget).map((item) => item.row);
   const { opened } = picked.length > 0 ? await openItems({ batchId, rows: picked }) : { opened: {} };
   return { concluded, picked, opened };
 }
