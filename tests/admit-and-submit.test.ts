@@ -38,13 +38,16 @@ describe('a payment admitted and submitted in one rail activity', () => {
       expect(order.events.map((e) => e.status)).to.deep.equal(['screening', 'processing', 'completed']);
       expect(await mobileMoneyTransfersOf(orderId)).to.deep.equal([order.rail_reference]);
       expect(await ledgerKindsOf(orderId)).to.deep.equal(['hold', 'settle']);
-      // Started for admission with the submission, the run asks no patch: only PaygateStatus is ever upserted.
-      expect(await stepsOf(orderId)).to.deep.equal({
+      // Started for admission with the submission, the run asks no patch: only PaygateStatus is ever upserted (once
+      // when the rail's callback came with the activity's result, else `processing` first: tests/workflows/payment.test.ts).
+      const steps = await stepsOf(orderId);
+      expect({ ...steps, upserted: [...new Set(steps.upserted)] }).to.deep.equal({
         activities: ['admitAndSubmit'],
         localActivities: 1,
         patches: 0,
-        upserted: ['PaygateStatus', 'PaygateStatus'],
+        upserted: ['PaygateStatus'],
       });
+      expect(steps.upserted.length).to.be.within(1, 2);
     });
   });
 

@@ -81,7 +81,7 @@ function railWaits(cfg: Config = config()): { pollAfterMs: number; settleTimeout
 
 /** What a payment started today is told besides its order: the rail's waits, the review SLA, admission with its submission. */
 export function paymentRunInput(cfg: Config = config()): Omit<PaymentWorkflowInput, 'orderId'> {
-  return { ...railWaits(cfg), reviewSlaMs: cfg.compliance.screening.reviewSlaMs, admitWithSubmission: true };
+  return { ...railWaits(cfg), reviewSlaMs: cfg.compliance.screening.reviewSlaMs, admitWithSubmission: true, processingWhenSeen: true };
 }
 
 /** Start the payment workflow for an order (see `startOrderWorkflow`). */

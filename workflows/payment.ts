@@ -32,6 +32,8 @@ import { PAYGATE_ORDER_ID, PAYGATE_OVERDUE } from './search-attributes';
  * milliseconds, and are keyed on the order id, so re-running one after a worker crash is harmless.
  */
 const db = proxyLocalActivities<PaymentActivities>(LOCAL_DB_STEP);
+/** A settlement's first attempt alone, when `processing` is still to be reported should it fail. */
+const firstAttempt = proxyLocalActivities<PaymentActivities>({ ...LOCAL_DB_STEP, retry: { ...LOCAL_DB_STEP.retry, maximumAttempts: 1 } });
 const admit = proxyLocalActivities<AdmissionActivities>(LOCAL_DB_STEP);
 
 /** Calls to the outside world go through the task queue, with their own timeouts and retries. */
@@ -67,12 +69,18 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
 
   // The order's ledger accounts, when its admission answered them (they never change): its settlement needs no read.
   let accounts: PaymentAccounts | undefined;
+  // Whether `processing` is still to be upserted: only when the run may be seen in it (see `processingWhenSeen`).
+  let processingUnreported = false;
   // A run that continued as new while awaiting the rail's outcome goes straight back to waiting.
   if (!input.resume) {
     const admission = await admitted(orderId, run, input.reviewSlaMs, input.admitWithSubmission === true);
     if ('status' in admission) return admission;
     accounts = admission.accounts;
-    run.report('processing');
+    // The rail's answer already in (its callback came with the submission's result), the order settles in this
+    // workflow task, and a `processing` upserted now would be replaced by the outcome in the same task.
+    const sent = admission.submission !== undefined && 'made' in admission.submission;
+    if (input.processingWhenSeen === true && sent && signalled() !== undefined) processingUnreported = true;
+    else run.report('processing');
 
     run.stage = 'submitting';
     const submission = admission.submission ?? (await submitted(orderId));
@@ -99,17 +107,37 @@ export async function payment(input: PaymentWorkflowInput): Promise<PaymentResul
   run.stage = 'posting';
   const resolved = resolution && final === outcome ? resolution : undefined;
   if (final.state === 'succeeded') {
-    await db.settlePayment({
+    const settlement = {
       orderId,
       reference: final.reference,
       ...(accounts ? { accounts } : {}),
       ...(resolved ? { note: resolvedNote(resolved) } : {}),
-    });
+    };
+    await settle(run, settlement, processingUnreported);
     return finished(run, 'completed', { orderId, status: 'completed' });
   }
+  if (processingUnreported) run.report('processing');
   await compensateAndFail(orderId, { failureCode: final.failureCode, reason: final.reason });
   return finished(run, 'failed', { orderId, status: 'failed', failureCode: final.failureCode });
 }
+
+/**
+ * Settle the payment. With `processing` unreported, its first attempt alone: should it fail, the run may be seen
+ * while the settlement retries, so the order is reported `processing` before the retries.
+ */
+async function settle(run: OrderRun, settlement: Settlement, processingUnreported: boolean): Promise<void> {
+  if (processingUnreported) {
+    try {
+      await firstAttempt.settlePayment(settlement);
+      return;
+    } catch {
+      run.report('processing');
+    }
+  }
+  await db.settlePayment(settlement);
+}
+
+type Settlement = Parameters<PaymentActivities['settlePayment']>[0];
 
 /** A submission to the rail: made, or failed with the activity's failure (the workflow decides what follows). */
 type Submission = { made: true } | { failed: unknown };

@@ -37,6 +37,14 @@ export interface PaymentWorkflowInput {
    * started without it (before it, or on appeal) asks the patch.
    */
   admitWithSubmission?: true;
+  /**
+   * Set by every start of today but an appeal's resubmission: when the rail's answer is in by the time the order
+   * is held and sent, the run settles it in the same workflow task without upserting `PaygateStatus =
+   * 'processing'` first, a status no one could see before the outcome replaced it; it is upserted only when the
+   * run then waits, or when the settlement's first attempt fails (docs/payments.md#admission). A run started
+   * without it upserts `processing` as soon as the order is held.
+   */
+  processingWhenSeen?: true;
 }
 
 export interface TradeWorkflowInput {

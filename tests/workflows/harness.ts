@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle, WorkflowStartOptions } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { config } from '../../platform/config';
 import { temporalClient } from '../../platform/temporal';
@@ -38,13 +38,15 @@ export async function prepareWorkflows(): Promise<void> {
 
 /**
  * Start `workflow` with `args` under a fresh workflow id, on a fresh task queue whose worker runs these
- * activities; the worker stops once the workflow has closed (or the test ends).
+ * activities; the worker stops once the workflow has closed (or the test ends). `start` adds to the start's
+ * options (search attributes, as the api starts an order's run).
  */
 export async function runWorkflow<R>(
   workflow: string,
   args: unknown[],
   activities: Record<string, Mock>,
   body: (run: Run<R>) => Promise<void> = async () => {},
+  start: Pick<WorkflowStartOptions, 'typedSearchAttributes'> = {},
 ): Promise<R> {
   await prepareWorkflows();
   const calls: string[] = [];
@@ -68,7 +70,12 @@ export async function runWorkflow<R>(
     activities: recorded,
   });
   return worker.runUntil(async () => {
-    const handle = await temporalClient().workflow.start(workflow, { workflowId: `${workflow}-unit-${randomUUID()}`, taskQueue, args });
+    const handle = await temporalClient().workflow.start(workflow, {
+      workflowId: `${workflow}-unit-${randomUUID()}`,
+      taskQueue,
+      args,
+      ...start,
+    });
     const result = handle.result() as Promise<R>;
     await body({ handle, result, calls, argOf: (name) => lastArgs[name] });
     return result;

@@ -1,9 +1,17 @@
 import { ApplicationFailure } from '@temporalio/common';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { INSUFFICIENT_FUNDS, RAIL_OUTCOME_UNKNOWN, RAIL_REJECTED, RAIL_UNAVAILABLE } from '../../workflows/failure-types';
-import { railOutcomeSignal, screeningDecisionSignal, type PaymentResult, type PaymentWorkflowInput } from '../../workflows/shared';
+import {
+  railOutcomeSignal,
+  screeningDecisionSignal,
+  type PaymentResult,
+  type PaymentWorkflowInput,
+  type RailOutcomeSignal,
+} from '../../workflows/shared';
+import { PAYGATE_STATUS, orderSearchAttributes } from '../../workflows/search-attributes';
 import { prepareWorkflows, runWorkflow, untilStage, type Mock, type Run } from './harness';
 
 const ORDER = 'order-under-test';
@@ -66,6 +74,51 @@ const payment = (
   over: Partial<PaymentWorkflowInput> = {},
   body?: (run: Run<PaymentResult>) => Promise<void>,
 ) => runWorkflow<PaymentResult>('payment', [input(over)], activities, body);
+
+/** A payment started as the api starts it: with the order's search attributes, so it keeps `PaygateStatus` in step. */
+const trackedPayment = (
+  activities: Record<string, Mock>,
+  over: Partial<PaymentWorkflowInput>,
+  body: (run: Run<PaymentResult>) => Promise<void>,
+) =>
+  runWorkflow<PaymentResult>('payment', [input(over)], activities, body, {
+    typedSearchAttributes: orderSearchAttributes({ orderId: ORDER, status: 'pending' }),
+  });
+
+/** The values of `PaygateStatus` a closed run upserted, in order, and its history. */
+async function statusesOf(run: Run<PaymentResult>): Promise<{ statuses: string[]; history: temporal.api.history.v1.IHistory }> {
+  await run.result;
+  const history = await run.handle.fetchHistory();
+  const statuses = (history.events ?? []).flatMap((e) => {
+    const field = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.[PAYGATE_STATUS.name];
+    return field?.data ? [JSON.parse(Buffer.from(field.data).toString()) as string] : [];
+  });
+  return { statuses, history };
+}
+
+/**
+ * A payment started as the api starts it whose rail calls back before `admitAndSubmit` answers, as the sandbox's
+ * immediate callback does: the signal is in the run's history before the activity's result. Answers the run's
+ * result, its calls, the `PaygateStatus` values it upserted and its history.
+ */
+async function callbackFirst(outcome: RailOutcomeSignal, over: Partial<PaymentWorkflowInput>, activities: Record<string, Mock> = {}) {
+  let started: (handle: WorkflowHandle) => void = () => {};
+  const handle = new Promise<WorkflowHandle>((resolve) => (started = resolve));
+  const steps = stepByStep(activities);
+  const admitAndSubmit = async (ref: never) => {
+    const answer = await admitThenSubmit(steps)(ref);
+    await (await handle).signal(railOutcomeSignal, outcome);
+    return answer;
+  };
+  let seen: Awaited<ReturnType<typeof statusesOf>> = { statuses: [], history: {} };
+  let calls: string[] = [];
+  const result = await trackedPayment({ ...steps, admitAndSubmit }, { pollAfterMs: 60_000, ...over }, async (run) => {
+    started(run.handle);
+    seen = await statusesOf(run);
+    calls = run.calls;
+  });
+  return { result, calls, ...seen };
+}
 
 describe('workflow unit: payment', function () {
   this.timeout(60_000);
@@ -337,6 +390,72 @@ describe('workflow unit: payment', function () {
       expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
       expect(calls).to.deep.equal(['admitAndSubmit', 'pollRail', 'settlePayment']);
       expect(ended?.patches).to.equal(1);
+    });
+  });
+
+  describe('when a payment started as the api starts it (`processingWhenSeen`) has its rail’s answer with the submission’s result', () => {
+    const today: Partial<PaymentWorkflowInput> = { admitWithSubmission: true, processingWhenSeen: true };
+
+    const SETTLED: RailOutcomeSignal = { state: 'succeeded', reference: 'FROM-CALLBACK' };
+    const replays = (history: temporal.api.history.v1.IHistory, name: string) =>
+      Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history, name);
+
+    it('then it settles in that workflow task and upserts `PaygateStatus` once, `completed`, and replays so', async () => {
+      const ran = await callbackFirst(SETTLED, today);
+      expect(ran.result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(ran.calls).to.deep.equal(['admitAndSubmit', 'settlePayment']);
+      expect(ran.statuses).to.deep.equal(['completed']);
+      await replays(ran.history, 'replay-processing-unseen');
+    });
+
+    it('then, when the settlement’s first attempt fails, `processing` is upserted before it retries, and the order completes', async () => {
+      let attempts = 0;
+      const settlePayment = () => {
+        attempts += 1;
+        if (attempts === 1) throw new Error('the database is unreachable');
+        return undefined;
+      };
+      const ran = await callbackFirst(SETTLED, today, { settlePayment });
+      expect(ran.result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(attempts).to.equal(2);
+      expect(ran.statuses).to.deep.equal(['processing', 'completed']);
+      await replays(ran.history, 'replay-processing-retried');
+    });
+
+    it('then, when the rail says the transfer failed, `processing` is upserted before the hold is given back', async () => {
+      const failed: RailOutcomeSignal = {
+        state: 'failed',
+        reference: 'FROM-CALLBACK',
+        failureCode: 'recipient_invalid',
+        reason: 'no such account',
+      };
+      const ran = await callbackFirst(failed, today);
+      expect(ran.result).to.deep.equal({ orderId: ORDER, status: 'failed', failureCode: 'recipient_invalid' });
+      expect(ran.calls).to.deep.equal(['admitAndSubmit', 'releaseHold', 'failOrder']);
+      expect(ran.statuses).to.deep.equal(['processing', 'failed']);
+    });
+
+    it('then a run started without it (before it) upserts `processing` as soon as the order is held, as it always did', async () => {
+      const ran = await callbackFirst(SETTLED, { admitWithSubmission: true });
+      expect(ran.result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(ran.statuses).to.deep.equal(['processing', 'completed']);
+    });
+  });
+
+  describe('when a payment started as the api starts it waits for its rail’s answer', () => {
+    it('then `processing` is upserted while it waits, and `completed` once the callback settles it', async () => {
+      let seen: Awaited<ReturnType<typeof statusesOf>> | undefined;
+      const result = await trackedPayment(
+        happy(),
+        { admitWithSubmission: true, processingWhenSeen: true, pollAfterMs: 60_000 },
+        async (run) => {
+          await untilStage(run.handle, 'awaiting_outcome');
+          await run.handle.signal(railOutcomeSignal, { state: 'succeeded', reference: 'FROM-CALLBACK' });
+          seen = await statusesOf(run);
+        },
+      );
+      expect(result).to.deep.equal({ orderId: ORDER, status: 'completed' });
+      expect(seen?.statuses).to.deep.equal(['processing', 'completed']);
     });
   });
 

@@ -12,7 +12,9 @@ import { expect } from 'chai';
  * that submits them (`admit-with-submission`), one of them after admission failed there and went step by step, and a bulk
  * payout of 50 items through its sliding window (`sliding-window`), 20 in flight, and a later run of a 2,000-item
  * batch that took 13 items in flight from the run before it and concluded and opened items in one step
- * (`conclude-and-open`) until it continued as new. A change that would alter what such a run
+ * (`conclude-and-open`) until it continued as new, and a payment started as the api starts it today
+ * (`processingWhenSeen`) whose rail's callback came with its submission's result, so it upserted `PaygateStatus` once,
+ * in the task that settled it. A change that would alter what such a run
  * already did fails here as a nondeterminism error, not in production. They are kept as the server sends them
  * (binary protobuf, `temporal.api.history.v1.History`).
  */
