@@ -41,8 +41,8 @@ export interface PaymentWorkflowInput {
    * Set by every start of today but an appeal's resubmission: when the rail's answer is in by the time the order
    * is held and sent, the run settles it in the same workflow task without upserting `PaygateStatus =
    * 'processing'` first, a status no one could see before the outcome replaced it; it is upserted only when the
-   * run then waits, or when the settlement's first attempt fails (docs/payments.md#admission). A run started
-   * without it upserts `processing` as soon as the order is held.
+   * run then waits, when the settlement's first attempt fails, or before a refusal gives the hold back
+   * (docs/payments.md#admission). A run started without it upserts `processing` as soon as the order is held.
    */
   processingWhenSeen?: true;
 }
