@@ -12,7 +12,7 @@ import { IdempotencyKey } from './idempotency-key';
 import { KycAuditEntry, KycRecord } from './kyc';
 import { Account, LedgerEntry, LedgerTransaction } from './ledger';
 import { MonitoringCustomerDay, MonitoringEvaluation, MonitoringRuleSet } from './monitoring';
-import { Order, OrderEvent } from './order';
+import { Order, OrderEvent, OrderLimitUsageHour } from './order';
 import { P2pAd, P2pAdEvent, P2pTrade } from './p2p';
 import { LateRailResult, RailRequest, RailStatusQuery } from './rail';
 import { RailBalanceQuery } from './rail-balance-query';
@@ -50,7 +50,19 @@ export { ApiKey, ApprovalRequest, AuditEntry, C2bUrlToken, DepositClaim, RailBal
 export { GoamlReport };
 export { MonitoringCase, MonitoringCaseAlert, MonitoringCaseNote };
 export { PayoutBatch, PayoutBatchItem };
-export { Account, Deposit, IdempotencyKey, LedgerEntry, LedgerTransaction, Order, OrderEvent, Refund, SandboxTransfer, User };
+export {
+  Account,
+  Deposit,
+  IdempotencyKey,
+  LedgerEntry,
+  LedgerTransaction,
+  Order,
+  OrderEvent,
+  OrderLimitUsageHour,
+  Refund,
+  SandboxTransfer,
+  User,
+};
 
 let initialised: Sequelize | undefined;
 
@@ -65,6 +77,7 @@ export function models(given?: Sequelize): Sequelize {
   User.initModel(sequelize);
   Order.initModel(sequelize);
   OrderEvent.initModel(sequelize);
+  OrderLimitUsageHour.initModel(sequelize);
   Refund.initModel(sequelize);
   ApiKey.initModel(sequelize);
   ApprovalRequest.initModel(sequelize);

@@ -112,3 +112,29 @@ export class OrderEvent extends Model<InferAttributes<OrderEvent>, InferCreation
     );
   }
 }
+
+/**
+ * What a payer's orders of one UTC hour count towards the 24-hour limit, in KES minor units
+ * (docs/payments.md#admission): one of the hour's slots, whose sum is the hour's. Kept by the database's trigger on
+ * `orders` and read by `order_limit_usage`, never written by the application.
+ */
+export class OrderLimitUsageHour extends Model<InferAttributes<OrderLimitUsageHour>, InferCreationAttributes<OrderLimitUsageHour>> {
+  declare userId: string;
+  declare hour: Date;
+  /** One of the hour's sums: orders changed at once count on different slots, so none waits for another. */
+  declare slot: number;
+  /** May be below zero in one slot; only the hour's sum means anything. */
+  declare usedMinor: string;
+
+  static initModel(sequelize: Sequelize): typeof OrderLimitUsageHour {
+    return OrderLimitUsageHour.init(
+      {
+        userId: { type: DataTypes.UUID, primaryKey: true },
+        hour: { type: DataTypes.DATE, primaryKey: true },
+        slot: { type: DataTypes.INTEGER, primaryKey: true },
+        usedMinor: { type: DataTypes.DECIMAL(38, 0), allowNull: false },
+      },
+      { sequelize, tableName: 'order_limit_usage_hours', timestamps: false },
+    );
+  }
+}
