@@ -2,13 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { PAYMENT_WORKFLOW, paymentWorkflowId, type PaymentWorkflowInput } from '../workflows/shared';
 import { orderRunMetadata } from '../workflows/client';
+import { PAYGATE_ORDER_ID } from '../workflows/search-attributes';
 import type { OrderFacts } from '../domain/orders';
 import { childPids, envInt, median, processCpuMs, registerSearchAttributes, temporalCliPath } from './support';
 
 /**
  * What a workflow start costs the Temporal dev server, by what the start carries: the server's CPU per start,
- * in interleaved rounds, for a bare start and for starts with Paygate's memo, summary and search attributes
- * (bench/PROFILE.md, "After, round ten"). A diagnostic of (b)'s Temporal part, not one of the benchmarks:
+ * and its rate next to a bare start's of the same round, in interleaved rounds, for a bare start and for starts
+ * with Paygate's memo, summary and search attributes (bench/PROFILE.md, rounds ten and sixteen). A diagnostic of
+ * (b)'s Temporal part, not one of the benchmarks:
  *
  *   node dist/bench/temporal-start.js
  *
@@ -40,6 +42,8 @@ const VARIANTS: Record<string, (o: OrderFacts) => Extra> = {
   summary: (o) => ({ staticSummary: orderRunMetadata(o, false).staticSummary }),
   attributes: (o) => ({ typedSearchAttributes: orderRunMetadata(o, true).typedSearchAttributes }),
   paygate: (o) => orderRunMetadata(o, true),
+  // One attribute of the four: what each further one costs the server (bench/PROFILE.md, round sixteen).
+  'order-id': (o) => ({ typedSearchAttributes: [{ key: PAYGATE_ORDER_ID, value: o.id }] }),
 };
 
 async function main(): Promise<void> {
@@ -57,6 +61,7 @@ async function main(): Promise<void> {
     const [server] = childPids('temporal');
     if (server === undefined) throw new Error('the Temporal dev server process was not found');
     const perStart = new Map<string, number[]>();
+    const rates = new Map<string, number[]>();
     for (let round = 0; round < rounds; round += 1) {
       for (const name of kinds) {
         const extra = VARIANTS[name];
@@ -82,16 +87,22 @@ async function main(): Promise<void> {
         const cpuMs = ((processCpuMs(server) ?? 0) - before) / count;
         perStart.set(name, [...(perStart.get(name) ?? []), cpuMs]);
         const rate = count / ((Date.now() - started) / 1000);
+        rates.set(name, [...(rates.get(name) ?? []), rate]);
         process.stdout.write(
           `round ${round + 1}/${rounds} ${name.padEnd(18)} ${cpuMs.toFixed(2)} ms of server CPU a start, ${rate.toFixed(0)} starts/s\n`,
         );
       }
     }
     const bare = median(perStart.get('bare') ?? []);
+    const bareRates = rates.get('bare');
     for (const [name, values] of perStart) {
       const m = median(values);
+      // The rate against the bare start's of the same round, as (b) compares them (only when bare ran too).
+      const relative = bareRates ? (rates.get(name) ?? []).map((r, i) => r / bareRates[i]) : [];
+      const rate =
+        relative.length > 0 ? `; rate ${median(relative).toFixed(2)}x bare's (${relative.map((r) => r.toFixed(2)).join(', ')})` : '';
       process.stdout.write(
-        `${name.padEnd(18)} median ${m.toFixed(2)} ms a start (${(m / bare).toFixed(2)}x bare); rounds ${values.map((v) => v.toFixed(2)).join(', ')}\n`,
+        `${name.padEnd(18)} median ${m.toFixed(2)} ms a start (${(m / bare).toFixed(2)}x bare); rounds ${values.map((v) => v.toFixed(2)).join(', ')}${rate}\n`,
       );
     }
   } finally {
